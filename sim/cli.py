@@ -1,0 +1,123 @@
+"""Command line: `python -m sim run|check|sweep|report|bench`. Exit 2 on bad input, with one clear line."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+from . import metrics
+from .config import ConfigError, load, parse_override
+from .results_io import atomic_write_parquet, atomic_write_text, dumps
+
+
+def _fmt(x, spec=".3f", unit=""):
+    return "n/a" if x is None or x != x else f"{x:{spec}}{unit}"
+
+
+def _summary_text(s: dict, cfg) -> str:
+    lines = [
+        f"config {s['config_hash']}  replication {s['replication']}  provider {cfg.storage.provider}  "
+        f"backend {cfg.catalog.backend}  tables {cfg.workload.num_tables}  FA ratio {cfg.workload.fast_append_ratio:g}",
+        f"window transactions: {s['arrived']} arrived, {s['committed']} committed, {s['aborted']} aborted, "
+        f"{s['unfinished']} unfinished ({_fmt(100 * s['unfinished_share'], '.1f', '%')})",
+        f"success rate {_fmt(s['success_rate'], '.4f')}   throughput {_fmt(s['throughput_cps'])} c/s   "
+        f"offered {_fmt(s['offered_cps'])} /s",
+        f"commit latency ms: mean {_fmt(s['commit_latency_mean_ms'], '.1f')}  p50 {_fmt(s['commit_latency_p50_ms'], '.1f')}"
+        f"  p95 {_fmt(s['commit_latency_p95_ms'], '.1f')}  p99 {_fmt(s['commit_latency_p99_ms'], '.1f')}",
+    ]
+    for op in metrics.OPS:
+        if s[f"{op}_arrived"]:
+            lines.append(f"  {op.upper()}: success {_fmt(s[f'{op}_success_rate'], '.4f')}  "
+                         f"throughput {_fmt(s[f'{op}_throughput_cps'])} c/s  latency mean "
+                         f"{_fmt(s[f'{op}_commit_latency_mean_ms'], '.1f')} ms  p99 "
+                         f"{_fmt(s[f'{op}_commit_latency_p99_ms'], '.1f')} ms")
+    lines.append(f"retries: {s['catalog_conflicts']} catalog conflicts, {s['table_conflicts']} table conflicts; "
+                 f"mean attempts {_fmt(s['mean_attempts'], '.2f')}")
+    lines.append(f"simulated {s['sim_end_ms'] / 1000:.0f} s, {s['events']} events, wall {s['wall_s']:.2f} s")
+    return "\n".join(lines)
+
+
+def cmd_run(args) -> int:
+    from .run import run
+
+    overrides = dict(parse_override(s) for s in args.set or [])
+    if args.seed is not None:
+        overrides["seed"] = args.seed
+    cfg = load(args.config, overrides)
+    result = run(cfg, args.replication, history=args.history)
+    if args.out:
+        out = Path(args.out)
+        atomic_write_parquet(out / "transactions.parquet", result.records)
+        atomic_write_text(out / "summary.json", dumps({**result.summary, "per_table": result.per_table}))
+        atomic_write_text(out / "config.yaml", yaml.safe_dump(result.resolved, sort_keys=False))
+        if result.history is not None:
+            atomic_write_parquet(out / "history.parquet", result.history)
+    if args.json:
+        print(dumps({**metrics.nested(result.summary), "config_hash": result.summary["config_hash"],
+                     "replication": args.replication, "events": result.summary["events"],
+                     "wall_s": result.summary["wall_s"], "config": result.resolved}, indent=None))
+    else:
+        print(_summary_text(result.summary, cfg))
+        if args.out:
+            print(f"wrote {args.out}")
+    return 0
+
+
+def cmd_check(args) -> int:
+    from .checker import check_history, format_violation, load_history
+
+    path = Path(args.dir)
+    if not (path / "history.parquet").is_file() and not path.is_file():
+        raise ConfigError("", f"no history.parquet in {path} (record one with `run --history --out DIR`)")
+    hist = load_history(path)
+    violations = check_history(hist)
+    if violations:
+        print(format_violation(violations[0]))
+        if len(violations) > 1:
+            print(f"({len(violations) - 1} more violations)")
+        return 1
+    n_tx = int((hist["kind"] == "begin").sum())
+    print(f"ok: every invariant holds ({len(hist)} history rows, {n_tx} transactions)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m sim", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run one configuration")
+    r.add_argument("config", help="config YAML")
+    r.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a config value (repeatable)")
+    r.add_argument("--seed", type=int, help="override the config's seed")
+    r.add_argument("--replication", type=int, default=0, help="replication index (seeds its own streams)")
+    r.add_argument("--out", help="write transactions.parquet, summary.json, config.yaml here")
+    r.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+    r.add_argument("--history", action="store_true", help="record the history (with --out: history.parquet)")
+    r.set_defaults(func=cmd_run)
+
+    c = sub.add_parser("check", help="check a recorded history against MODEL.md's invariants")
+    c.add_argument("dir", help="directory with history.parquet (from `run --history --out DIR`)")
+    c.set_defaults(func=cmd_check)
+
+    try:
+        from .sweep.cli import add_commands
+    except ImportError:
+        pass
+    else:
+        add_commands(sub)
+    return p
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,353 @@
+"""Configuration as data: typed, frozen, validated, hashable.
+
+A config file is YAML with the shape documented in README.md ("Config reference"). Every key is read by the
+engine; an unknown key, a wrong type or an out-of-range value raises `ConfigError` naming the dotted key path,
+so a typo is an error and never a silent default. The fully resolved config (all defaults filled in) and its
+hash are stored with every result.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .providers import ProviderError, load_provider
+
+
+class ConfigError(ValueError):
+    """A config problem, with the dotted path of the offending key."""
+
+    def __init__(self, path: str, message: str):
+        self.path = path
+        super().__init__(f"{path}: {message}" if path else message)
+
+
+def _spec(default=None, *, ge=None, gt=None, le=None, lt=None, choices=None, kind=None):
+    """A field with its validation rule kept beside it (read by `_build`)."""
+    meta = {"ge": ge, "gt": gt, "le": le, "lt": lt, "choices": choices, "kind": kind}
+    if isinstance(default, (dict, list)) or (dataclasses.is_dataclass(default) and not isinstance(default, type)):
+        return field(default_factory=lambda d=default: copy.deepcopy(d), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def _nested(cls):
+    return field(default_factory=cls, metadata={"kind": cls})
+
+
+@dataclass(frozen=True)
+class LatencySpec:
+    """A service-catalog latency: constant (`latency_ms`) or lognormal (`latency.median_ms`, `sigma`)."""
+    median_ms: float = _spec(None, gt=0, kind=float)
+    sigma: float = _spec(None, ge=0, kind=float)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    backend: str = _spec("storage", choices=("storage", "service"), kind=str)
+    latency_ms: float = _spec(None, ge=0, kind=float)
+    latency: LatencySpec = _spec(None, kind=LatencySpec)
+    linearization_fraction: float = _spec(0.5, ge=0, le=1, kind=float)
+    table_metadata_inlined: bool = _spec(False, kind=bool)
+
+
+@dataclass(frozen=True)
+class Storage:
+    provider: str = _spec("s3", kind=str)
+
+
+@dataclass(frozen=True)
+class IO:
+    max_parallel: int = _spec(1, ge=1, kind=int)
+    manifest_list_bytes: int = _spec(10 * 1024, ge=0, kind=int)
+    table_metadata_bytes: int = _spec(100 * 1024, ge=0, kind=int)
+
+
+@dataclass(frozen=True)
+class InterArrival:
+    distribution: str = _spec("exponential", choices=("exponential", "lognormal", "constant"), kind=str)
+    mean_ms: float = _spec(None, gt=0, kind=float)
+    median_ms: float = _spec(None, gt=0, kind=float)
+    sigma: float = _spec(None, ge=0, kind=float)
+
+
+@dataclass(frozen=True)
+class TableSelection:
+    distribution: str = _spec("uniform", choices=("uniform", "zipf"), kind=str)
+    alpha: float = _spec(None, gt=0, kind=float)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    median_ms: float = _spec(180_000.0, gt=0, kind=float)
+    sigma: float = _spec(1.5, ge=0, kind=float)
+    min_ms: float = _spec(30_000.0, ge=0, kind=float)
+
+
+@dataclass(frozen=True)
+class Workload:
+    inter_arrival: InterArrival = _nested(InterArrival)
+    num_tables: int = _spec(1, ge=1, kind=int)
+    table_selection: TableSelection = _nested(TableSelection)
+    fast_append_ratio: float = _spec(1.0, ge=0, le=1, kind=float)
+    runtime: Runtime = _nested(Runtime)
+    vo_conflict_probability: float = _spec(0.0, ge=0, le=1, kind=float)
+
+
+@dataclass(frozen=True)
+class Commit:
+    first_attempt: str = _spec("refresh", choices=("refresh", "stale"), kind=str)
+    max_retries: int = _spec(10, ge=0, kind=int)
+    metadata_read_on_failure: bool = _spec(False, kind=bool)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """`immediate`; `fixed` (delay_ms); `exponential` (delay = min(base_ms * factor^(k-1), max_ms) for the
+    k-th conflict of its class, then stretched by a uniform factor in [1, 1 + jitter]: Iceberg adds up to 10%)."""
+    policy: str = _spec("immediate", choices=("immediate", "fixed", "exponential"), kind=str)
+    delay_ms: float = _spec(None, ge=0, kind=float)
+    base_ms: float = _spec(None, ge=0, kind=float)
+    factor: float = _spec(None, ge=1, kind=float)
+    max_ms: float = _spec(None, ge=0, kind=float)
+    jitter: float = _spec(None, ge=0, kind=float)
+
+
+@dataclass(frozen=True)
+class Retry:
+    catalog: RetryPolicy = _nested(RetryPolicy)
+    table: RetryPolicy = _nested(RetryPolicy)
+
+
+@dataclass(frozen=True)
+class Config:
+    duration_ms: float = _spec(3_600_000.0, gt=0, kind=float)
+    warmup_ms: float = _spec(900_000.0, ge=0, kind=float)
+    cooldown_ms: float = _spec(900_000.0, ge=0, kind=float)
+    drain_limit_ms: float = _spec(3_600_000.0, ge=0, kind=float)
+    seed: int = _spec(0, ge=0, kind=int)
+    catalog: Catalog = _nested(Catalog)
+    storage: Storage = _nested(Storage)
+    io: IO = _nested(IO)
+    workload: Workload = _nested(Workload)
+    commit: Commit = _nested(Commit)
+    retry: Retry = _nested(Retry)
+
+    def to_dict(self) -> dict:
+        """The resolved config as plain data; keys that do not apply (None) are left out."""
+        return _prune(dataclasses.asdict(self))
+
+    @property
+    def hash(self) -> str:
+        return config_hash(self)
+
+    @property
+    def max_attempts(self) -> int:
+        return self.commit.max_retries + 1
+
+    def replace(self, **overrides: Any) -> "Config":
+        """A copy with dotted-path overrides, validated like a file: `cfg.replace(**{"workload.num_tables": 5})`."""
+        data = self.to_dict()
+        for path, value in overrides.items():
+            set_path(data, path, value)
+        return from_dict(data)
+
+
+def _prune(d):
+    if isinstance(d, dict):
+        return {k: _prune(v) for k, v in d.items() if v is not None}
+    return d
+
+
+# ----------------------------------------------------------------------------------------------- validation
+
+def _type_name(kind) -> str:
+    if dataclasses.is_dataclass(kind):
+        return "a mapping"
+    return {float: "a number", int: "an integer", bool: "true or false", str: "a string"}[kind]
+
+
+def _coerce(value, kind, path):
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+    elif kind is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+    elif kind is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise ConfigError(path, f"expected a finite number, got {value!r}")
+            return float(value)
+    elif kind is str:
+        if isinstance(value, str):
+            return value
+    raise ConfigError(path, f"expected {_type_name(kind)}, got {value!r}")
+
+
+def _check_range(value, meta, path):
+    checks = (("ge", lambda a, b: a >= b, ">="), ("gt", lambda a, b: a > b, ">"),
+              ("le", lambda a, b: a <= b, "<="), ("lt", lambda a, b: a < b, "<"))
+    for key, ok, sym in checks:
+        bound = meta.get(key)
+        if bound is not None and not ok(value, bound):
+            raise ConfigError(path, f"expected a value {sym} {bound}, got {value!r}")
+    choices = meta.get("choices")
+    if choices is not None and value not in choices:
+        raise ConfigError(path, f"expected one of {', '.join(choices)}, got {value!r}")
+
+
+def _build(cls, data, path: str):
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(path, f"expected a mapping, got {data!r}")
+    known = {f.name: f for f in fields(cls)}
+    for key in data:
+        if key not in known:
+            where = f"{path}.{key}" if path else str(key)
+            raise ConfigError(where, f"unknown key (expected one of: {', '.join(known)})")
+    kwargs = {}
+    for name, f in known.items():
+        where = f"{path}.{name}" if path else name
+        kind = f.metadata.get("kind")
+        if name not in data:
+            continue
+        value = data[name]
+        if dataclasses.is_dataclass(kind):
+            kwargs[name] = _build(kind, value, where)
+        elif value is None:
+            raise ConfigError(where, f"expected {_type_name(kind)}, got null")
+        else:
+            value = _coerce(value, kind, where)
+            _check_range(value, f.metadata, where)
+            kwargs[name] = value
+    return cls(**kwargs)
+
+
+def _require(obj, path: str, needed: tuple[str, ...], forbidden: tuple[str, ...], why: str):
+    for name in needed:
+        if getattr(obj, name) is None:
+            raise ConfigError(f"{path}.{name}", f"required when {why}")
+    for name in forbidden:
+        if getattr(obj, name) is not None:
+            raise ConfigError(f"{path}.{name}", f"not used when {why}; remove it")
+
+
+def _with_defaults(obj, **defaults):
+    missing = {k: v for k, v in defaults.items() if getattr(obj, k) is None}
+    return dataclasses.replace(obj, **missing) if missing else obj
+
+
+def _resolve_retry(p: RetryPolicy, path: str) -> RetryPolicy:
+    exp = ("base_ms", "factor", "max_ms", "jitter")
+    if p.policy == "immediate":
+        _require(p, path, (), ("delay_ms",) + exp, "policy is immediate")
+    elif p.policy == "fixed":
+        _require(p, path, ("delay_ms",), exp, "policy is fixed")
+    else:
+        _require(p, path, (), ("delay_ms",), "policy is exponential")
+        # Iceberg's defaults: 100 ms doubling to 60 s, up to 10% jitter.
+        p = _with_defaults(p, base_ms=100.0, factor=2.0, max_ms=60_000.0, jitter=0.1)
+    return p
+
+
+def _resolve(cfg: Config) -> Config:
+    """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread."""
+    cat = cfg.catalog
+    if cat.backend == "storage":
+        _require(cat, "catalog", (), ("latency_ms", "latency"), "backend is storage (the provider gives them)")
+    else:
+        if (cat.latency_ms is None) == (cat.latency is None):
+            raise ConfigError("catalog.latency_ms", "backend service needs exactly one of latency_ms "
+                              "(constant) or latency.{median_ms, sigma} (lognormal)")
+        if cat.latency is not None:
+            _require(cat.latency, "catalog.latency", ("median_ms", "sigma"), (), "the latency is lognormal")
+    try:
+        load_provider(cfg.storage.provider)
+    except ProviderError as exc:
+        raise ConfigError("storage.provider", str(exc)) from None
+
+    ia = cfg.workload.inter_arrival
+    p = "workload.inter_arrival"
+    if ia.distribution == "lognormal":
+        _require(ia, p, ("median_ms", "sigma"), ("mean_ms",), "distribution is lognormal")
+    else:
+        _require(ia, p, (), ("median_ms", "sigma"), f"distribution is {ia.distribution}")
+        ia = _with_defaults(ia, mean_ms=100.0)
+    ts = cfg.workload.table_selection
+    if ts.distribution == "zipf":
+        _require(ts, "workload.table_selection", ("alpha",), (), "distribution is zipf")
+    else:
+        _require(ts, "workload.table_selection", (), ("alpha",), "distribution is uniform")
+    if cfg.warmup_ms + cfg.cooldown_ms >= cfg.duration_ms:
+        raise ConfigError("warmup_ms", f"warmup_ms + cooldown_ms ({cfg.warmup_ms + cfg.cooldown_ms:g}) must be "
+                          f"below duration_ms ({cfg.duration_ms:g}) to leave a measurement window")
+    workload = dataclasses.replace(cfg.workload, inter_arrival=ia)
+    retry = Retry(catalog=_resolve_retry(cfg.retry.catalog, "retry.catalog"),
+                  table=_resolve_retry(cfg.retry.table, "retry.table"))
+    return dataclasses.replace(cfg, workload=workload, retry=retry)
+
+
+def from_dict(data: Mapping | None) -> Config:
+    """Validate plain data (e.g. parsed YAML) into a resolved `Config`."""
+    return _resolve(_build(Config, data, ""))
+
+
+def load(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Config:
+    """Read a YAML config, apply dotted-path overrides, validate."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError:
+        raise ConfigError("", f"config file not found: {path}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError("", f"{path}: not valid YAML: {exc}") from None
+    for key, value in (overrides or {}).items():
+        set_path(data, key, value)
+    return from_dict(data)
+
+
+def set_path(data: dict, path: str, value: Any) -> None:
+    """Set a dotted path in nested dicts, creating levels as needed."""
+    parts = path.split(".")
+    node = data
+    for i, part in enumerate(parts[:-1]):
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        elif not isinstance(child, dict):
+            raise ConfigError(".".join(parts[: i + 1]), f"is a value, cannot set {path} below it")
+        node = child
+    node[parts[-1]] = value
+
+
+def get_path(data: Mapping, path: str, default: Any = None) -> Any:
+    node: Any = data
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """`PATH=VALUE` with VALUE read as a YAML scalar (so `5` is an int, `true` a bool, `s3` a string)."""
+    if "=" not in text:
+        raise ConfigError("", f"--set expects PATH=VALUE, got {text!r}")
+    path, raw = text.split("=", 1)
+    return path.strip(), yaml.safe_load(raw)
+
+
+def config_hash(cfg: Config) -> str:
+    """Stable across processes and machines: sha256 of the canonical JSON of the resolved config."""
+    blob = json.dumps(cfg.to_dict(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -1,0 +1,104 @@
+"""Storage-provider latency profiles, read from `providers/<name>.yaml`.
+
+A profile is data, not code: GET, PUT (size-dependent) and CAS lognormals with one floor. The seed's
+percentile tables are held against these numbers by tests/test_providers.py.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+
+MIB = 1024 * 1024
+
+
+class ProviderError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One provider. Latencies in ms; PUT median grows with size: base_ms + ms_per_mib * size_MiB."""
+    name: str
+    description: str
+    min_latency_ms: float
+    get_median_ms: float
+    get_sigma: float
+    put_base_ms: float
+    put_ms_per_mib: float
+    put_sigma: float
+    cas_median_ms: float
+    cas_sigma: float
+
+    def put_median_ms(self, size_bytes: int) -> float:
+        return self.put_base_ms + self.put_ms_per_mib * size_bytes / MIB
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def providers_dir() -> Path:
+    """`$SIM_PROVIDERS_DIR`, else the repository's `providers/` beside the package."""
+    env = os.environ.get("SIM_PROVIDERS_DIR")
+    return Path(env) if env else Path(__file__).resolve().parent.parent / "providers"
+
+
+def available() -> list[str]:
+    return sorted(p.stem for p in providers_dir().glob("*.yaml"))
+
+
+_KEYS = {
+    "name": str, "description": str, "min_latency_ms": float,
+    "get": {"median_ms": float, "sigma": float},
+    "put": {"base_ms": float, "ms_per_mib": float, "sigma": float},
+    "cas": {"median_ms": float, "sigma": float},
+}
+
+
+def _check(data, schema, where):
+    if not isinstance(data, dict):
+        raise ProviderError(f"{where}: expected a mapping")
+    for key in data:
+        if key not in schema:
+            raise ProviderError(f"{where}.{key}: unknown key (expected one of: {', '.join(schema)})")
+    for key, kind in schema.items():
+        if key not in data:
+            raise ProviderError(f"{where}.{key}: missing")
+        value = data[key]
+        if isinstance(kind, dict):
+            _check(value, kind, f"{where}.{key}")
+        elif kind is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise ProviderError(f"{where}.{key}: expected a number >= 0, got {value!r}")
+        elif not isinstance(value, kind):
+            raise ProviderError(f"{where}.{key}: expected a string, got {value!r}")
+
+
+@functools.lru_cache(maxsize=64)
+def _load_file(path: str) -> Profile:
+    data = yaml.safe_load(Path(path).read_text())
+    _check(data, _KEYS, Path(path).name)
+    if data["get"]["median_ms"] <= 0 or data["cas"]["median_ms"] <= 0 or data["put"]["base_ms"] <= 0:
+        raise ProviderError(f"{Path(path).name}: medians must be > 0")
+    return Profile(
+        name=data["name"], description=data["description"], min_latency_ms=float(data["min_latency_ms"]),
+        get_median_ms=float(data["get"]["median_ms"]), get_sigma=float(data["get"]["sigma"]),
+        put_base_ms=float(data["put"]["base_ms"]), put_ms_per_mib=float(data["put"]["ms_per_mib"]),
+        put_sigma=float(data["put"]["sigma"]),
+        cas_median_ms=float(data["cas"]["median_ms"]), cas_sigma=float(data["cas"]["sigma"]),
+    )
+
+
+def load_provider(name: str) -> Profile:
+    """A profile by name (`s3`) or by path to a YAML file of the same shape."""
+    path = Path(name)
+    if path.suffix not in (".yaml", ".yml"):
+        path = providers_dir() / f"{name}.yaml"
+    if not path.is_file():
+        raise ProviderError(f"unknown provider {name!r} (expected one of: {', '.join(available())}, "
+                            "or a path to a provider .yaml)")
+    return _load_file(str(path.resolve()))

@@ -1,0 +1,385 @@
+"""Aggregation of the results table: replication means with 95 % CIs, the knee, the default layout.
+
+Works on the results table alone (docs/FORMATS.md, "Results table"); no plotting here.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+#: success threshold of MODEL.md's knee ("success exceeds 95 %") and of the heatmap cell marking
+SUCCESS_THRESHOLD = 0.95
+
+#: standard parameter columns, always present in results.parquet (docs/FORMATS.md)
+STANDARD_PARAMS = [
+    "provider",
+    "backend",
+    "num_tables",
+    "fast_append_ratio",
+    "inter_arrival_ms",
+    "inter_arrival_distribution",
+    "catalog_latency_ms",
+    "table_selection",
+    "zipf_alpha",
+    "max_retries",
+]
+
+#: standard columns that become facets by default when they take more than one value
+DEFAULT_FACET_CANDIDATES = [
+    "provider",
+    "catalog_latency_ms",
+    "fast_append_ratio",
+    "table_selection",
+    "max_retries",
+]
+
+#: bookkeeping columns: neither parameters nor metrics
+META_COLUMNS = ["config_hash", "replication", "status", "error"]
+
+#: metric columns of results.parquet (docs/FORMATS.md), in documentation order
+_LAT = [f"commit_latency_{s}_ms" for s in ("mean", "p50", "p95", "p99")]
+METRICS = (
+    ["success_rate", "fa_success_rate", "vo_success_rate",
+     "throughput_cps", "fa_throughput_cps", "vo_throughput_cps", "offered_cps"]
+    + _LAT + ["fa_" + c for c in _LAT] + ["vo_" + c for c in _LAT]
+    + ["arrived", "committed", "aborted", "unfinished", "unfinished_share",
+       "fa_arrived", "fa_committed", "fa_aborted", "vo_arrived", "vo_committed", "vo_aborted",
+       "catalog_conflicts", "table_conflicts", "catalog_conflict_share",
+       "mean_attempts", "gets_per_commit", "puts_per_commit", "manifest_lists_read_per_commit"]
+)
+
+
+# --------------------------------------------------------------------------------------------
+# column classification
+# --------------------------------------------------------------------------------------------
+
+def ok_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows of finished runs (status == "ok"); all rows when there is no status column."""
+    if "status" not in df.columns:
+        return df
+    return df[df["status"].astype(str) == "ok"]
+
+
+def parameter_columns(df: pd.DataFrame) -> list[str]:
+    """Standard parameter columns plus swept dotted-path columns present in ``df``."""
+    std = [c for c in STANDARD_PARAMS if c in df.columns]
+    dotted = [c for c in df.columns if "." in str(c) and c not in std]
+    return std + dotted
+
+
+def metric_columns(df: pd.DataFrame, exclude: Iterable[str] = ()) -> list[str]:
+    """Numeric columns that are measurements: everything numeric except parameters,
+    bookkeeping, CI and count columns and ``exclude``."""
+    skip = set(parameter_columns(df)) | set(META_COLUMNS) | set(exclude) | {"n_reps", "table_rank"}
+    out = []
+    for c in df.columns:
+        if c in skip or str(c).endswith("_ci95"):
+            continue
+        if pd.api.types.is_bool_dtype(df[c]):
+            continue
+        if pd.api.types.is_numeric_dtype(df[c]):
+            out.append(c)
+    return out
+
+
+def _is_hashable_column(s: pd.Series) -> bool:
+    if not pd.api.types.is_object_dtype(s):
+        return True
+    try:
+        for v in s:
+            hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _hashable(df: pd.DataFrame, cols: Iterable[str]) -> pd.DataFrame:
+    """Copy of df where unhashable values (lists/dicts of swept structured values) in ``cols``
+    are replaced by their string form, so they can be grouped on."""
+    bad = [c for c in cols if not _is_hashable_column(df[c])]
+    if not bad:
+        return df
+    df = df.copy()
+    for c in bad:
+        df[c] = df[c].map(repr)
+    return df
+
+
+def _nunique(s: pd.Series) -> int:
+    return int(s.nunique(dropna=False))
+
+
+# --------------------------------------------------------------------------------------------
+# aggregation over replications
+# --------------------------------------------------------------------------------------------
+
+def ci95_halfwidth(std: pd.Series | np.ndarray, n: pd.Series | np.ndarray) -> np.ndarray:
+    """Student-t 95 % CI half-width from the sample std (ddof=1) and sample count; NaN for n < 2."""
+    std = np.asarray(std, dtype=float)
+    n = np.asarray(n, dtype=float)
+    out = np.full(np.broadcast(std, n).shape, np.nan)
+    ok = n >= 2
+    if np.any(ok):
+        nn = np.broadcast_to(n, out.shape)[ok]
+        ss = np.broadcast_to(std, out.shape)[ok]
+        out[ok] = stats.t.ppf(0.975, nn - 1) * ss / np.sqrt(nn)
+    return out
+
+
+def aggregate(df: pd.DataFrame, by: list[str] | None = None,
+              metrics: list[str] | None = None) -> pd.DataFrame:
+    """Mean over replications of every metric, with ``<metric>_ci95`` and ``n_reps``.
+
+    Only rows with ``status == "ok"`` count. ``by`` are the grouping columns (default: every
+    parameter column plus ``config_hash``, i.e. one row per configuration); NaN keys (e.g.
+    ``catalog_latency_ms`` of the storage backend) form groups of their own. ``<metric>_ci95``
+    is the half-width of the Student-t 95 % confidence interval of the mean over the
+    replications where the metric is defined; NaN with fewer than two such replications.
+    ``n_reps`` counts the ok replications of the group.
+    """
+    df = ok_rows(df)
+    if by is None:
+        by = parameter_columns(df) + (["config_hash"] if "config_hash" in df.columns else [])
+    by = list(by)
+    missing = [c for c in by if c not in df.columns]
+    if missing:
+        raise KeyError(f"aggregate: grouping columns not in the table: {missing}")
+    if metrics is None:
+        metrics = metric_columns(df, exclude=by)
+    else:
+        metrics = [m for m in metrics if m in df.columns and m not in by]
+    df = _hashable(df, by)
+    num = df[metrics].apply(pd.to_numeric, errors="coerce") if metrics else df[[]]
+    num = pd.concat([df[by], num], axis=1) if by else num.assign(_all=0)
+    keys = by if by else ["_all"]
+    g = num.groupby(keys, dropna=False, sort=True)
+    n_reps = g.size().rename("n_reps")
+    if metrics:
+        mean = g[metrics].mean()
+        std = g[metrics].std(ddof=1)
+        cnt = g[metrics].count()
+        ci = pd.DataFrame(ci95_halfwidth(std.to_numpy(), cnt.to_numpy()),
+                          index=mean.index, columns=[f"{m}_ci95" for m in metrics])
+        parts = [n_reps]
+        for m in metrics:
+            parts += [mean[m], ci[f"{m}_ci95"]]
+        out = pd.concat(parts, axis=1)
+    else:
+        out = n_reps.to_frame()
+    out = out.reset_index()
+    if not by:
+        out = out.drop(columns="_all")
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# knee ("usable throughput")
+# --------------------------------------------------------------------------------------------
+
+def has_vo(agg: pd.DataFrame) -> pd.Series:
+    """Rows where VO transactions exist: fast_append_ratio < 1 or vo_arrived > 0."""
+    mask = pd.Series(False, index=agg.index)
+    if "fast_append_ratio" in agg.columns:
+        mask |= pd.to_numeric(agg["fast_append_ratio"], errors="coerce").lt(1).fillna(False)
+    if "vo_arrived" in agg.columns:
+        mask |= pd.to_numeric(agg["vo_arrived"], errors="coerce").gt(0).fillna(False)
+    return mask.astype(bool)
+
+
+def qualifies(agg: pd.DataFrame, threshold: float = SUCCESS_THRESHOLD) -> pd.Series:
+    """Load points usable for the knee: success_rate > threshold and, where VO transactions
+    exist, vo_success_rate > threshold too (NaN never qualifies)."""
+    ok = pd.to_numeric(agg["success_rate"], errors="coerce").gt(threshold).fillna(False)
+    if "vo_success_rate" in agg.columns:
+        vo_ok = pd.to_numeric(agg["vo_success_rate"], errors="coerce").gt(threshold).fillna(False)
+    else:
+        vo_ok = pd.Series(False, index=agg.index)
+    return (ok & (~has_vo(agg) | vo_ok)).astype(bool)
+
+
+_KNEE_VALUES = {
+    # output column: aggregated column read at the knee
+    "knee_success_rate": "success_rate",
+    "knee_vo_success_rate": "vo_success_rate",
+    "latency_mean_ms": "commit_latency_mean_ms",
+    "p99_ms": "commit_latency_p99_ms",
+    "fa_latency_mean_ms": "fa_commit_latency_mean_ms",
+    "vo_latency_mean_ms": "vo_commit_latency_mean_ms",
+    "fa_p99_ms": "fa_commit_latency_p99_ms",
+    "vo_p99_ms": "vo_commit_latency_p99_ms",
+}
+
+
+def knee_table(df: pd.DataFrame, group_by: list[str], load: str = "inter_arrival_ms",
+               threshold: float = SUCCESS_THRESHOLD) -> pd.DataFrame:
+    """MODEL.md's knee per group: the highest throughput on the load sweep whose success
+    exceeds ``threshold`` (for a mix, VO success too).
+
+    ``df`` is either the raw results table or the output of :func:`aggregate` (recognised by
+    its ``n_reps`` column); raw tables are aggregated by ``group_by + [load]`` first.
+    ``group_by`` should hold every parameter that varies except ``load``; otherwise points of
+    different configurations are pooled into one sweep.
+
+    Columns: the group keys, ``knee_throughput_cps`` (+ its ``_ci95``), ``knee_inter_arrival``
+    (the ``load`` value at the knee), ``knee_success_rate``, ``knee_vo_success_rate``,
+    ``latency_mean_ms``, ``p99_ms``, ``fa_latency_mean_ms``, ``vo_latency_mean_ms``,
+    ``fa_p99_ms``, ``vo_p99_ms`` (all at the knee; NaN when no point qualifies),
+    ``max_throughput_cps`` and ``max_throughput_inter_arrival`` (regardless of success),
+    ``n_points`` and ``n_qualifying``.
+    """
+    group_by = list(group_by)
+    agg = df if "n_reps" in df.columns else aggregate(df, group_by + [load])
+    agg = _hashable(agg, group_by).reset_index(drop=True)
+    agg = agg.assign(_q=qualifies(agg, threshold),
+                     _tp=pd.to_numeric(agg["throughput_cps"], errors="coerce"))
+    groups = agg.groupby(group_by, dropna=False, sort=True) if group_by else [((), agg)]
+    rows = []
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(group_by, key))
+        q = g[g["_q"] & g["_tp"].notna()]
+        if len(q):
+            order = q.sort_values(["_tp", "success_rate", load], ascending=[False, False, False],
+                                  kind="stable")
+            best = order.iloc[0]
+            row["knee_throughput_cps"] = best["_tp"]
+            row["knee_throughput_cps_ci95"] = best.get("throughput_cps_ci95", np.nan)
+            row["knee_inter_arrival"] = best[load]
+            for out, col in _KNEE_VALUES.items():
+                row[out] = best[col] if col in best.index else np.nan
+        else:
+            row["knee_throughput_cps"] = np.nan
+            row["knee_throughput_cps_ci95"] = np.nan
+            row["knee_inter_arrival"] = np.nan
+            for out in _KNEE_VALUES:
+                row[out] = np.nan
+        tp = g["_tp"]
+        if tp.notna().any():
+            i = tp.idxmax()
+            row["max_throughput_cps"] = tp[i]
+            row["max_throughput_inter_arrival"] = g.loc[i, load]
+        else:
+            row["max_throughput_cps"] = np.nan
+            row["max_throughput_inter_arrival"] = np.nan
+        row["n_points"] = len(g)
+        row["n_qualifying"] = int(g["_q"].sum())
+        rows.append(row)
+    cols = (group_by + ["knee_throughput_cps", "knee_throughput_cps_ci95", "knee_inter_arrival"]
+            + list(_KNEE_VALUES) + ["max_throughput_cps", "max_throughput_inter_arrival",
+                                    "n_points", "n_qualifying"])
+    out = pd.DataFrame(rows, columns=cols)
+    for c in ("knee_throughput_cps", "knee_throughput_cps_ci95", "knee_inter_arrival",
+              *_KNEE_VALUES, "max_throughput_cps", "max_throughput_inter_arrival"):
+        out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# layout
+# --------------------------------------------------------------------------------------------
+
+def _same_partition(df: pd.DataFrame, a: str, b: str) -> bool:
+    """True if columns a and b determine each other (e.g. ``workload.num_tables`` and
+    ``num_tables``), so b adds no grouping beyond a."""
+    try:
+        return (df.groupby(a, dropna=False)[b].nunique(dropna=False).max() <= 1
+                and df.groupby(b, dropna=False)[a].nunique(dropna=False).max() <= 1)
+    except TypeError:
+        return False
+
+
+def varying_parameters(df: pd.DataFrame) -> list[str]:
+    """Parameter columns that take more than one value, leaving out dotted-path columns that
+    merely mirror a standard column (or an earlier dotted one)."""
+    df = _hashable(df, parameter_columns(df))
+    out: list[str] = []
+    for c in parameter_columns(df):
+        if _nunique(df[c]) <= 1:
+            continue
+        if any(_same_partition(df, o, c) for o in out):
+            continue
+        out.append(c)
+    return out
+
+
+def default_layout(df: pd.DataFrame) -> dict:
+    """Heatmap layout: ``rows`` = num_tables, ``cols`` = inter_arrival_ms, ``facets`` = the
+    standard columns among provider, catalog_latency_ms, fast_append_ratio, table_selection,
+    max_retries that take more than one value (then any other parameter that varies, so that
+    no heatmap cell pools different configurations)."""
+    rows, cols = "num_tables", "inter_arrival_ms"
+    facets = [c for c in DEFAULT_FACET_CANDIDATES if c in df.columns and _nunique(df[c]) > 1]
+    sub = _hashable(df, parameter_columns(df))
+    for c in varying_parameters(df):
+        if c in (rows, cols) or c in facets:
+            continue
+        if any(_same_partition(sub, k, c) for k in [rows, cols] + facets if k in sub.columns):
+            continue
+        facets.append(c)
+    return dict(rows=rows, cols=cols, facets=facets)
+
+
+def resolve_layout(df: pd.DataFrame, spec_report: dict | None = None) -> tuple[dict, list[str]]:
+    """Layout from the sweep spec's ``report:`` section, completed by :func:`default_layout`.
+
+    Returns ``(layout, notes)``: unknown columns are dropped with a note, and parameters that
+    vary but are not on an axis or facet are appended to the facets (with a note) so that
+    cells never pool different configurations.
+    """
+    notes: list[str] = []
+    base = default_layout(df)
+    layout = dict(base)
+    spec_report = dict(spec_report or {})
+    for key in ("rows", "cols"):
+        v = spec_report.get(key)
+        if v is None:
+            continue
+        if v in df.columns:
+            layout[key] = v
+        else:
+            notes.append(f"report.{key} = {v!r} is not a column of the results table; "
+                         f"using {base[key]!r}.")
+    if spec_report.get("facets") is not None:
+        f = spec_report["facets"]
+        f = [f] if isinstance(f, str) else list(f)
+        unknown = [c for c in f if c not in df.columns]
+        if unknown:
+            notes.append(f"report.facets: {unknown} are not columns of the results table; ignored.")
+        layout["facets"] = [c for c in f if c in df.columns and c not in (layout["rows"], layout["cols"])]
+    layout["facets"] = [c for c in layout["facets"] if c not in (layout["rows"], layout["cols"])]
+    placed = [layout["rows"], layout["cols"]] + layout["facets"]
+    sub = _hashable(df, parameter_columns(df))
+    extra = []
+    for c in varying_parameters(df):
+        if c in placed or any(_same_partition(sub, k, c) for k in placed + extra if k in sub.columns):
+            continue
+        extra.append(c)
+    if extra and spec_report.get("facets") is not None:
+        notes.append(f"Also faceted by {extra}: they vary in this sweep but are not in "
+                     "report.facets, and pooling them would mix configurations.")
+    layout["facets"] = layout["facets"] + extra
+    return layout, notes
+
+
+def knee_group_columns(layout: dict) -> list[str]:
+    """Grouping of the knee search for a layout: every facet and the row axis (the column
+    axis is the load)."""
+    return [c for c in layout["facets"] if c != layout["rows"]] + [layout["rows"]]
+
+
+def format_value(v) -> str:
+    """Compact label of a parameter value: 20.0 -> '20', NaN -> 'n/a'."""
+    if v is None:
+        return "n/a"
+    if isinstance(v, (float, np.floating)):
+        if math.isnan(v):
+            return "n/a"
+        if float(v).is_integer():
+            return str(int(v))
+        return f"{v:g}"
+    return str(v)

@@ -1,0 +1,321 @@
+"""The report directory: figures, knee table, notes and ``index.html``.
+
+``write_report(DIR)`` reads ``DIR/results.parquet`` (and ``DIR/per_table.parquet`` when
+present) and writes ``DIR/report/``::
+
+    index.html          open from disk; relative links only
+    knee.csv            knee ("usable throughput") per group
+    summary.csv         replication means and 95 % CI half-widths per configuration
+    figures/*.png       heatmaps, latency-throughput curves, per-rank heatmaps
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import plots
+from .aggregate import (SUCCESS_THRESHOLD, _hashable, aggregate, format_value,
+                        knee_group_columns, knee_table, ok_rows, parameter_columns, resolve_layout,
+                        varying_parameters)
+
+#: heatmap metrics, in report order
+HEATMAP_METRICS = ["success_rate", "commit_latency_p99_ms", "throughput_cps", "commit_latency_mean_ms"]
+#: shown when they carry information
+OPTIONAL_HEATMAP_METRICS = ["catalog_conflict_share", "unfinished_share"]
+
+_CSS = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto;
+       max-width: 1400px; padding: 0 1em; color: #222; line-height: 1.4; }
+h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
+figure { margin: 1.5em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+figcaption { font-size: 0.9em; color: #444; max-width: 75em; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.8em 0; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+.note { background: #fff8e1; border-left: 4px solid #f0b400; padding: 0.5em 1em; margin: 1em 0; }
+.muted { color: #666; font-size: 0.9em; }
+nav ul { columns: 2; }
+"""
+
+
+# --------------------------------------------------------------------------------------------
+# small HTML helpers
+# --------------------------------------------------------------------------------------------
+
+def _e(s) -> str:
+    return html.escape(str(s))
+
+
+def _table(df: pd.DataFrame, left: set[str] = frozenset()) -> str:
+    head = "".join(f'<th class="{"l" if c in left else ""}">{_e(c)}</th>' for c in df.columns)
+    body = []
+    for _, r in df.iterrows():
+        cells = "".join(f'<td class="{"l" if c in left else ""}">{_e(r[c])}</td>' for c in df.columns)
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _figure(path: Path, caption: str, base: Path) -> str:
+    rel = path.relative_to(base).as_posix()
+    return (f'<figure><a href="{_e(rel)}"><img src="{_e(rel)}" alt="{_e(path.stem)}" '
+            f'loading="lazy"></a><figcaption>{_e(caption)}</figcaption></figure>')
+
+
+def _num(v, f=plots.fmt_number) -> str:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    return "\u2013" if not math.isfinite(v) else f(v)
+
+
+def _val(v) -> str:
+    return "\u2013" if isinstance(v, float) and math.isnan(v) else format_value(v)
+
+
+def _pct(v) -> str:
+    return _num(v, lambda x: f"{100 * x:.1f} %")
+
+
+def _dur(v) -> str:
+    return _num(v, plots.fmt_duration)
+
+
+# --------------------------------------------------------------------------------------------
+# sections
+# --------------------------------------------------------------------------------------------
+
+def _knee_html(knee: pd.DataFrame, keys: list[str], load: str) -> str:
+    rows = []
+    for _, r in knee.iterrows():
+        d = {k: format_value(r[k]) for k in keys}
+        tp = _num(r["knee_throughput_cps"])
+        ci = r.get("knee_throughput_cps_ci95", np.nan)
+        if isinstance(ci, float) and math.isfinite(ci) and tp != "\u2013":
+            tp += f" \u00b1 {plots.fmt_number(ci)}"
+        d["knee throughput (c/s)"] = tp
+        d[f"at {plots.axis_label(load)}"] = _val(r["knee_inter_arrival"])
+        d["success"] = _pct(r["knee_success_rate"])
+        d["VO success"] = _pct(r["knee_vo_success_rate"])
+        d["FA mean"] = _dur(r["fa_latency_mean_ms"])
+        d["VO mean"] = _dur(r["vo_latency_mean_ms"])
+        d["FA P99"] = _dur(r["fa_p99_ms"])
+        d["VO P99"] = _dur(r["vo_p99_ms"])
+        d["max throughput (c/s)"] = _num(r["max_throughput_cps"])
+        d[f"max at {plots.axis_label(load)}"] = _val(r["max_throughput_inter_arrival"])
+        rows.append(d)
+    return _table(pd.DataFrame(rows), left=set(keys))
+
+
+def _config_label(row, cols: list[str]) -> str:
+    return ", ".join(f"{c}={format_value(row[c])}" for c in cols if c in row.index) or "(single configuration)"
+
+
+def _unfinished_html(ok: pd.DataFrame, agg: pd.DataFrame, varying: list[str]) -> str:
+    if ok.empty or "unfinished" not in ok.columns or "arrived" not in ok.columns:
+        return "<p>No unfinished-transaction counts in the results table.</p>"
+    arrived = pd.to_numeric(ok["arrived"], errors="coerce").sum()
+    unfinished = pd.to_numeric(ok["unfinished"], errors="coerce").sum()
+    share = unfinished / arrived if arrived > 0 else float("nan")
+    per = pd.to_numeric(agg.get("unfinished_share", pd.Series(dtype=float)), errors="coerce")
+    parts = [
+        "<p>Transactions arriving in the measurement window that had not ended when the run's drain "
+        "limit (<code>drain_limit_ms</code>) expired are <em>unfinished</em>: they are counted, but "
+        "left out of the success rate and the commit latencies. Over all successful runs, "
+        f"<strong>{int(unfinished):,} of {int(arrived):,} window transactions "
+        f"({_pct(share)}) were unfinished</strong>.</p>"]
+    if per.notna().any():
+        parts.append(f"<p>Per configuration (mean over replications): median {_pct(per.median())}, "
+                     f"maximum {_pct(per.max())}; {int((per > 0.01).sum())} of {int(per.notna().sum())} "
+                     "configurations above 1 %.</p>")
+        top = agg.assign(_u=per).sort_values("_u", ascending=False)
+        top = top[top["_u"] > 0].head(10)
+        if len(top):
+            t = pd.DataFrame({
+                "configuration": [_config_label(r, varying) for _, r in top.iterrows()],
+                "unfinished share": [_pct(v) for v in top["_u"]],
+                "success rate": [_pct(v) for v in top.get("success_rate", pd.Series(np.nan, index=top.index))],
+            })
+            parts.append("<p>Configurations with the largest unfinished share:</p>"
+                         + _table(t, left={"configuration"}))
+    return "".join(parts)
+
+
+def _failed_html(results: pd.DataFrame, ok: pd.DataFrame, varying: list[str]) -> str:
+    if "status" not in results.columns:
+        return "<p>No status column: all rows treated as successful.</p>"
+    failed = results[results["status"].astype(str) != "ok"]
+    if failed.empty:
+        return "<p>No failed runs: every configuration and replication finished.</p>"
+    key = "config_hash" if "config_hash" in results.columns else None
+    rows = []
+    groups = failed.groupby(key, sort=False) if key else [(None, failed)]
+    ok_hashes = set(ok[key]) if key else set()
+    for h, g in groups:
+        r = g.iloc[0]
+        err = str(r.get("error", "") or "").strip().splitlines()
+        err = err[-1] if err else ""
+        rows.append({
+            "configuration": _config_label(r, varying),
+            "config_hash": "" if h is None else str(h)[:12],
+            "failed replications": ", ".join(str(x) for x in sorted(g["replication"].tolist()))
+            if "replication" in g.columns else str(len(g)),
+            "in figures": "yes (other replications)" if h in ok_hashes else "no (missing cells)",
+            "error": err[:300],
+        })
+    n_cfg = results[key].nunique() if key else 1
+    head = (f"<p>{len(failed)} of {len(results)} runs failed, in {len(rows)} of {n_cfg} "
+            "configurations. Failed runs are left out of every figure and table; a configuration "
+            "without any successful replication shows as an 'n/a' cell.</p>")
+    return head + _table(pd.DataFrame(rows), left={"configuration", "config_hash", "error"})
+
+
+def _per_table_agg(results_dir: Path, results: pd.DataFrame) -> pd.DataFrame | None:
+    p = results_dir / "per_table.parquet"
+    if not p.exists():
+        return None
+    pt = pd.read_parquet(p)
+    if pt.empty or "table_rank" not in pt.columns:
+        return None
+    if {"config_hash", "replication"} <= set(pt.columns) and "config_hash" in results.columns:
+        if "status" in results.columns and "replication" in results.columns:
+            st = results[["config_hash", "replication", "status"]].drop_duplicates(
+                ["config_hash", "replication"])
+            pt = pt.merge(st, on=["config_hash", "replication"], how="left")
+            pt = pt[pt["status"].isna() | (pt["status"].astype(str) == "ok")].drop(columns="status")
+        missing = [c for c in parameter_columns(results) if c not in pt.columns]
+        if missing:
+            pt = pt.merge(results[["config_hash"] + missing].drop_duplicates("config_hash"),
+                          on="config_hash", how="left")
+    by = parameter_columns(pt) + [c for c in ("config_hash", "table_rank") if c in pt.columns]
+    return aggregate(pt, by)
+
+
+# --------------------------------------------------------------------------------------------
+# entry point
+# --------------------------------------------------------------------------------------------
+
+def write_report(results_dir, spec_report: dict | None = None, out_dir=None) -> Path:
+    """Write the report of a sweep's results directory and return the path of its index.html.
+
+    ``results_dir`` holds ``results.parquet`` (and optionally ``per_table.parquet``);
+    ``spec_report`` is the sweep file's optional ``report:`` section (keys ``rows``, ``cols``,
+    ``facets``, optional ``title``). Output goes to ``results_dir/report/`` unless ``out_dir``.
+    """
+    results_dir = Path(results_dir)
+    out = Path(out_dir) if out_dir is not None else results_dir / "report"
+    figdir = out / "figures"
+    figdir.mkdir(parents=True, exist_ok=True)
+    for old in figdir.glob("*.png"):
+        old.unlink()
+    spec_report = dict(spec_report or {})
+
+    results = pd.read_parquet(results_dir / "results.parquet")
+    ok = ok_rows(results)
+    title = spec_report.get("title") or f"Sweep report: {results_dir.resolve().name}"
+    sections: list[tuple[str, str, str]] = []   # (anchor, heading, html)
+
+    varying = varying_parameters(results)
+    layout, notes = resolve_layout(ok if len(ok) else results, spec_report)
+    n_cfg = results["config_hash"].nunique() if "config_hash" in results.columns else len(results)
+
+    # ---- overview
+    reps = ""
+    if "config_hash" in results.columns:
+        per = results.groupby("config_hash").size()
+        lo, hi = int(per.min()), int(per.max())
+        span = str(lo) if lo == hi else f"{lo}\u2013{hi}"
+        reps = f", {span} replication(s) each"
+    ov = [f"<p>{len(results)} runs ({n_cfg} configurations{reps}); {len(ok)} finished, "
+          f"{len(results) - len(ok)} failed.</p>"]
+    if varying:
+        vals = []
+        for c in varying:
+            u = _hashable(results, [c])[c].drop_duplicates().tolist()
+            try:
+                u = sorted(u)
+            except TypeError:
+                pass
+            vals.append({"parameter": c, "values": ", ".join(format_value(v) for v in u)})
+        ov.append("<p>Swept parameters:</p>" + _table(pd.DataFrame(vals), left={"parameter", "values"}))
+    ov.append(f"<p>Heatmap layout: rows = <code>{_e(layout['rows'])}</code>, columns = "
+              f"<code>{_e(layout['cols'])}</code>, one figure per combination of "
+              f"<code>{_e(', '.join(layout['facets']) or '(none)')}</code>. Every figure and table "
+              "shows means over the finished replications; <code>summary.csv</code> has the means "
+              "with 95 % confidence-interval half-widths (Student t) per configuration.</p>")
+    for n in notes:
+        ov.append(f'<p class="note">{_e(n)}</p>')
+
+    if ok.empty:
+        sections.append(("overview", "Overview", "".join(ov)))
+        sections.append(("failed", "Failed configurations", _failed_html(results, ok, varying)))
+        return _write_index(out, title, sections)
+
+    agg = aggregate(ok)
+    agg.to_csv(out / "summary.csv", index=False)
+    ov.append(f'<p class="muted">Files: <a href="summary.csv">summary.csv</a>, '
+              f'<a href="knee.csv">knee.csv</a>.</p>')
+    sections.append(("overview", "Overview", "".join(ov)))
+
+    # ---- knee
+    keys = knee_group_columns(layout)
+    knee = knee_table(agg, keys, layout["cols"])
+    knee.to_csv(out / "knee.csv", index=False)
+    n_none = int(knee["knee_throughput_cps"].isna().sum())
+    kh = [f"<p>The knee (\"usable throughput\") of each {_e(', '.join(keys))} combination is the "
+          f"highest mean throughput over the <code>{_e(layout['cols'])}</code> sweep among points "
+          f"whose success rate exceeds {SUCCESS_THRESHOLD:.0%} (for a mix, VO success too). "
+          "Latencies are at the knee; \u00b1 is the 95 % CI half-width of the knee throughput. "
+          "The last columns give the highest throughput seen regardless of success.</p>"]
+    if n_none:
+        kh.append(f'<p class="note">{n_none} of {len(knee)} groups have no point above the '
+                  "threshold (no knee; shown as \u2013).</p>")
+    kh.append(_knee_html(knee, keys, layout["cols"]))
+    sections.append(("knee", "Knee: usable throughput", "".join(kh)))
+
+    # ---- heatmaps
+    metrics = list(HEATMAP_METRICS)
+    for m in OPTIONAL_HEATMAP_METRICS:
+        if m in agg.columns and pd.to_numeric(agg[m], errors="coerce").fillna(0).gt(0).any():
+            metrics.append(m)
+    for m in metrics:
+        if m not in agg.columns:
+            continue
+        figs = plots.facet_heatmaps(agg, m, layout, figdir)
+        body = "".join(_figure(p, c, out) for p, c in figs)
+        sections.append((f"heat-{m}", f"Heatmaps: {plots.metric_title(m)}", body))
+
+    # ---- curves
+    if {"throughput_cps", "commit_latency_mean_ms"} <= set(agg.columns):
+        figs = plots.latency_throughput_curves(agg, layout, figdir)
+        sections.append(("curves", "Latency vs throughput",
+                         "".join(_figure(p, c, out) for p, c in figs)))
+
+    # ---- per rank (Zipf)
+    pta = _per_table_agg(results_dir, results)
+    if pta is not None and len(pta):
+        figs = plots.per_rank_heatmaps(pta, layout, figdir)
+        if figs:
+            sections.append(("per-rank", "Per table rank (Zipf)",
+                             "".join(_figure(p, c, out) for p, c in figs)))
+
+    # ---- unfinished, failed
+    sections.append(("unfinished", "Unfinished transactions", _unfinished_html(ok, agg, varying)))
+    sections.append(("failed", "Failed configurations", _failed_html(results, ok, varying)))
+    return _write_index(out, title, sections)
+
+
+def _write_index(out: Path, title: str, sections) -> Path:
+    nav = "".join(f'<li><a href="#{a}">{_e(h)}</a></li>' for a, h, _ in sections)
+    body = "".join(f'<h2 id="{a}">{_e(h)}</h2>{s}' for a, h, s in sections)
+    doc = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{_e(title)}</title>'
+           f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1>"
+           f"<nav><ul>{nav}</ul></nav>{body}</body></html>")
+    index = out / "index.html"
+    index.write_text(doc, encoding="utf-8")
+    return index

@@ -1,0 +1,325 @@
+"""Tests of sim.report on a synthetic but plausible results table (docs/FORMATS.md columns)."""
+
+from __future__ import annotations
+
+import re
+from itertools import product
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from sim.report import aggregate, default_layout, heatmap, knee_table, write_report
+
+PROVIDERS = ["s3", "gcp"]
+TABLES = [1, 10]
+INTER_ARRIVALS = [20.0, 100.0, 1000.0]
+MIXES = [1.0, 0.9]
+REPS = [0, 1]
+T975_1 = stats.t.ppf(0.975, 1)   # Student t quantile for 2 replications
+
+LAT = [f"commit_latency_{s}_ms" for s in ("mean", "p50", "p95", "p99")]
+METRICS = (
+    ["success_rate", "fa_success_rate", "vo_success_rate",
+     "throughput_cps", "fa_throughput_cps", "vo_throughput_cps", "offered_cps"]
+    + LAT + ["fa_" + c for c in LAT] + ["vo_" + c for c in LAT]
+    + ["arrived", "committed", "aborted", "unfinished", "unfinished_share",
+       "fa_arrived", "fa_committed", "fa_aborted", "vo_arrived", "vo_committed", "vo_aborted",
+       "catalog_conflicts", "table_conflicts", "catalog_conflict_share",
+       "mean_attempts", "gets_per_commit", "puts_per_commit", "manifest_lists_read_per_commit"]
+)
+STANDARD = ["provider", "backend", "num_tables", "fast_append_ratio", "inter_arrival_ms",
+            "inter_arrival_distribution", "catalog_latency_ms", "table_selection", "zipf_alpha",
+            "max_retries"]
+SWEPT = ["storage.provider", "workload.num_tables", "workload.fast_append_ratio",
+         "workload.inter_arrival.mean_ms"]
+META = ["config_hash", "replication", "status", "error", "wall_s", "events"]
+
+# design of the mean (over the two replications) success rates per load point:
+# inter-arrival 20 ms is the highest-throughput point but has 90 % success -> the knee is at 100 ms
+SUCCESS = {20.0: 0.90, 100.0: 0.97, 1000.0: 0.995}
+VO_SUCCESS = {20.0: 0.80, 100.0: 0.96, 1000.0: 0.99}
+THROUGHPUT_FACTOR = {20.0: 3.0, 100.0: 2.0, 1000.0: 0.5}
+D = 0.01          # replication 0 is mean - D, replication 1 is mean + D (success rates)
+TP_D = 0.1        # same for throughput (relative to the base)
+
+
+def _design(provider, tables, mix, ia):
+    s, vs = SUCCESS[ia], VO_SUCCESS[ia]
+    if (provider, tables, mix) == ("gcp", 1, 0.9) and ia == 100.0:
+        vs = 0.80                          # VO fails the test at 100 ms -> knee at 1000 ms
+    if (provider, tables, mix) == ("gcp", 1, 1.0):
+        s = min(s, 0.93)                   # nothing qualifies -> no knee
+    base = (5.0 if provider == "s3" else 1.0) * (1 + tables / 10)
+    return s, vs, base * THROUGHPUT_FACTOR[ia], base
+
+
+def expected_knee(provider, tables, mix):
+    if (provider, tables, mix) == ("gcp", 1, 1.0):
+        return None
+    if (provider, tables, mix) == ("gcp", 1, 0.9):
+        return 1000.0
+    return 100.0
+
+
+def make_results() -> pd.DataFrame:
+    rows = []
+    for provider, tables, ia, mix in product(PROVIDERS, TABLES, INTER_ARRIVALS, MIXES):
+        chash = f"{provider}-{tables}-{int(ia)}-{mix}"
+        for rep in REPS:
+            sign = -1 if rep == 0 else 1
+            s, vs, tp, base = _design(provider, tables, mix, ia)
+            s += sign * D
+            vs += sign * D
+            tp += sign * TP_D * base
+            fa_s = s if mix == 1.0 else min(1.0, s + 0.005)
+            arrived = int(1800_000 / ia)
+            unfinished = int(0.01 * arrived) if ia == 20.0 else 0
+            decided = arrived - unfinished
+            committed = int(round(s * decided))
+            aborted = decided - committed
+            fa_arr = int(round(mix * arrived))
+            vo_arr = arrived - fa_arr
+            lat = 100.0 * (3.0 if provider == "gcp" else 1.0) * (1 + 20.0 / ia) + 5 * rep
+            r = dict(
+                provider=provider, backend="storage", num_tables=tables, fast_append_ratio=mix,
+                inter_arrival_ms=ia, inter_arrival_distribution="exponential",
+                catalog_latency_ms=np.nan, table_selection="zipf", zipf_alpha=1.5, max_retries=10,
+                **{"storage.provider": provider, "workload.num_tables": tables,
+                   "workload.fast_append_ratio": mix, "workload.inter_arrival.mean_ms": ia},
+                config_hash=chash, replication=rep, status="ok", error="", wall_s=1.5 + rep,
+                events=10_000 + rep,
+                success_rate=s, fa_success_rate=fa_s, vo_success_rate=vs if mix < 1 else np.nan,
+                throughput_cps=tp, fa_throughput_cps=tp * mix,
+                vo_throughput_cps=tp * (1 - mix) if mix < 1 else 0.0, offered_cps=1000.0 / ia,
+                arrived=arrived, committed=committed, aborted=aborted, unfinished=unfinished,
+                unfinished_share=unfinished / arrived,
+                fa_arrived=fa_arr, fa_committed=int(committed * mix),
+                fa_aborted=int(aborted * mix), vo_arrived=vo_arr,
+                vo_committed=committed - int(committed * mix), vo_aborted=aborted - int(aborted * mix),
+                catalog_conflicts=50 * tables, table_conflicts=100, mean_attempts=1.2,
+                gets_per_commit=3.0, puts_per_commit=2.0, manifest_lists_read_per_commit=1.1,
+            )
+            r["catalog_conflict_share"] = r["catalog_conflicts"] / (r["catalog_conflicts"] + r["table_conflicts"])
+            for i, q in enumerate(("mean", "p50", "p95", "p99")):
+                mult = (1.0, 0.8, 3.0, 6.0)[i]
+                r[f"commit_latency_{q}_ms"] = lat * mult
+                r[f"fa_commit_latency_{q}_ms"] = lat * mult * (0.9 if mix < 1 else 1.0)
+                r[f"vo_commit_latency_{q}_ms"] = lat * mult * 10 if mix < 1 else np.nan
+            rows.append(r)
+    # one failed third replication of one configuration: must be ignored by the aggregation
+    failed = {k: rows[0][k] for k in STANDARD + SWEPT + ["config_hash"]}
+    failed.update(replication=2, status="failed", error="Traceback ...\nRuntimeError: boom",
+                  wall_s=0.1, events=0, **{m: np.nan for m in METRICS})
+    rows.append(failed)
+    df = pd.DataFrame(rows)
+    return df[STANDARD + SWEPT + META + METRICS]
+
+
+def make_per_table(results: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    ok = results[results.status == "ok"]
+    for _, r in ok.iterrows():
+        n = int(r.num_tables)
+        w = np.arange(1, n + 1, dtype=float) ** -1.5
+        w /= w.sum()
+        for rank in range(1, n + 1):
+            # the hot table does worse under load
+            s = min(1.0, r.success_rate + (0.0 if rank == 1 else 0.05))
+            arrived = int(r.arrived * w[rank - 1])
+            committed = int(round(s * arrived))
+            rows.append(dict(
+                config_hash=r.config_hash, replication=r.replication, table_rank=rank,
+                arrived=arrived, committed=committed, aborted=arrived - committed,
+                success_rate=s if arrived else np.nan,
+                throughput_cps=r.throughput_cps * w[rank - 1],
+                commit_latency_mean_ms=r.commit_latency_mean_ms * (1.5 if rank == 1 else 1.0),
+                commit_latency_p99_ms=r.commit_latency_p99_ms * (1.5 if rank == 1 else 1.0),
+                catalog_conflicts=10, table_conflicts=20 if rank == 1 else 2,
+                **{c: r[c] for c in STANDARD}))
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture()
+def results() -> pd.DataFrame:
+    return make_results()
+
+
+@pytest.fixture()
+def results_dir(tmp_path, results) -> Path:
+    d = tmp_path / "sweep"
+    d.mkdir()
+    results.to_parquet(d / "results.parquet", index=False)
+    make_per_table(results).to_parquet(d / "per_table.parquet", index=False)
+    return d
+
+
+# --------------------------------------------------------------------------------------------
+
+def test_synthetic_table_has_all_documented_columns(results):
+    for c in STANDARD + ["config_hash", "replication", "status", "error", "wall_s", "events"] + METRICS:
+        assert c in results.columns
+
+
+def test_aggregate_means_and_ci(results):
+    by = ["provider", "num_tables", "fast_append_ratio", "inter_arrival_ms"]
+    agg = aggregate(results, by)
+    assert len(agg) == 2 * 2 * 2 * 3
+    assert (agg["n_reps"] == 2).all()          # the failed replication is not counted
+    for m in METRICS:
+        assert m in agg.columns and f"{m}_ci95" in agg.columns
+    row = agg[(agg.provider == "s3") & (agg.num_tables == 10) & (agg.fast_append_ratio == 1.0)
+              & (agg.inter_arrival_ms == 100.0)].iloc[0]
+    assert row["success_rate"] == pytest.approx(0.97)
+    # two replications s - d, s + d: sample std = d*sqrt(2), s.e. = d, half-width = t(.975, 1) * d
+    assert row["success_rate_ci95"] == pytest.approx(T975_1 * D)
+    base = 5.0 * 2
+    assert row["throughput_cps"] == pytest.approx(2.0 * base)
+    assert row["throughput_cps_ci95"] == pytest.approx(T975_1 * TP_D * base)
+    # latency differs by 5 ms between replications
+    assert row["commit_latency_mean_ms_ci95"] == pytest.approx(T975_1 * 2.5)
+    # identical values -> zero width; undefined metric (FA-only VO success) -> NaN
+    assert row["mean_attempts_ci95"] == pytest.approx(0.0)
+    assert np.isnan(row["vo_success_rate"]) and np.isnan(row["vo_success_rate_ci95"])
+
+
+def test_aggregate_single_replication_has_nan_ci(results):
+    one = results[results.replication == 0]
+    agg = aggregate(one, ["config_hash"])
+    assert (agg["n_reps"] == 1).all()
+    assert agg["success_rate_ci95"].isna().all()
+    assert agg["success_rate"].notna().all()
+
+
+def test_aggregate_keeps_nan_keys(results):
+    agg = aggregate(results, ["catalog_latency_ms", "provider"])
+    assert len(agg) == 2 and agg["catalog_latency_ms"].isna().all()
+
+
+def test_default_layout(results):
+    lay = default_layout(results)
+    assert lay == {"rows": "num_tables", "cols": "inter_arrival_ms",
+                   "facets": ["provider", "fast_append_ratio"]}
+
+
+def test_knee_table(results):
+    knee = knee_table(results, ["provider", "num_tables", "fast_append_ratio"], "inter_arrival_ms")
+    assert len(knee) == 8
+    for provider, tables, mix in product(PROVIDERS, TABLES, MIXES):
+        r = knee[(knee.provider == provider) & (knee.num_tables == tables)
+                 & (knee.fast_append_ratio == mix)]
+        assert len(r) == 1
+        r = r.iloc[0]
+        exp = expected_knee(provider, tables, mix)
+        _, _, tp20, _ = _design(provider, tables, mix, 20.0)
+        assert r["max_throughput_cps"] == pytest.approx(tp20)
+        assert r["max_throughput_inter_arrival"] == 20.0
+        if exp is None:
+            assert np.isnan(r["knee_throughput_cps"]) and np.isnan(r["knee_inter_arrival"])
+            assert np.isnan(r["fa_p99_ms"])
+            continue
+        _, _, tp, _ = _design(provider, tables, mix, exp)
+        assert r["knee_inter_arrival"] == exp
+        assert r["knee_throughput_cps"] == pytest.approx(tp)
+        assert np.isfinite(r["fa_latency_mean_ms"]) and np.isfinite(r["fa_p99_ms"])
+        assert np.isnan(r["vo_p99_ms"]) == (mix == 1.0)
+        assert np.isnan(r["vo_latency_mean_ms"]) == (mix == 1.0)
+
+
+def test_heatmap_marks_low_success_cells(results):
+    agg = aggregate(results, ["provider", "num_tables", "fast_append_ratio", "inter_arrival_ms"])
+    sub = agg[(agg.provider == "s3") & (agg.fast_append_ratio == 1.0)]
+    ax = heatmap(sub, "success_rate", "num_tables", "inter_arrival_ms")
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    assert len(hatched) == 2          # the 20 ms column (90 % success) for both table counts
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["20", "100", "1000"]
+    ax.figure.savefig(Path("/dev/null"), format="png")
+
+
+def test_write_report(results_dir):
+    index = write_report(results_dir)
+    rep = results_dir / "report"
+    assert index == rep / "index.html" and index.exists()
+    text = index.read_text()
+    srcs = re.findall(r'<img src="([^"]+)"', text)
+    assert srcs, "no figures referenced"
+    for s in srcs:
+        assert not s.startswith("/") and "://" not in s      # relative links
+        assert (rep / s).exists() and (rep / s).stat().st_size > 1000
+    names = {Path(s).name for s in srcs}
+    for prefix in ("success_rate__", "commit_latency_p99_ms__", "throughput_cps__",
+                   "commit_latency_mean_ms__", "curves__", "per_rank__"):
+        assert any(n.startswith(prefix) for n in names), prefix
+    # one heatmap per facet combination (2 providers x 2 mixes)
+    assert len([n for n in names if n.startswith("success_rate__")]) == 4
+    assert len([n for n in names if n.startswith("per_rank__")]) == 4   # num_tables 10 only
+    assert text.count("<figcaption>") == len(srcs)
+    assert "Hatched" in text and "unfinished" in text.lower()
+    assert "RuntimeError: boom" in text                     # failed configuration listed
+
+    knee = pd.read_csv(rep / "knee.csv")
+    assert len(knee) == 8
+    assert set(knee.columns) >= {"provider", "num_tables", "fast_append_ratio",
+                                 "knee_throughput_cps", "knee_inter_arrival",
+                                 "fa_latency_mean_ms", "vo_latency_mean_ms", "fa_p99_ms",
+                                 "vo_p99_ms", "max_throughput_cps"}
+    for provider, tables, mix in product(PROVIDERS, TABLES, MIXES):
+        r = knee[(knee.provider == provider) & (knee.num_tables == tables)
+                 & (knee.fast_append_ratio == mix)].iloc[0]
+        exp = expected_knee(provider, tables, mix)
+        if exp is None:
+            assert np.isnan(r["knee_inter_arrival"])
+        else:
+            assert r["knee_inter_arrival"] == exp
+    assert "knee throughput" in text
+
+    summary = pd.read_csv(rep / "summary.csv")
+    assert len(summary) == 24 and "success_rate_ci95" in summary.columns
+    assert (summary["n_reps"] == 2).all()
+
+    # unfinished share: 1 % of arrivals at 20 ms only
+    res = pd.read_parquet(results_dir / "results.parquet")
+    ok = res[res.status == "ok"]
+    share = ok.unfinished.sum() / ok.arrived.sum()
+    assert f"{100 * share:.1f} %" in text
+
+
+def test_write_report_with_spec_section(results_dir):
+    index = write_report(results_dir, {"rows": "num_tables", "cols": "inter_arrival_ms",
+                                       "facets": ["provider"], "title": "Synthetic 4c"})
+    text = index.read_text()
+    assert "Synthetic 4c" in text
+    # fast_append_ratio varies but is not in facets: it is added, with a note
+    assert "Also faceted by" in text and "fast_append_ratio" in text
+    knee = pd.read_csv(results_dir / "report" / "knee.csv")
+    assert len(knee) == 8
+
+
+def test_write_report_all_failed(tmp_path, results):
+    d = tmp_path / "bad"
+    d.mkdir()
+    results.assign(status="failed", error="ValueError: nope").to_parquet(d / "results.parquet")
+    index = write_report(d)
+    text = index.read_text()
+    assert "ValueError: nope" in text and "<img" not in text
+
+
+def test_default_layout_4a_like():
+    """Service backend sweep: catalog latency and table selection vary; zipf_alpha and the
+    dotted mirrors of standard columns add no facet; an extra swept dotted path does."""
+    rows = []
+    for cl, sel, nt, ia, pol in product([1.0, 50.0], ["uniform", "zipf"], [1, 10], [20.0, 100.0],
+                                        ["immediate", "exponential"]):
+        rows.append({"provider": "s3", "backend": "service", "num_tables": nt,
+                     "fast_append_ratio": 1.0, "inter_arrival_ms": ia,
+                     "inter_arrival_distribution": "exponential", "catalog_latency_ms": cl,
+                     "table_selection": sel, "zipf_alpha": 1.5 if sel == "zipf" else np.nan,
+                     "max_retries": 10, "catalog.latency_ms": cl,
+                     "workload.table_selection.distribution": sel,
+                     "workload.num_tables": nt, "workload.inter_arrival.mean_ms": ia,
+                     "retry.table.policy": pol, "status": "ok", "success_rate": 1.0})
+    lay = default_layout(pd.DataFrame(rows))
+    assert lay["rows"] == "num_tables" and lay["cols"] == "inter_arrival_ms"
+    assert lay["facets"] == ["catalog_latency_ms", "table_selection", "retry.table.policy"]
