@@ -46,7 +46,7 @@ def cmd_run(args) -> int:
     if args.seed is not None:
         overrides["seed"] = args.seed
     cfg = load(args.config, overrides)
-    result = run(cfg, args.replication, history=args.history)
+    result = run(cfg, args.replication, history=args.history, engine=args.engine)
     if args.out:
         out = Path(args.out)
         atomic_write_parquet(out / "transactions.parquet", result.records)
@@ -95,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="write transactions.parquet, summary.json, config.yaml here")
     r.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
     r.add_argument("--history", action="store_true", help="record the history (with --out: history.parquet)")
+    r.add_argument("--engine", choices=("fast", "simpy"), default="fast",
+                   help="fast (compiled, default) or simpy (the reference implementation); identical results")
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("check", help="check a recorded history against MODEL.md's invariants")

@@ -26,6 +26,7 @@ class ConfigError(ValueError):
 
     def __init__(self, path: str, message: str):
         self.path = path
+        self.message = message
         super().__init__(f"{path}: {message}" if path else message)
 
 
@@ -71,10 +72,18 @@ class IO:
 
 @dataclass(frozen=True)
 class InterArrival:
-    distribution: str = _spec("exponential", choices=("exponential", "lognormal", "constant"), kind=str)
+    """`bursty` is a two-state Markov-modulated Poisson process: quiet and burst periods of exponential length
+    (means `quiet_ms`, `burst_ms`), Poisson arrivals with mean gap `burst_mean_ms` in bursts and a quiet rate
+    derived so the long-run mean gap is `mean_ms` (so it compares with a steady run at the same load).
+    `burst_table` (a popularity rank) aims the bursts' extra arrivals at that one table."""
+    distribution: str = _spec("exponential", choices=("exponential", "lognormal", "constant", "bursty"), kind=str)
     mean_ms: float = _spec(None, gt=0, kind=float)
     median_ms: float = _spec(None, gt=0, kind=float)
     sigma: float = _spec(None, ge=0, kind=float)
+    burst_mean_ms: float = _spec(None, gt=0, kind=float)
+    burst_ms: float = _spec(None, gt=0, kind=float)
+    quiet_ms: float = _spec(None, gt=0, kind=float)
+    burst_table: int = _spec(None, ge=1, kind=int)
 
 
 @dataclass(frozen=True)
@@ -278,10 +287,22 @@ def _resolve(cfg: Config) -> Config:
 
     ia = cfg.workload.inter_arrival
     p = "workload.inter_arrival"
+    bursty = ("burst_mean_ms", "burst_ms", "quiet_ms", "burst_table")
     if ia.distribution == "lognormal":
-        _require(ia, p, ("median_ms", "sigma"), ("mean_ms",), "distribution is lognormal")
+        _require(ia, p, ("median_ms", "sigma"), ("mean_ms",) + bursty, "distribution is lognormal")
+    elif ia.distribution == "bursty":
+        _require(ia, p, ("mean_ms", "burst_mean_ms", "burst_ms", "quiet_ms"), ("median_ms", "sigma"),
+                 "distribution is bursty")
+        b, q = ia.burst_ms, ia.quiet_ms
+        if b / ia.burst_mean_ms > (b + q) / ia.mean_ms:
+            raise ConfigError(f"{p}.burst_mean_ms", f"bursts alone bring more arrivals than the mean rate allows "
+                              f"({b / ia.burst_mean_ms:g} per burst vs {(b + q) / ia.mean_ms:g} per burst+quiet cycle)"
+                              "; raise burst_mean_ms or quiet_ms, or lower mean_ms")
+        if ia.burst_table is not None and ia.burst_table > cfg.workload.num_tables:
+            raise ConfigError(f"{p}.burst_table", f"rank {ia.burst_table} but there are "
+                              f"{cfg.workload.num_tables} tables")
     else:
-        _require(ia, p, (), ("median_ms", "sigma"), f"distribution is {ia.distribution}")
+        _require(ia, p, (), ("median_ms", "sigma") + bursty, f"distribution is {ia.distribution}")
         ia = _with_defaults(ia, mean_ms=100.0)
     ts = cfg.workload.table_selection
     if ts.distribution == "zipf":
@@ -295,6 +316,11 @@ def _resolve(cfg: Config) -> Config:
     retry = Retry(catalog=_resolve_retry(cfg.retry.catalog, "retry.catalog"),
                   table=_resolve_retry(cfg.retry.table, "retry.table"))
     return dataclasses.replace(cfg, workload=workload, retry=retry)
+
+
+def build_structure(data: Mapping | None) -> Config:
+    """Keys, types and ranges only, without the cross-field rules of `from_dict`."""
+    return _build(Config, data, "")
 
 
 def from_dict(data: Mapping | None) -> Config:
@@ -351,3 +377,17 @@ def config_hash(cfg: Config) -> str:
     """Stable across processes and machines: sha256 of the canonical JSON of the resolved config."""
     blob = json.dumps(cfg.to_dict(), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def check_path(path: str) -> bool:
+    """Raise unless `path` names a key of the config shape; True if it is a section (takes a mapping)."""
+    cls, walked = Config, []
+    for part in path.split("."):
+        known = {f.name: f for f in fields(cls)} if dataclasses.is_dataclass(cls) else {}
+        walked.append(part)
+        if part not in known:
+            where = ".".join(walked)
+            expected = f" (expected one of: {', '.join(known)})" if known else ""
+            raise ConfigError(where, f"not a config key{expected}")
+        cls = known[part].metadata.get("kind")
+    return dataclasses.is_dataclass(cls)

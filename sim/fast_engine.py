@@ -18,7 +18,17 @@ all other eids). Every event time is computed with the same float operations in 
 (`now + (pending + f * L)` and so on; no fast-math, so nothing is fused or reassociated).
 
 The kernel's cost grows with catalog operations, like the reference's: a prepare that validates n snapshots
-is one event whatever n.
+is one event whatever n (its n - 1 GET draws are summed, or spread over `io.max_parallel` lanes, in a loop).
+
+Arrivals are known before the run: the gaps come from one stream and end the arrivals at the first
+`now + gap >= duration_ms` (a bursty source hands out its pre-generated sequence, then +inf), so the wrapper
+counts the transactions first and draws their table (aimed at the burst table as `aim_bursts` says), operation
+and runtime up front. Per-transaction state lives in two arrays (ints, floats) with a program counter that
+says where the transaction's process is suspended; the history, when asked for, goes to column-major buffers
+with small int codes for kinds, outcomes and reasons, turned into strings when the frame is built.
+
+`tests/test_fast_engine.py` holds records and histories equal to the reference's, exactly, over configs that
+cover every branch and over generated ones.
 """
 from __future__ import annotations
 
@@ -27,27 +37,31 @@ import pandas as pd
 from numba import njit
 
 from .config import Config, config_hash
-from .engine import HISTORY_COLUMNS, RECORD_COLUMNS
+from .engine import HISTORY_COLUMNS, RECORD_COLUMNS, _Uniform
 from .latency import BATCH, LogNormal
 from .providers import load_provider
+from .retry import exponential_delay_ms
 from .rng import streams
-from .workload import IsValidatedOverwrite, inter_arrival_dist, runtime_dist, table_choice
+from .workload import IsValidatedOverwrite, aim_bursts, inter_arrival_dist, runtime_dist, table_choice
 
 # ---------------------------------------------------------------------------------------------- codes
 # transaction program counters: where its process is suspended
 PC_INIT, PC_BASE, PC_REFRESH1, PC_CAS, PC_FAILREAD, PC_BACKOFFREAD, PC_DONE = 0, 1, 2, 3, 4, 5, 6
 # history kinds, outcomes, reasons
 KINDS = ("begin", "read", "prepare", "cas", "end", "final")
-K_BEGIN, K_READ, K_PREPARE, K_CAS, K_END, K_FINAL = range(6)
+K_BEGIN, K_READ, K_PREPARE, K_CAS, K_END, K_FINAL = map(np.int64, range(6))
 OUTCOMES = ("", "committed", "aborted", "unfinished")
-O_NONE, O_COMMITTED, O_ABORTED, O_UNFINISHED = range(4)
+O_NONE, O_COMMITTED, O_ABORTED, O_UNFINISHED = map(np.int64, range(4))
 REASONS = ("", "retries_exhausted", "validation_failed", "unfinished")
-R_NONE, R_EXHAUSTED, R_VALIDATION, R_UNFINISHED = range(4)
+R_NONE, R_EXHAUSTED, R_VALIDATION, R_UNFINISHED = map(np.int64, range(4))
 # retry policy kinds
 P_IMMEDIATE, P_FIXED, P_EXPONENTIAL = 0, 1, 2
 # heap "who": >= 0 a transaction; else:
-W_ARRIVALS, W_WATCHDOG, W_STOP = -1, -2, -3
+W_ARRIVALS, W_WATCHDOG, W_STOP = np.int64(-1), np.int64(-2), np.int64(-3)
 URGENT, NORMAL = 0, 1
+# numpy ints, not Python ints: numba types a Python int constant passed to a helper as a literal and compiles
+# one specialization of the helper per value
+_NA, _FALSE, _TRUE = np.int64(-1), np.int64(0), np.int64(1)
 _PRIO_SHIFT = np.int64(1) << np.int64(62)   # heap key = priority * 2^62 + eid
 
 # per-transaction int columns
@@ -79,8 +93,10 @@ PF_F, PF_G, PF_DURATION, PF_LO, PF_HI, PF_WATCHDOG, PF_JIT_CAT, PF_JIT_TAB = ran
 PI_INLINED, PI_MAX_PARALLEL, PI_MAX_ATTEMPTS, PI_REFRESH_FIRST, PI_READ_MD, PI_HIST, PI_POL_CAT, PI_POL_TAB, \
     PI_CONFLICT = range(9)
 
-STATUS_DONE, STATUS_NEED, STATUS_OVERFLOW, STATUS_EMPTY = 0, 1, 2, 3
+STATUS_DONE, STATUS_NEED, STATUS_EMPTY = 0, 1, 3
 HIST_ROWS_PER_EVENT = 4   # an event writes at most 3 history rows (read, prepare, end)
+CHUNK = 1 << 20           # draws per refill of a source, at most (beyond what one event needs)
+HIST_CHUNK = 1 << 20      # history rows per buffer
 
 
 # ---------------------------------------------------------------------------------------------- kernel
@@ -136,21 +152,21 @@ def _pop_fix(h_t, h_k, h_w, size):
 @njit(cache=True)
 def _hist(H_i, H_f, n, kind, time, txn, table, seq, version, expected, ok, base, vfrom, vto, answer, outcome,
           reason, attempts):
-    H_i[n, HI_KIND] = kind
-    H_i[n, HI_TXN] = txn
-    H_i[n, HI_TABLE] = table
-    H_i[n, HI_SEQ] = seq
-    H_i[n, HI_VERSION] = version
-    H_i[n, HI_EXPECTED] = expected
-    H_i[n, HI_OK] = ok
-    H_i[n, HI_BASE] = base
-    H_i[n, HI_VFROM] = vfrom
-    H_i[n, HI_VTO] = vto
-    H_i[n, HI_OUTCOME] = outcome
-    H_i[n, HI_REASON] = reason
-    H_i[n, HI_ATTEMPTS] = attempts
-    H_f[n, 0] = time
-    H_f[n, 1] = answer
+    H_i[HI_KIND, n] = kind
+    H_i[HI_TXN, n] = txn
+    H_i[HI_TABLE, n] = table
+    H_i[HI_SEQ, n] = seq
+    H_i[HI_VERSION, n] = version
+    H_i[HI_EXPECTED, n] = expected
+    H_i[HI_OK, n] = ok
+    H_i[HI_BASE, n] = base
+    H_i[HI_VFROM, n] = vfrom
+    H_i[HI_VTO, n] = vto
+    H_i[HI_OUTCOME, n] = outcome
+    H_i[HI_REASON, n] = reason
+    H_i[HI_ATTEMPTS, n] = attempts
+    H_f[0, n] = time
+    H_f[1, n] = answer
     return n + 1
 
 
@@ -186,7 +202,7 @@ def _parallel(gt, c0, s, n, k, lanes):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kernel(pf, pi, st_i, st_f, cur, step, rd, cs, gt, pm, pt, bo, cu, gaps, thr, bo_cat, bo_tab,
             tables, isvo, runtimes, tx_i, tx_f, versions, h_t, h_k, h_w, H_i, H_f, lanes):
     f = pf[PF_F]
@@ -259,7 +275,7 @@ def _kernel(pf, pi, st_i, st_f, cur, step, rd, cs, gt, pm, pt, bo, cu, gaps, thr
             need |= 1 << S_BACKOFF
         if c_cu + 1 > cu.shape[0]:
             need |= 1 << S_CONFLICT
-        if hist and hn + HIST_ROWS_PER_EVENT > H_i.shape[0]:
+        if hist and hn + HIST_ROWS_PER_EVENT > H_i.shape[1]:
             need |= 1 << N_SRC
         if need != 0:
             st_i[ST_NEED] = need
@@ -302,8 +318,8 @@ def _kernel(pf, pi, st_i, st_f, cur, step, rd, cs, gt, pm, pt, bo, cu, gaps, thr
                 tx_i[j, TI_CREADS] = 1
                 L = tx_f[j, TF_L]
                 if hist:
-                    hn = _hist(H_i, H_f, hn, K_READ, now, j, t, seq, v, -1, 0, -1, -1, -1, now + g * L,
-                               O_NONE, R_NONE, -1)
+                    hn = _hist(H_i, H_f, hn, K_READ, now, j, t, seq, v, _NA, _FALSE, _NA, _NA, _NA, now + g * L,
+                               O_NONE, R_NONE, _NA)
                 tx_i[j, TI_VALIDATED] = v
                 runtime = tx_f[j, TF_RUNTIME]
                 tx_f[j, TF_RTEND] = now + g * L + runtime
@@ -326,8 +342,8 @@ def _kernel(pf, pi, st_i, st_f, cur, step, rd, cs, gt, pm, pt, bo, cu, gaps, thr
                 tx_i[j, TI_CREADS] += 1
                 L = tx_f[j, TF_L]
                 if hist:
-                    hn = _hist(H_i, H_f, hn, K_READ, now, j, t, seq, v, -1, 0, -1, -1, -1, now + g * L,
-                               O_NONE, R_NONE, -1)
+                    hn = _hist(H_i, H_f, hn, K_READ, now, j, t, seq, v, _NA, _FALSE, _NA, _NA, _NA, now + g * L,
+                               O_NONE, R_NONE, _NA)
                 pending = g * L
                 if pc == PC_REFRESH1:
                     do_prep = True
@@ -344,8 +360,8 @@ def _kernel(pf, pi, st_i, st_f, cur, step, rd, cs, gt, pm, pt, bo, cu, gaps, thr
                     versions[t] += 1
                 L = tx_f[j, TF_L]
                 if hist:
-                    hn = _hist(H_i, H_f, hn, K_CAS, now, j, t, cat_seq, versions[t], expected, 1 if ok else 0,
-                               -1, -1, -1, now + g * L, O_NONE, R_NONE, -1)
+                    hn = _hist(H_i, H_f, hn, K_CAS, now, j, t, cat_seq, versions[t], expected,
+                               _TRUE if ok else _FALSE, _NA, _NA, _NA, now + g * L, O_NONE, R_NONE, _NA)
                 if ok:
                     ended = True
                     outcome = O_COMMITTED
@@ -371,8 +387,8 @@ def _kernel(pf, pi, st_i, st_f, cur, step, rd, cs, gt, pm, pt, bo, cu, gaps, thr
                 tx_i[j, TI_CREADS] += 1
                 L2 = tx_f[j, TF_L]
                 if hist:
-                    hn = _hist(H_i, H_f, hn, K_READ, now, j, t, seq, v, -1, 0, -1, -1, -1, now + g * L2,
-                               O_NONE, R_NONE, -1)
+                    hn = _hist(H_i, H_f, hn, K_READ, now, j, t, seq, v, _NA, _FALSE, _NA, _NA, _NA, now + g * L2,
+                               O_NONE, R_NONE, _NA)
                 pending = g * L2
                 if v != tx_i[j, TI_PREPARED]:
                     k = tx_i[j, TI_TABC] + 1
@@ -387,9 +403,6 @@ def _kernel(pf, pi, st_i, st_f, cur, step, rd, cs, gt, pm, pt, bo, cu, gaps, thr
                     delay = bo_cat[k]
                     jit = jit_cat
                 if pol == P_EXPONENTIAL:
-                    if delay < 0.0:   # base * factor ** (k - 1) overflowed in Python: the reference raises
-                        status = STATUS_OVERFLOW
-                        break
                     if jit != 0.0:
                         delay *= 1.0 + jit * bo[c_bo]
                         c_bo += 1
@@ -448,8 +461,8 @@ def _kernel(pf, pi, st_i, st_f, cur, step, rd, cs, gt, pm, pt, bo, cu, gaps, thr
                         c_pt += s_pt
                         tx_i[j, TI_PUTS] += 1
                 if hist:
-                    hn = _hist(H_i, H_f, hn, K_PREPARE, now, j, t, -1, -1, -1, 0, v, vfrom, vto, np.nan,
-                               O_NONE, R_NONE, -1)
+                    hn = _hist(H_i, H_f, hn, K_PREPARE, now, j, t, _NA, _NA, _NA, _FALSE, v, vfrom, vto, np.nan,
+                               O_NONE, R_NONE, _NA)
                 if aborted:
                     ended = True
                     outcome = O_ABORTED
@@ -473,8 +486,8 @@ def _kernel(pf, pi, st_i, st_f, cur, step, rd, cs, gt, pm, pt, bo, cu, gaps, thr
                 tx_i[j, TI_REASON] = reason
                 tx_f[j, TF_END] = end_ms
                 if hist:
-                    hn = _hist(H_i, H_f, hn, K_END, now, j, t, -1, -1, -1, 0, -1, -1, -1, end_ms, outcome, reason,
-                               tx_i[j, TI_ATTEMPTS])
+                    hn = _hist(H_i, H_f, hn, K_END, now, j, t, _NA, _NA, _NA, _FALSE, _NA, _NA, _NA, end_ms,
+                               outcome, reason, tx_i[j, TI_ATTEMPTS])
                 if tx_i[j, TI_INWIN] != 0:
                     open_in_window -= 1
                     if open_in_window == 0 and arrivals_done and not stopped:
@@ -504,7 +517,7 @@ def _kernel(pf, pi, st_i, st_f, cur, step, rd, cs, gt, pm, pt, bo, cu, gaps, thr
                     if inwin:
                         open_in_window += 1
                     if hist:
-                        hn = _hist(H_i, H_f, hn, K_BEGIN, now, j, t, -1, -1, -1, 0, -1, -1, -1, np.nan,
+                        hn = _hist(H_i, H_f, hn, K_BEGIN, now, j, t, _NA, _NA, _NA, _FALSE, _NA, _NA, _NA, np.nan,
                                    O_NONE, R_NONE, max_attempts)
                     hsize = _push(h_t, h_k, h_w, hsize, now, URGENT * _PRIO_SHIFT + eid, j)
                     eid += 1
@@ -570,50 +583,57 @@ def _count_arrivals(gaps, step, duration):
 
 # ---------------------------------------------------------------------------------------------- wrapper
 class _Source:
-    """One random source: its distribution, generator and the draws made so far (or its constant)."""
+    """One random source: its distribution, its generator and a window of its draws (or its constant).
 
-    def __init__(self, dist, rng, *, batch_aligned=False):
+    The kernel consumes `values` from a cursor; when it runs short, `refill` keeps the unconsumed tail, appends
+    fresh draws and rewinds the cursor, so memory stays bounded whatever a run consumes."""
+
+    def __init__(self, dist, rng, n0=0):
         self.dist = dist
         self.rng = rng
-        self.batch_aligned = batch_aligned
-        self.const = getattr(dist, "is_constant", False)
+        self.const = bool(getattr(dist, "is_constant", False))
+        self.consumed = 0   # draws before values[0]
         if self.const:   # Sampler serves dist.draw(rng, 1)[0] and never touches the rng again
             self.values = np.ascontiguousarray(dist.draw(rng, 1), dtype=np.float64)
         else:
-            self.values = np.empty(0, dtype=np.float64)
+            self.values = self._draw(n0)
 
     @property
     def step(self) -> int:
         return 0 if self.const else 1
 
-    def ensure(self, n: int) -> np.ndarray:
-        """At least n values drawn (a multiple of BATCH, drawn in the reference's batches if aligned)."""
-        have = len(self.values)
-        if self.const or have >= n:
+    def _draw(self, n: int) -> np.ndarray:
+        n = max(BATCH, -(-n // BATCH) * BATCH)
+        return np.ascontiguousarray(self.dist.draw(self.rng, n), dtype=np.float64)
+
+    def refill(self, cursor: int, need: int) -> np.ndarray:
+        """Values from `cursor` on, with at least `need` of them; the caller rewinds its cursor to 0."""
+        if self.const:
             return self.values
-        k = -(-(n - have) // BATCH)
-        if self.batch_aligned:
-            fresh = np.concatenate([self.dist.draw(self.rng, BATCH) for _ in range(k)])
-        else:
-            fresh = self.dist.draw(self.rng, k * BATCH)
-        self.values = np.ascontiguousarray(np.concatenate([self.values, fresh.astype(np.float64, copy=False)]))
+        tail = self.values[cursor:]
+        fresh = self._draw(max(need - len(tail), min(CHUNK, max(len(self.values), BATCH))))
+        self.consumed += cursor
+        self.values = np.concatenate([tail, fresh])
         return self.values
 
 
-class _Uniform:
-    is_constant = False
-
-    def draw(self, rng, n):
-        return rng.random(n)
-
-
 def _string_dtype():
+    """The dtype pandas gives a column of Python strings in `DataFrame.from_records` (what the reference gets)."""
     return pd.DataFrame.from_records([("x",)], columns=["s"])["s"].dtype
+
+
+def _strings(labels: tuple, codes: np.ndarray, dtype):
+    """labels[codes] as a pandas array of `dtype`; through pyarrow when the dtype is arrow-backed (much faster
+    than validating millions of Python strings)."""
+    if getattr(dtype, "storage", None) == "pyarrow" and hasattr(dtype, "__from_arrow__"):
+        import pyarrow as pa
+        return dtype.__from_arrow__(pa.array(list(labels), type=pa.large_string()).take(pa.array(codes)))
+    return pd.array(np.array(labels, dtype=object)[codes], dtype=dtype)
 
 
 def _backoff_table(policy, max_attempts: int) -> tuple[int, float, np.ndarray]:
     """(kind, jitter, delay before jitter for k = 0..max_attempts) of one class, computed as `sim.retry.Backoff`
-    does (Python float arithmetic); -1.0 where Python's `**` overflows."""
+    does (the same Python function)."""
     tab = np.zeros(max_attempts + 2, dtype=np.float64)
     if policy.policy == "immediate":
         return P_IMMEDIATE, 0.0, tab
@@ -621,10 +641,7 @@ def _backoff_table(policy, max_attempts: int) -> tuple[int, float, np.ndarray]:
         tab[:] = policy.delay_ms or 0.0
         return P_FIXED, 0.0, tab
     for k in range(1, len(tab)):
-        try:
-            tab[k] = min(policy.base_ms * policy.factor ** (k - 1), policy.max_ms)
-        except OverflowError:
-            tab[k] = -1.0
+        tab[k] = exponential_delay_ms(policy.base_ms, policy.factor, policy.max_ms, k)
     return P_EXPONENTIAL, float(policy.jitter or 0.0), tab
 
 
@@ -637,7 +654,9 @@ class FastEngine:
         self.record_history = record_history
         self.window = (cfg.warmup_ms, cfg.duration_ms - cfg.cooldown_ms)
         self.end_ms = 0.0
-        self._records = None
+        self._n_txn = 0
+        self._tx_i = np.zeros((0, N_TI), dtype=np.int64)
+        self._tx_f = np.zeros((0, N_TF), dtype=np.float64)
         self._history = None
 
     # -------------------------------------------------------------------------------------- running
@@ -656,29 +675,21 @@ class FastEngine:
         else:
             read_dist = cas_dist = LogNormal(cat.latency_ms, 0.0)
         src = [None] * N_SRC
-        src[S_READ] = _Source(read_dist, rng["catalog_read"])
-        src[S_CAS] = _Source(cas_dist, rng["catalog_cas"])
-        src[S_GET] = _Source(LogNormal(prof.get_median_ms, prof.get_sigma, floor), rng["get"])
-        src[S_PUT_ML] = _Source(LogNormal(prof.put_median_ms(cfg.io.manifest_list_bytes), prof.put_sigma, floor),
-                                rng["put_manifest_list"])
-        src[S_PUT_TM] = _Source(LogNormal(prof.put_median_ms(cfg.io.table_metadata_bytes), prof.put_sigma, floor),
-                                rng["put_table_metadata"])
-        src[S_BACKOFF] = _Source(_Uniform(), rng["backoff"])
-        src[S_CONFLICT] = _Source(_Uniform(), rng["validation_conflict"])
-        src[S_GAP] = _Source(inter_arrival_dist(w), rng["arrival"])
 
         # arrivals: as many gaps as the reference draws, hence the number of transactions
         duration = cfg.duration_ms
-        gap_src = src[S_GAP]
         ia = w.inter_arrival
         mean = ia.mean_ms if ia.distribution != "lognormal" else LogNormal(ia.median_ms, ia.sigma).mean_ms()
-        want = int(duration / mean * 1.05) + 2 * BATCH
+        # (a bursty source generates its whole sequence at its first draw, then hands out gaps, then +inf)
+        gap_src = _Source(inter_arrival_dist(w, duration), rng["arrival"], int(duration / mean * 1.05) + BATCH)
         while True:
-            gaps = gap_src.ensure(want)
+            gaps = gap_src.values
             n_txn = _count_arrivals(gaps, gap_src.step, duration)
             if n_txn >= 0:
                 break
-            want = 2 * len(gaps)
+            gaps = gap_src.refill(0, 2 * len(gaps))
+            gap_src.consumed = 0
+        src[S_GAP] = gap_src
         tables = np.empty(0, dtype=np.int64)
         isvo = np.empty(0, dtype=np.int64)
         runtimes = np.empty(0, dtype=np.float64)
@@ -686,12 +697,11 @@ class FastEngine:
             k = -(-n_txn // BATCH)
             tc = table_choice(w)
             tables = np.concatenate([tc.draw(rng["table"], BATCH) for _ in range(k)]).astype(np.int64)
+            tables = np.ascontiguousarray(aim_bursts(tables, gap_src.dist), dtype=np.int64)   # bursts at one table
             op = IsValidatedOverwrite(w.fast_append_ratio)
             isvo = np.concatenate([op.draw(rng["operation"], BATCH) for _ in range(k)]).astype(np.int64)
-            rt = _Source(runtime_dist(w), rng["runtime"])
-            runtimes = rt.ensure(n_txn)
-            if rt.const:
-                runtimes = np.full(n_txn, runtimes[0])
+            rt = _Source(runtime_dist(w), rng["runtime"], n_txn)
+            runtimes = np.full(n_txn, rt.values[0]) if rt.const else rt.values
 
         max_attempts = cfg.max_attempts
         pol_cat, jit_cat, bo_cat = _backoff_table(cfg.retry.catalog, max_attempts)
@@ -723,12 +733,20 @@ class FastEngine:
         pi[PI_POL_TAB] = pol_tab
         pi[PI_CONFLICT] = int(conflict)
 
-        # first guesses of what the run consumes; the kernel asks for more when they run short
-        guess = {S_READ: 4 * n_txn, S_CAS: 3 * n_txn, S_GET: 4 * n_txn, S_PUT_ML: 2 * n_txn, S_PUT_TM: 2 * n_txn,
+        # first guesses of what the run consumes (at most CHUNK); the kernel asks for more when they run short
+        guess = {S_READ: 3 * n_txn, S_CAS: 2 * n_txn, S_GET: 4 * n_txn, S_PUT_ML: 2 * n_txn, S_PUT_TM: 2 * n_txn,
                  S_BACKOFF: n_txn if (jit_cat or jit_tab) else 0, S_CONFLICT: n_txn if conflict else 0}
-        arrays = {}
-        for s, n in guess.items():
-            arrays[s] = src[s].ensure(n + BATCH)
+        src[S_READ] = _Source(read_dist, rng["catalog_read"], min(guess[S_READ], CHUNK))
+        src[S_CAS] = _Source(cas_dist, rng["catalog_cas"], min(guess[S_CAS], CHUNK))
+        src[S_GET] = _Source(LogNormal(prof.get_median_ms, prof.get_sigma, floor), rng["get"],
+                             min(guess[S_GET], CHUNK))
+        src[S_PUT_ML] = _Source(LogNormal(prof.put_median_ms(cfg.io.manifest_list_bytes), prof.put_sigma, floor),
+                                rng["put_manifest_list"], min(guess[S_PUT_ML], CHUNK))
+        src[S_PUT_TM] = _Source(LogNormal(prof.put_median_ms(cfg.io.table_metadata_bytes), prof.put_sigma, floor),
+                                rng["put_table_metadata"], min(guess[S_PUT_TM], CHUNK))
+        src[S_BACKOFF] = _Source(_Uniform(), rng["backoff"], min(guess[S_BACKOFF], CHUNK))
+        src[S_CONFLICT] = _Source(_Uniform(), rng["validation_conflict"], min(guess[S_CONFLICT], CHUNK))
+        arrays = {s: src[s].values for s in range(N_SRC)}
         cur = np.zeros(N_SRC, dtype=np.int64)
         step = np.array([src[s].step for s in range(N_SRC)], dtype=np.int64)
 
@@ -745,9 +763,12 @@ class FastEngine:
         h_t = np.zeros(cap, dtype=np.float64)
         h_k = np.zeros(cap, dtype=np.int64)
         h_w = np.zeros(cap, dtype=np.int64)
-        hcap = 8 * n_txn + 64 if self.record_history else 0
-        H_i = np.zeros((hcap, N_HI), dtype=np.int64)
-        H_f = np.zeros((hcap, 2), dtype=np.float64)
+        # history buffers, column-major (one row per column of the frame); a full one is set aside and the
+        # kernel goes on in a fresh one, so nothing is copied before the frame is built
+        hcap = min(8 * n_txn + 64, HIST_CHUNK) if self.record_history else 0
+        H_i = np.zeros((N_HI, hcap), dtype=np.int64)
+        H_f = np.zeros((2, hcap), dtype=np.float64)
+        hist_chunks = []
         lanes = np.zeros(max(1, cfg.io.max_parallel), dtype=np.float64)
 
         while True:
@@ -757,25 +778,27 @@ class FastEngine:
                              lanes)
             if status == STATUS_DONE:
                 break
-            if status == STATUS_OVERFLOW:
-                raise OverflowError("(34, 'Numerical result out of range')")
             if status == STATUS_EMPTY:
                 raise RuntimeError('No scheduled events left but "until" event was not triggered')
             need = int(st_i[ST_NEED])
             for s in (S_READ, S_CAS, S_GET, S_PUT_ML, S_PUT_TM, S_BACKOFF, S_CONFLICT):
                 if need & (1 << s):
-                    extra = int(st_i[ST_NEED_GET]) if s == S_GET else 1
-                    arrays[s] = src[s].ensure(max(2 * len(arrays[s]), int(cur[s]) + extra))
+                    arrays[s] = src[s].refill(int(cur[s]), int(st_i[ST_NEED_GET]) if s == S_GET else 1)
+                    cur[s] = 0
             if need & (1 << N_SRC):
-                grow = max(len(H_i), 1024)
-                H_i = np.concatenate([H_i, np.zeros((grow, N_HI), dtype=np.int64)])
-                H_f = np.concatenate([H_f, np.zeros((grow, 2), dtype=np.float64)])
+                hist_chunks.append((H_i, H_f, int(st_i[ST_HIST_N])))
+                H_i = np.zeros((N_HI, HIST_CHUNK), dtype=np.int64)
+                H_f = np.zeros((2, HIST_CHUNK), dtype=np.float64)
+                st_i[ST_HIST_N] = 0
 
         self.end_ms = float(st_f[SF_END])
-        self.draws_consumed = {_SRC_STREAM[s]: int(cur[s]) for s in range(N_SRC)}
-        self._records = self._make_records(n_txn, tx_i, tx_f)
+        # draws consumed per stream (a constant source consumes none)
+        self.draws_consumed = {_SRC_STREAM[s]: 0 if src[s].const else src[s].consumed + int(cur[s])
+                               for s in range(N_SRC)}
+        self._n_txn, self._tx_i, self._tx_f = n_txn, tx_i, tx_f
         if self.record_history:
-            self._history = self._make_history(int(st_i[ST_HIST_N]), H_i, H_f, tx_i, int(st_i[ST_SEQ]), versions)
+            hist_chunks.append((H_i, H_f, int(st_i[ST_HIST_N])))
+            self._history = (hist_chunks, int(st_i[ST_SEQ]), versions)
         return self
 
     # -------------------------------------------------------------------------------------- frames
@@ -790,12 +813,12 @@ class FastEngine:
             "txn": np.arange(n, dtype=np.int64),
             "table": table,
             "table_rank": table + 1,
-            "op": pd.array(np.array(["fa", "vo"], dtype=object)[tx_i[:, TI_ISVO]], dtype=sdt),
+            "op": _strings(("fa", "vo"), tx_i[:, TI_ISVO], sdt),
             "arrival_ms": tx_f[:, TF_ARRIVAL].copy(),
             "runtime_end_ms": tx_f[:, TF_RTEND].copy(),
             "end_ms": tx_f[:, TF_END].copy(),
-            "outcome": pd.array(np.array(OUTCOMES, dtype=object)[tx_i[:, TI_OUTCOME]], dtype=sdt),
-            "reason": pd.array(np.array(REASONS, dtype=object)[tx_i[:, TI_REASON]], dtype=sdt),
+            "outcome": _strings(OUTCOMES, tx_i[:, TI_OUTCOME], sdt),
+            "reason": _strings(REASONS, tx_i[:, TI_REASON], sdt),
             "attempts": attempts,
             "catalog_conflicts": tx_i[:, TI_CATC].copy(),
             "table_conflicts": tx_i[:, TI_TABC].copy(),
@@ -808,68 +831,70 @@ class FastEngine:
             "in_window": tx_i[:, TI_INWIN] != 0,
         }
         assert tuple(cols) == RECORD_COLUMNS
-        return pd.DataFrame(cols)
+        return pd.DataFrame(cols, copy=False)
 
-    def _make_history(self, hn, H_i, H_f, tx_i, seq, versions) -> pd.DataFrame:
-        H_i = H_i[:hn]
-        H_f = H_f[:hn]
+    def _make_history(self, chunks, tx_i, seq, versions) -> pd.DataFrame:
         end = self.end_ms
         # still open at the end: unfinished, in arrival (= id) order; then one `final` row per table
         live = np.flatnonzero(tx_i[:, TI_OUTCOME] == O_UNFINISHED)
         nt = len(versions)
-        m = len(live) + nt
-        X_i = np.full((m, N_HI), -1, dtype=np.int64)
-        X_f = np.full((m, 2), end, dtype=np.float64)
-        X_i[:, HI_OK] = 0
-        X_i[:, HI_OUTCOME] = O_NONE
-        X_i[:, HI_REASON] = R_NONE
         k = len(live)
-        X_i[:k, HI_KIND] = K_END
-        X_i[:k, HI_TXN] = live
-        X_i[:k, HI_TABLE] = tx_i[live, TI_TABLE]
-        X_i[:k, HI_OUTCOME] = O_UNFINISHED
-        X_i[:k, HI_REASON] = R_UNFINISHED
-        X_i[:k, HI_ATTEMPTS] = tx_i[live, TI_ATTEMPTS]
-        X_i[k:, HI_KIND] = K_FINAL
-        X_i[k:, HI_TABLE] = np.arange(nt)
-        X_i[k:, HI_SEQ] = seq
-        X_i[k:, HI_VERSION] = versions
-        X_f[k:, 1] = np.nan
-        H_i = np.concatenate([H_i, X_i])
-        H_f = np.concatenate([H_f, X_f])
+        m = k + nt
+        X_i = np.full((N_HI, m), -1, dtype=np.int64)
+        X_f = np.full((2, m), end, dtype=np.float64)
+        X_i[HI_OK] = 0
+        X_i[HI_OUTCOME] = O_NONE
+        X_i[HI_REASON] = R_NONE
+        X_i[HI_KIND, :k] = K_END
+        X_i[HI_TXN, :k] = live
+        X_i[HI_TABLE, :k] = tx_i[live, TI_TABLE]
+        X_i[HI_OUTCOME, :k] = O_UNFINISHED
+        X_i[HI_REASON, :k] = R_UNFINISHED
+        X_i[HI_ATTEMPTS, :k] = tx_i[live, TI_ATTEMPTS]
+        X_i[HI_KIND, k:] = K_FINAL
+        X_i[HI_TABLE, k:] = np.arange(nt)
+        X_i[HI_SEQ, k:] = seq
+        X_i[HI_VERSION, k:] = versions
+        X_f[1, k:] = np.nan
+        # fresh arrays: the frame can take views of them (copy=False) without sharing the engine's state
+        H_i = np.concatenate([c[0][:, :c[2]] for c in chunks] + [X_i], axis=1)
+        H_f = np.concatenate([c[1][:, :c[2]] for c in chunks] + [X_f], axis=1)
 
         sdt = _string_dtype()
-        kind = H_i[:, HI_KIND]
-        txn = H_i[:, HI_TXN]
+        kind = H_i[HI_KIND]
+        txn = H_i[HI_TXN]
         is_begin = kind == K_BEGIN
         op_code = np.zeros(len(kind), dtype=np.int64)   # 0: "", 1: fa, 2: vo
         op_code[is_begin] = 1 + tx_i[txn[is_begin], TI_ISVO]
         cols = {
             "i": np.arange(len(kind), dtype=np.int64),
-            "kind": pd.array(np.array(KINDS, dtype=object)[kind], dtype=sdt),
-            "time_ms": H_f[:, 0].copy(),
-            "txn": txn.copy(),
-            "table": H_i[:, HI_TABLE].copy(),
-            "op": pd.array(np.array(["", "fa", "vo"], dtype=object)[op_code], dtype=sdt),
-            "seq": H_i[:, HI_SEQ].copy(),
-            "version": H_i[:, HI_VERSION].copy(),
-            "expected": H_i[:, HI_EXPECTED].copy(),
-            "ok": H_i[:, HI_OK] != 0,
-            "base_version": H_i[:, HI_BASE].copy(),
-            "validated_from": H_i[:, HI_VFROM].copy(),
-            "validated_to": H_i[:, HI_VTO].copy(),
-            "answer_ms": H_f[:, 1].copy(),
-            "outcome": pd.array(np.array(OUTCOMES, dtype=object)[H_i[:, HI_OUTCOME]], dtype=sdt),
-            "reason": pd.array(np.array(REASONS, dtype=object)[H_i[:, HI_REASON]], dtype=sdt),
-            "attempts": H_i[:, HI_ATTEMPTS].copy(),
+            "kind": _strings(KINDS, kind, sdt),
+            "time_ms": H_f[0],
+            "txn": txn,
+            "table": H_i[HI_TABLE],
+            "op": _strings(("", "fa", "vo"), op_code, sdt),
+            "seq": H_i[HI_SEQ],
+            "version": H_i[HI_VERSION],
+            "expected": H_i[HI_EXPECTED],
+            "ok": H_i[HI_OK] != 0,
+            "base_version": H_i[HI_BASE],
+            "validated_from": H_i[HI_VFROM],
+            "validated_to": H_i[HI_VTO],
+            "answer_ms": H_f[1],
+            "outcome": _strings(OUTCOMES, H_i[HI_OUTCOME], sdt),
+            "reason": _strings(REASONS, H_i[HI_REASON], sdt),
+            "attempts": H_i[HI_ATTEMPTS],
         }
         assert tuple(cols)[1:] == HISTORY_COLUMNS
-        return pd.DataFrame(cols)
+        return pd.DataFrame(cols, copy=False)
 
     def records_frame(self) -> pd.DataFrame:
         """One row per transaction (RECORD_COLUMNS), in transaction-id order."""
-        return self._records.copy()
+        return self._make_records(self._n_txn, self._tx_i, self._tx_f)
 
     def history_frame(self) -> pd.DataFrame | None:
         """The recorded history (docs/FORMATS.md), in processing order, or None if not recorded."""
-        return None if self._history is None else self._history.copy()
+        if self._history is None:
+            return None
+        chunks, seq, versions = self._history
+        return self._make_history(chunks, self._tx_i, seq, versions)

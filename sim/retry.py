@@ -4,6 +4,14 @@ from __future__ import annotations
 from .config import RetryPolicy
 
 
+def exponential_delay_ms(base_ms: float, factor: float, max_ms: float, k: int) -> float:
+    """min(base * factor^(k-1), max) before jitter; a power too large for a float is past the cap anyway."""
+    try:
+        return min(base_ms * factor ** (k - 1), max_ms)
+    except OverflowError:
+        return max_ms
+
+
 class Backoff:
     """Delay before the k-th retry of one conflict class (k = 1, 2, ...); jitter draws come from `uniform`."""
     __slots__ = ("kind", "delay_ms", "base_ms", "factor", "max_ms", "jitter", "_uniform")
@@ -22,7 +30,7 @@ class Backoff:
             return 0.0
         if self.kind == "fixed":
             return self.delay_ms
-        delay = min(self.base_ms * self.factor ** (k - 1), self.max_ms)
+        delay = exponential_delay_ms(self.base_ms, self.factor, self.max_ms, k)
         if self.jitter:
             delay *= 1.0 + self.jitter * self._uniform()
         return delay

@@ -53,12 +53,60 @@ class IsValidatedOverwrite:
         return rng.random(n) >= self.fast_append_ratio
 
 
-def inter_arrival_dist(w: Workload):
+class Bursty:
+    """Arrival gaps of a two-state Markov-modulated Poisson process (see `sim.config.InterArrival`).
+
+    The whole arrival sequence up to `horizon_ms` is generated at the first draw, from the arrival stream
+    alone (phase lengths, then per phase a Poisson count and uniform times); later draws hand out the
+    following gaps, then +inf (no more arrivals). `aimed[i]` says whether arrival i is a burst's extra
+    arrival, sent to the burst table. A fresh object per run: it holds that run's sequence."""
+
+    def __init__(self, mean_ms, burst_mean_ms, burst_ms, quiet_ms, horizon_ms, burst_table=None):
+        self.burst_ms, self.quiet_ms, self.horizon_ms = burst_ms, quiet_ms, horizon_ms
+        self.burst_rate = 1.0 / burst_mean_ms
+        cycle = burst_ms + quiet_ms
+        self.quiet_rate = max(0.0, (cycle / mean_ms - burst_ms * self.burst_rate) / quiet_ms)
+        self.burst_table = burst_table
+        self._gaps: np.ndarray | None = None
+        self.aimed: np.ndarray | None = None
+        self._next = 0
+
+    def _generate(self, rng: np.random.Generator) -> None:
+        times, aimed = [], []
+        t = 0.0
+        in_burst = bool(rng.random() < self.burst_ms / (self.burst_ms + self.quiet_ms))  # stationary start
+        extra = (self.burst_rate - self.quiet_rate) / self.burst_rate if self.burst_table else 0.0
+        while t < self.horizon_ms:
+            length = rng.exponential(self.burst_ms if in_burst else self.quiet_ms)
+            end = min(t + length, self.horizon_ms)
+            rate = self.burst_rate if in_burst else self.quiet_rate
+            n = rng.poisson(rate * (end - t))
+            times.append(np.sort(rng.uniform(t, end, n)))
+            aimed.append(rng.random(n) < extra if in_burst else np.zeros(n, dtype=bool))
+            t, in_burst = end, not in_burst
+        at = np.concatenate(times) if times else np.zeros(0)
+        self._gaps = np.diff(at, prepend=0.0)
+        self.aimed = np.concatenate(aimed) if aimed else np.zeros(0, dtype=bool)
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        if self._gaps is None:
+            self._generate(rng)
+        out = np.full(n, np.inf)
+        chunk = self._gaps[self._next:self._next + n]
+        out[:len(chunk)] = chunk
+        self._next += n
+        return out
+
+
+def inter_arrival_dist(w: Workload, horizon_ms: float = float("inf")):
+    """The gap source of a run; `horizon_ms` (the run's duration_ms) bounds a bursty sequence."""
     ia = w.inter_arrival
     if ia.distribution == "exponential":
         return Exponential(ia.mean_ms)
     if ia.distribution == "lognormal":
         return LogNormal(ia.median_ms, ia.sigma)
+    if ia.distribution == "bursty":
+        return Bursty(ia.mean_ms, ia.burst_mean_ms, ia.burst_ms, ia.quiet_ms, horizon_ms, ia.burst_table)
     return Constant(ia.mean_ms)
 
 
@@ -71,11 +119,35 @@ def table_choice(w: Workload) -> TableChoice:
     return TableChoice(w.num_tables, alpha)
 
 
+def aim_bursts(tables: np.ndarray, gaps) -> np.ndarray:
+    """Tables of arrivals 0..len-1 with a bursty source's aimed arrivals sent to its burst table."""
+    if isinstance(gaps, Bursty) and gaps.burst_table and gaps.aimed is not None:
+        n = min(len(tables), len(gaps.aimed))
+        tables = np.array(tables, copy=True)
+        tables[:n][gaps.aimed[:n]] = gaps.burst_table - 1
+    return tables
+
+
+class _AimedTables:
+    """Table choice for bursty arrivals aimed at one table: arrival i takes the burst table if aimed."""
+
+    def __init__(self, tables: Sampler, gaps: Bursty):
+        self._tables, self._gaps, self._i = tables, gaps, 0
+
+    def __call__(self) -> int:
+        t = self._tables()               # always drawn, so the table stream is the same with or without aiming
+        i, self._i = self._i, self._i + 1
+        return self._gaps.burst_table - 1 if self._gaps.aimed[i] else t
+
+
 class WorkloadSamplers:
     """The four workload random sources, each on its own stream."""
 
-    def __init__(self, w: Workload, streams: dict[str, np.random.Generator]):
-        self.gap = Sampler(inter_arrival_dist(w), streams["arrival"])
+    def __init__(self, w: Workload, streams: dict[str, np.random.Generator], horizon_ms: float):
+        gaps = inter_arrival_dist(w, horizon_ms)
+        self.gap = Sampler(gaps, streams["arrival"])
         self.table = Sampler(table_choice(w), streams["table"])
+        if isinstance(gaps, Bursty) and gaps.burst_table:
+            self.table = _AimedTables(self.table, gaps)
         self.is_vo = Sampler(IsValidatedOverwrite(w.fast_append_ratio), streams["operation"])
         self.runtime = Sampler(runtime_dist(w), streams["runtime"])

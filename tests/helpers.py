@@ -1,18 +1,12 @@
+"""Shared test helpers."""
+import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture
-def root() -> Path:
-    return ROOT
-
-
-def run_cli(*args, cwd=None):
+def run_cli(*args, cwd=None, timeout=900):
     """`python -m sim ARGS` in a subprocess: what a user types."""
-    import subprocess
     return subprocess.run([sys.executable, "-m", "sim", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd or ROOT, timeout=600)
+                          cwd=cwd or ROOT, timeout=timeout)

@@ -1,0 +1,212 @@
+"""Benchmark: per-configuration cost on a fixed set of 4c configurations, then the full 4c sweep.
+
+    python benchmarks/run.py                  # both parts; writes benchmarks/results.json and prints tables
+    python benchmarks/run.py --skip-sweep     # configurations only
+    python benchmarks/run.py --engine simpy   # the reference engine instead of the compiled one
+
+Each configuration runs in a fresh process (one at a time, so nothing else competes for the core) and reports
+wall seconds of the run itself, events (arrivals + catalog reads + CASes, the engine's unit of work),
+events/s, transactions/s and the process's peak resident memory. The compile time of the fast engine
+(cold: empty numba cache; warm: cache on disk) is measured separately. The sweep part runs
+`python -m sim sweep experiments/4c.yaml` at the default parallelism into a scratch directory, sampling the
+resident memory of the sweep's processes.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import multiprocessing as mp
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+PROVIDERS = ("s3x", "s3", "gcp")
+TABLES = (1, 20)
+MIXES = (1.0, 0.9)
+LOADS_MS = (20, 50, 200, 1000)
+
+
+def _one(args):
+    """Run one configuration in this (fresh) process; return its figures."""
+    provider, tables, fa, ia, engine = args
+    from sim import config
+    from sim.run import run
+    cfg = config.from_dict({"catalog": {"backend": "storage"}, "storage": {"provider": provider},
+                            "workload": {"num_tables": tables, "fast_append_ratio": fa,
+                                         "inter_arrival": {"distribution": "exponential", "mean_ms": ia}}})
+    if engine == "fast":   # compile (or load the cache) outside the timed region
+        run(cfg.replace(duration_ms=60_000, warmup_ms=10_000, cooldown_ms=10_000), engine=engine)
+    t0 = time.perf_counter()
+    res = run(cfg, engine=engine)
+    wall = time.perf_counter() - t0
+    s = res.summary
+    return {"provider": provider, "num_tables": tables, "fast_append_ratio": fa, "inter_arrival_ms": ia,
+            "wall_s": wall, "events": s["events"], "events_per_s": s["events"] / wall,
+            "transactions": s["transactions_total"], "transactions_per_s": s["transactions_total"] / wall,
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "success_rate": s["success_rate"], "throughput_cps": s["throughput_cps"]}
+
+
+def configurations(engine: str) -> list[dict]:
+    ctx = mp.get_context("spawn")
+    rows = []
+    for combo in itertools.product(PROVIDERS, TABLES, MIXES, LOADS_MS):
+        with ctx.Pool(1) as pool:            # a fresh process per configuration: honest peak memory
+            row = pool.apply(_one, ((*combo, engine),))
+        rows.append(row)
+        print(f"  {row['provider']:>4} tables={row['num_tables']:>2} fa={row['fast_append_ratio']:.1f} "
+              f"ia={row['inter_arrival_ms']:>4} ms: {row['wall_s']:6.2f} s  {row['events']:>9,} events  "
+              f"{row['events_per_s'] / 1e6:5.2f} M ev/s  {row['peak_rss_mib']:5.0f} MiB", flush=True)
+    return rows
+
+
+def compile_times() -> dict:
+    """Cold (empty numba cache) and warm (cached) first-call time of the fast engine, in fresh processes."""
+    code = ("import time; t=time.perf_counter(); from sim import config; from sim.run import run; "
+            "run(config.from_dict({'duration_ms': 60000, 'warmup_ms': 10000, 'cooldown_ms': 10000}));"
+            "print(time.perf_counter()-t)")
+    out = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        for label in ("cold_s", "warm_s"):
+            r = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True,
+                               check=True)
+            out[label] = float(r.stdout.strip().splitlines()[-1])
+    return out
+
+
+def _tree_rss_mib(pid: int) -> tuple[float, float]:
+    """(parent RSS, parent + children RSS) in MiB, from /proc."""
+    def rss(p):
+        try:
+            with open(f"/proc/{p}/status") as fh:
+                for line in fh:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            return 0.0
+        return 0.0
+
+    def children(p):
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as fh:
+                kids = [int(c) for c in fh.read().split()]
+        except OSError:
+            return []
+        return kids + [g for k in kids for g in children(k)]
+
+    parent = rss(pid)
+    return parent, parent + sum(rss(c) for c in children(pid))
+
+
+def full_sweep(engine: str) -> dict:
+    out = Path(tempfile.mkdtemp(prefix="bench-4c-"))
+    cmd = [sys.executable, "-m", "sim", "sweep", "experiments/4c.yaml", "--out", str(out), "--force",
+           "--no-report", "--no-progress", "--engine", engine]
+    samples = []
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def sample():
+        while proc.poll() is None:
+            done = len(list((out / "runs").glob("*.json"))) if (out / "runs").is_dir() else 0
+            samples.append((time.perf_counter() - t0, done, *_tree_rss_mib(proc.pid)))
+            time.sleep(2.0)
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    stdout, stderr = proc.communicate()
+    wall = time.perf_counter() - t0
+    th.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"sweep failed ({proc.returncode}):\n{stderr[-2000:]}")
+    import pandas as pd
+    df = pd.read_parquet(out / "results.parquet")
+    shutil.rmtree(out, ignore_errors=True)
+    # memory at 10 %, 50 % and the end of the sweep: flat means it does not grow with the sweep's length
+    def at(frac):
+        eligible = [s for s in samples if s[1] >= frac * len(df)]
+        return eligible[0] if eligible else samples[-1]
+    return {"configurations": len(df), "failed": int((df.status != "ok").sum()), "wall_s": wall,
+            "jobs": len(os.sched_getaffinity(0)), "sum_of_run_wall_s": float(df.wall_s.sum()),
+            "max_run_wall_s": float(df.wall_s.max()),
+            "slowest": df.sort_values("wall_s").iloc[-1][["provider", "num_tables", "fast_append_ratio",
+                                                          "inter_arrival_ms", "wall_s"]].to_dict(),
+            "parent_rss_mib_at_10_50_100pct": [round(at(f)[2], 1) for f in (0.1, 0.5, 1.0)],
+            "tree_rss_mib_at_10_50_100pct": [round(at(f)[3], 1) for f in (0.1, 0.5, 1.0)],
+            "tree_rss_mib_max": round(max(s[3] for s in samples), 1) if samples else None,
+            "summary_line": stdout.strip().splitlines()[-1] if stdout.strip() else ""}
+
+
+def machine() -> dict:
+    cpu = ""
+    try:
+        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return {"cpu": cpu, "cores": len(os.sched_getaffinity(0)), "memory_gib": round(mem, 1),
+            "python": platform.python_version(), "platform": platform.platform()}
+
+
+def markdown(res: dict) -> str:
+    m = res["machine"]
+    lines = [f"Measured {res['date']} on {m['cores']} cores ({m['cpu']}), {m['memory_gib']} GiB, Python {m['python']}; "
+             f"engine `{res['engine']}`; 1 h simulated per configuration, 1 replication.", ""]
+    if "compile" in res:
+        c = res["compile"]
+        lines += [f"JIT compile of the fast engine: {c['cold_s']:.1f} s cold (empty cache), "
+                  f"{c['warm_s']:.1f} s with the cache (first call in a fresh process, imports included).", ""]
+    lines += ["| provider | tables | FA ratio | inter-arrival ms | wall s | events | M events/s | txn/s | peak RSS MiB |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for r in res["configurations"]:
+        lines.append(f"| {r['provider']} | {r['num_tables']} | {r['fast_append_ratio']:.1f} | {r['inter_arrival_ms']} | "
+                     f"{r['wall_s']:.2f} | {r['events']:,} | {r['events_per_s'] / 1e6:.2f} | "
+                     f"{r['transactions_per_s']:,.0f} | {r['peak_rss_mib']:.0f} |")
+    if "sweep" in res:
+        s = res["sweep"]
+        lines += ["", f"Full 4c sweep ({s['configurations']} configurations, {s['failed']} failed) with {s['jobs']} jobs: "
+                  f"**{s['wall_s']:.0f} s wall** ({s['wall_s'] / 60:.1f} min); sum of run times {s['sum_of_run_wall_s']:.0f} s; "
+                  f"slowest configuration {s['max_run_wall_s']:.2f} s "
+                  f"({s['slowest']['provider']}, {s['slowest']['num_tables']} tables, FA {s['slowest']['fast_append_ratio']}, "
+                  f"{s['slowest']['inter_arrival_ms']:g} ms). Resident memory of the sweep's parent process at 10 %, 50 %, "
+                  f"100 % of the runs: {s['parent_rss_mib_at_10_50_100pct']} MiB; of the whole process tree: "
+                  f"{s['tree_rss_mib_at_10_50_100pct']} MiB (max {s['tree_rss_mib_max']} MiB)."]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--engine", choices=("fast", "simpy"), default="fast")
+    ap.add_argument("--skip-sweep", action="store_true")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results.json"))
+    args = ap.parse_args(argv)
+    res = {"date": time.strftime("%Y-%m-%d"), "machine": machine(), "engine": args.engine}
+    if args.engine == "fast":
+        res["compile"] = compile_times()
+        print(f"compile: {res['compile']}", flush=True)
+    print("configurations:", flush=True)
+    res["configurations"] = configurations(args.engine)
+    if not args.skip_sweep:
+        print("full 4c sweep ...", flush=True)
+        res["sweep"] = full_sweep(args.engine)
+    Path(args.out).write_text(json.dumps(res, indent=2, default=float))
+    md = markdown(res)
+    Path(args.out).with_suffix(".md").write_text(md + "\n")
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,101 @@
+"""The public Python API: what notebooks and users call, without touching internals.
+
+    from sim import api
+    cfg = api.config("experiments/smoke.yaml" or None, **{"workload.num_tables": 5})
+    res = api.run(cfg)                          # one run: RunResult (summary, records, per_table, history)
+    df = api.replicate(cfg, 5)                  # one row per replication (flat summaries)
+    df = api.sweep({"base": {...}, "grid": {...}}, out="results/mine")   # the results table
+    df = api.load_results("results/4c")
+    agg = api.aggregate(df, by=["provider", "num_tables"])               # means and 95 % CIs
+    api.heatmap(agg, "success_rate", rows="num_tables", cols="inter_arrival_ms")
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from . import config as _config
+from .config import Config
+from .run import RunResult
+from .run import run as _run
+
+
+def config(source: str | Path | dict | Config | None = None, **overrides: Any) -> Config:
+    """A validated config from a YAML path, a dict, an existing Config or the defaults, with dotted-path
+    overrides given as keyword arguments: `config(None, **{"workload.num_tables": 5})`."""
+    if isinstance(source, Config):
+        return source.replace(**overrides) if overrides else source
+    if source is None or isinstance(source, dict):
+        data = dict(source or {})
+        for path, value in overrides.items():
+            _config.set_path(data, path, value)
+        return _config.from_dict(data)
+    return _config.load(source, overrides)
+
+
+def run(cfg: Config | dict | str | Path, replication: int = 0, *, history: bool = False,
+        engine: str = "fast") -> RunResult:
+    """One replication of one configuration."""
+    return _run(config(cfg), replication, history=history, engine=engine)
+
+
+def replicate(cfg: Config | dict | str | Path, replications: int, *, engine: str = "fast") -> pd.DataFrame:
+    """Flat summaries of replications 0..n-1, one row each (independent streams per replication)."""
+    c = config(cfg)
+    return pd.DataFrame([_run(c, r, engine=engine).summary for r in range(replications)])
+
+
+def sweep(spec: str | Path | dict, out: str | Path | None = None, *, jobs: int | None = None,
+          replications: int | None = None, executor: str = "local", scheduler: str | None = None,
+          force: bool = False, progress: bool = True, report: bool = False) -> pd.DataFrame:
+    """Run a sweep (a file or the same structure as a dict) and return its results table. Results are kept
+    under `out` (default `results/<name>`): rerunning reuses finished runs."""
+    from .sweep import load, parse, run_sweep
+    s = parse(spec) if isinstance(spec, dict) else load(spec)
+    out_dir = Path(out) if out is not None else Path("results") / s.name
+    run_sweep(s, out_dir, jobs=jobs, executor=executor, scheduler=scheduler, force=force,
+              replications=replications, progress=progress, log=lambda *_: None)
+    if report:
+        from .report import write_report
+        write_report(out_dir, s.report or None)
+    return load_results(out_dir)
+
+
+def load_results(path: str | Path) -> pd.DataFrame:
+    """A sweep's results table (`DIR/results.parquet`, or the file itself)."""
+    p = Path(path)
+    return pd.read_parquet(p / "results.parquet" if p.is_dir() else p)
+
+
+def load_per_table(path: str | Path) -> pd.DataFrame:
+    p = Path(path)
+    return pd.read_parquet(p / "per_table.parquet" if p.is_dir() else p)
+
+
+def aggregate(df: pd.DataFrame, by: list[str] | None = None, metrics: list[str] | None = None) -> pd.DataFrame:
+    """Means over replications with 95 % confidence half-widths (`<metric>_ci95`)."""
+    from .report import aggregate as _aggregate
+    return _aggregate(df, by=by, metrics=metrics)
+
+
+def knee_table(df: pd.DataFrame, group_by: list[str], load: str = "inter_arrival_ms") -> pd.DataFrame:
+    """Usable throughput: per group, the highest throughput whose success (and VO success) exceeds 95 %."""
+    from .report import knee_table as _knee
+    return _knee(df, group_by, load)
+
+
+def heatmap(df: pd.DataFrame, metric: str, rows: str = "num_tables", cols: str = "inter_arrival_ms", ax=None,
+            **kwargs):
+    """A seaborn heatmap of `metric` (aggregated over replications first if needed); returns the Axes."""
+    from .report import aggregate as _aggregate
+    from .report import heatmap as _heatmap
+    if "n_reps" not in df.columns:
+        df = _aggregate(df)
+    return _heatmap(df, metric, rows, cols, ax=ax, **kwargs)
+
+
+def write_report(results_dir: str | Path, layout: dict | None = None) -> Path:
+    from .report import write_report as _write
+    return _write(results_dir, layout)

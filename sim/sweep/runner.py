@@ -1,0 +1,111 @@
+"""Running a sweep: expand, skip what is done, execute the rest, assemble the results table, report."""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from ..config import from_dict
+from ..results_io import atomic_write_parquet, atomic_write_text
+from .executors import default_jobs, make_executor
+from .spec import Sweep
+from .store import ResultStore, run_key
+from .task import execute, standard_columns
+
+
+@dataclass
+class Outcome:
+    total: int
+    reused: int
+    ran: int
+    failed: int
+    wall_s: float
+    out_dir: Path
+
+
+def tasks_of(sweep: Sweep, replications: int | None = None, engine: str = "fast") -> list[dict]:
+    reps = replications or sweep.replications
+    out = []
+    for point in sweep.points():
+        cfg = point.config.to_dict()
+        for rep in range(reps):
+            out.append({"key": run_key(point.hash, rep), "config": cfg, "params": point.params,
+                        "replication": rep, "engine": engine, "cost": _cost(point.config)})
+    return out
+
+
+def _cost(cfg) -> float:
+    """Rough relative cost (arrivals x attempts they may make), to start the heavy runs first."""
+    ia = cfg.workload.inter_arrival
+    gap = ia.median_ms if ia.distribution == "lognormal" else ia.mean_ms
+    return cfg.duration_ms / gap * (cfg.commit.max_retries + 1)
+
+
+def run_sweep(sweep: Sweep, out_dir: str | Path, *, jobs: int | None = None, executor: str = "local",
+              scheduler: str | None = None, force: bool = False, replications: int | None = None,
+              engine: str = "fast", progress: bool = True, log=print) -> Outcome:
+    start = time.perf_counter()
+    out = Path(out_dir)
+    store = ResultStore(out)
+    tasks = tasks_of(sweep, replications, engine)
+    atomic_write_text(out / "sweep.yaml", yaml.safe_dump(
+        {**sweep.source, "replications": replications or sweep.replications}, sort_keys=False))
+    todo = [t for t in tasks if force or not store.is_done(t["key"])]
+    reused = len(tasks) - len(todo)
+    if reused:
+        log(f"reusing {reused} of {len(tasks)} finished runs in {out} (--force recomputes)")
+    todo.sort(key=lambda t: -t["cost"])
+    failed = ran = 0
+    if todo:
+        jobs = jobs or default_jobs()
+        ex = make_executor(executor, jobs, scheduler)
+        bar = _progress(len(todo), progress)
+        try:
+            for result in ex.map_unordered(execute, todo):
+                store.write(result["key"], result)
+                ran += 1
+                if result["status"] != "ok":
+                    failed += 1
+                    log(f"run {result['key']} failed: {result['error'].strip().splitlines()[-1]}")
+                bar.update(1)
+                bar.set_postfix(failed=failed, refresh=False)
+        finally:
+            bar.close()
+            ex.close()
+    assemble(tasks, store, out)
+    return Outcome(len(tasks), reused, ran, failed, time.perf_counter() - start, out)
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm.auto import tqdm
+    return tqdm(total=total, unit="run", desc="sweep", disable=not enabled, dynamic_ncols=True)
+
+
+def assemble(tasks: list[dict], store: ResultStore, out: Path) -> pd.DataFrame:
+    """The results table from the run files of exactly this sweep's tasks (older runs in DIR are ignored)."""
+    rows, per_table = [], []
+    for t in tasks:
+        res = store.read(t["key"])
+        if res is None:
+            continue
+        cfg = from_dict(t["config"])
+        common = {**t["params"], **standard_columns(cfg), "config_hash": cfg.hash, "replication": t["replication"]}
+        rows.append({**common, "status": res["status"], "error": res["error"],
+                     **{k: _num(v) for k, v in res["summary"].items() if k not in common}})
+        for pt in res["per_table"]:
+            per_table.append({**common, **{k: _num(v) for k, v in pt.items()}})
+    df = pd.DataFrame(rows)
+    atomic_write_parquet(out / "results.parquet", df)
+    if per_table:
+        atomic_write_parquet(out / "per_table.parquet", pd.DataFrame(per_table))
+    else:
+        (out / "per_table.parquet").unlink(missing_ok=True)
+    return df
+
+
+def _num(v):
+    return math.nan if v is None else v

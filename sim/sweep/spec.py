@@ -1,0 +1,169 @@
+"""Sweep files: a base config, a grid (cartesian product), optional zip groups, replications, report layout.
+
+A sweep expands to `Point`s, each a validated `Config` and the swept values that made it. Every path in
+`grid` and `zip` must name a config key: a typo is an error naming the path, before anything runs.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..config import Config, ConfigError, build_structure, check_path, set_path
+from ..config import from_dict as config_from_dict
+
+TOP_KEYS = ("name", "description", "base", "grid", "zip", "replications", "report")
+REPORT_KEYS = ("rows", "cols", "facets", "title")
+
+
+@dataclass(frozen=True)
+class Point:
+    params: dict          # dotted path -> value, for the swept paths only
+    config: Config
+
+    @property
+    def hash(self) -> str:
+        return self.config.hash
+
+
+@dataclass(frozen=True)
+class Sweep:
+    name: str
+    description: str
+    base: dict
+    axes: tuple           # tuple of tuples of (path, values) moving together; one inner tuple per axis
+    replications: int
+    report: dict
+    source: dict          # the file as read, for storing beside results
+
+    @property
+    def paths(self) -> list[str]:
+        return [p for axis in self.axes for p, _ in axis]
+
+    def points(self) -> list[Point]:
+        """Every configuration, in grid order (first axis slowest)."""
+        out = []
+        ranges = [range(len(axis[0][1])) for axis in self.axes]
+        for combo in itertools.product(*ranges):
+            data = copy.deepcopy(self.base)
+            params = {}
+            for axis, k in zip(self.axes, combo):
+                for path, values in axis:
+                    set_path(data, path, copy.deepcopy(values[k]))
+                    params[path] = label(values[k])
+            try:
+                cfg = config_from_dict(data)
+            except ConfigError as exc:
+                where = ", ".join(f"{p}={v!r}" for p, v in params.items())
+                raise ConfigError(exc.path, f"{exc.message} (at grid point {where})") from None
+            out.append(Point(params, cfg))
+        return out
+
+
+def label(value: Any) -> Any:
+    """A swept value as a results-table cell: scalars as they are, a mapping as compact flow YAML."""
+    if isinstance(value, dict):
+        return yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=10_000).strip()
+    return value
+
+
+def _err(path: str, msg: str):
+    raise ConfigError(path, msg)
+
+
+def _values(path: str, where: str, values: Any) -> list:
+    if not isinstance(values, list) or not values:
+        _err(where, f"expected a non-empty list of values for {path}")
+    return values
+
+
+def _check_path(path: str, where: str, values: list):
+    """A swept path names a config key; a section (e.g. `retry.table`) takes mappings as values."""
+    if not isinstance(path, str) or not path:
+        _err(where, f"expected a dotted config path, got {path!r}")
+    try:
+        section = check_path(path)
+    except ConfigError as exc:
+        _err(f"{where}.{path}", exc.message)
+    if section and not all(isinstance(v, dict) for v in values):
+        _err(f"{where}.{path}", "names a section: its values must be mappings")
+
+
+def parse(data: dict, *, source_name: str = "sweep") -> Sweep:
+    if not isinstance(data, dict):
+        _err("", "a sweep file must be a mapping")
+    for key in data:
+        if key not in TOP_KEYS:
+            _err(str(key), f"unknown key (expected one of: {', '.join(TOP_KEYS)})")
+    base = data.get("base") or {}
+    if not isinstance(base, dict):
+        _err("base", "expected a mapping (an engine config)")
+    _check_base(base)
+    axes = []
+    grid = data.get("grid") or {}
+    if not isinstance(grid, dict):
+        _err("grid", "expected a mapping of dotted config paths to lists of values")
+    for path, values in grid.items():
+        values = _values(path, f"grid.{path}", values)
+        _check_path(path, "grid", values)
+        axes.append(((path, tuple(values)),))
+    zips = data.get("zip") or []
+    if not isinstance(zips, list):
+        _err("zip", "expected a list of groups (mappings of paths to equal-length lists)")
+    for i, group in enumerate(zips):
+        if not isinstance(group, dict) or not group:
+            _err(f"zip[{i}]", "expected a mapping of dotted config paths to lists")
+        lengths = set()
+        axis = []
+        for path, values in group.items():
+            vals = tuple(_values(path, f"zip[{i}].{path}", values))
+            _check_path(path, f"zip[{i}]", list(vals))
+            lengths.add(len(vals))
+            axis.append((path, vals))
+        if len(lengths) != 1:
+            _err(f"zip[{i}]", f"lists must have equal lengths, got {sorted(lengths)}")
+        axes.append(tuple(axis))
+    seen = [p for axis in axes for p, _ in axis]
+    dup = {p for p in seen if seen.count(p) > 1}
+    if dup:
+        _err("grid", f"path swept twice: {', '.join(sorted(dup))}")
+    reps = data.get("replications", 1)
+    if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
+        _err("replications", f"expected an integer >= 1, got {reps!r}")
+    report = data.get("report") or {}
+    if not isinstance(report, dict):
+        _err("report", "expected a mapping")
+    for key in report:
+        if key not in REPORT_KEYS:
+            _err(f"report.{key}", f"unknown key (expected one of: {', '.join(REPORT_KEYS)})")
+    name = data.get("name", source_name)
+    if not isinstance(name, str) or not name or "/" in name:
+        _err("name", f"expected a plain name, got {name!r}")
+    sweep = Sweep(name=name, description=str(data.get("description", "")), base=base, axes=tuple(axes),
+                  replications=reps, report=report, source=data)
+    sweep.points()  # validate every grid point now, before anything runs
+    return sweep
+
+
+def _check_base(base: dict) -> None:
+    """Keys and types of the base alone; cross-field rules wait for the grid points (the grid may supply
+    what the base leaves out, e.g. a service catalog's latency)."""
+    try:
+        build_structure(base)
+    except ConfigError as exc:
+        raise ConfigError(f"base.{exc.path}" if exc.path else "base", exc.message) from None
+
+
+def load(path: str | Path) -> Sweep:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError("", f"sweep file not found: {path}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError("", f"{path}: not valid YAML: {exc}") from None
+    return parse(data, source_name=path.stem)

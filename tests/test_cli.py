@@ -1,0 +1,101 @@
+"""The command line end to end: what a user types, what they see, what is (not) written."""
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+from helpers import ROOT, run_cli
+
+SMALL = {"duration_ms": 300_000, "warmup_ms": 60_000, "cooldown_ms": 60_000,
+         "workload": {"inter_arrival": {"mean_ms": 200}, "num_tables": 2, "fast_append_ratio": 0.8,
+                      "runtime": {"median_ms": 5000, "sigma": 1.0, "min_ms": 1000}}}
+
+
+@pytest.fixture
+def small(tmp_path):
+    p = tmp_path / "small.yaml"
+    p.write_text(yaml.safe_dump(SMALL))
+    return p
+
+
+def test_run_json_prints_one_object(small):
+    r = run_cli("run", small, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)            # exactly one JSON object, nothing else on stdout
+    assert 0 <= out["success_rate"] <= 1
+    for key in ("throughput_cps", "offered_cps", "config_hash"):
+        assert key in out
+    assert set(out["commit_latency_ms"]) == {"mean", "p50", "p95", "p99"}
+    for op in ("fa", "vo"):
+        assert {"success_rate", "throughput_cps", "commit_latency_ms"} <= set(out["per_op"][op])
+    assert set(out["retries"]) >= {"catalog_conflicts", "table_conflicts"}
+    t = out["transactions"]
+    assert t["arrived"] == t["committed"] + t["aborted"] + t["unfinished"] > 0
+
+
+def test_run_overrides_and_seed_change_the_result(small):
+    a = json.loads(run_cli("run", small, "--json").stdout)
+    b = json.loads(run_cli("run", small, "--json", "--seed", "7").stdout)
+    c = json.loads(run_cli("run", small, "--json", "--set", "workload.num_tables=5").stdout)
+    assert a["config_hash"] != b["config_hash"] != c["config_hash"]
+    assert c["config"]["config"]["workload"]["num_tables"] == 5
+
+
+def test_run_writes_records_summary_config_and_history(small, tmp_path):
+    out = tmp_path / "out"
+    r = run_cli("run", small, "--out", out, "--history")
+    assert r.returncode == 0, r.stderr
+    assert "success rate" in r.stdout
+    rec = pd.read_parquet(out / "transactions.parquet")
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["arrived"] == int(rec.in_window.sum())
+    resolved = yaml.safe_load((out / "config.yaml").read_text())
+    assert resolved["config"]["workload"]["num_tables"] == 2 and resolved["provider_profile"]["name"] == "s3"
+    assert (out / "history.parquet").is_file()
+
+    ok = run_cli("check", out)
+    assert ok.returncode == 0 and ok.stdout.startswith("ok")
+
+    h = pd.read_parquet(out / "history.parquet")
+    first_read = h.index[h.kind == "read"][5]
+    h.loc[first_read, "seq"] += 1          # a read that saw the future
+    h.to_parquet(out / "history.parquet", index=False)
+    bad = run_cli("check", out)
+    assert bad.returncode == 1
+    assert bad.stdout.startswith("invariant 5 violated")
+
+
+@pytest.mark.parametrize("override, path", [
+    ("workload.num_tabels=3", "workload.num_tabels"),
+    ("workload.num_tables=0", "workload.num_tables"),
+    ("workload.fast_append_ratio=1.2", "workload.fast_append_ratio"),
+    ("storage.provider=s4", "storage.provider"),
+    ("retry.table.policy=sometimes", "retry.table.policy"),
+    ("catalog.backend=service", "catalog.latency_ms"),
+])
+def test_bad_config_exits_2_with_one_line_and_writes_nothing(small, tmp_path, override, path):
+    out = tmp_path / "never"
+    r = run_cli("run", small, "--set", override, "--out", out, "--json")
+    assert r.returncode == 2
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {path}:"), r.stderr
+    assert not out.exists()
+
+
+def test_bad_yaml_and_missing_file_exit_2(tmp_path):
+    p = tmp_path / "bad.yaml"
+    p.write_text("workload: [unclosed")
+    assert run_cli("run", p).returncode == 2
+    assert run_cli("run", tmp_path / "missing.yaml").returncode == 2
+    assert run_cli("check", tmp_path).returncode == 2
+    assert run_cli("sweep", tmp_path / "missing.yaml").returncode == 2
+
+
+def test_bad_sweep_file_exits_2(tmp_path):
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump({"name": "s", "grid": {"workload.num_tabels": [1, 2]}}))
+    r = run_cli("sweep", p, "--out", tmp_path / "out")
+    assert r.returncode == 2 and "grid.workload.num_tabels" in r.stderr
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,301 @@
+"""The compiled engine (sim.fast_engine) against the SimPy reference (sim.engine): bit-identical records and
+histories for the same config and replication, over configs that cover every branch of the model, plus a
+hypothesis property over small generated configs."""
+from __future__ import annotations
+
+import copy
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pandas.testing import assert_frame_equal
+
+from sim import fast_engine
+from sim.checker import check_history
+from sim.config import from_dict
+from sim.engine import HISTORY_COLUMNS, RECORD_COLUMNS, Engine
+from sim.fast_engine import FastEngine
+
+# short runs with short runtimes, so that transactions commit and contend
+BASE = {
+    "duration_ms": 120_000, "warmup_ms": 20_000, "cooldown_ms": 20_000, "drain_limit_ms": 60_000,
+    "workload": {"inter_arrival": {"mean_ms": 100}, "runtime": {"median_ms": 1000, "sigma": 1.0, "min_ms": 100}},
+}
+
+
+def merge(base: dict, over: dict) -> dict:
+    """`base` with `over` merged in (an `inter_arrival` mapping is replaced whole)."""
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict) and k != "inter_arrival":
+            out[k] = merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def assert_same(d: dict, replication: int = 0, history: bool = True):
+    cfg = from_dict(d)
+    ref = Engine(cfg, replication, record_history=history).run()
+    fast = FastEngine(cfg, replication, record_history=history).run()
+    assert fast.window == ref.window
+    assert fast.end_ms == ref.end_ms
+    rr, rf = ref.records_frame(), fast.records_frame()
+    assert tuple(rf.columns) == RECORD_COLUMNS
+    assert_frame_equal(rf, rr, check_exact=True)
+    if history:
+        hr, hf = ref.history_frame(), fast.history_frame()
+        assert tuple(hf.columns) == ("i",) + HISTORY_COLUMNS
+        assert_frame_equal(hf, hr, check_exact=True)
+    else:
+        assert fast.history_frame() is None
+    return ref, fast
+
+
+CONTENDED = {"workload": {"inter_arrival": {"mean_ms": 40}, "num_tables": 2, "fast_append_ratio": 0.7}}
+
+CASES = {
+    "default": {},
+    **{f"provider_{p}": merge(CONTENDED, {"storage": {"provider": p}})
+       for p in ("s3x", "s3", "azurex", "azure", "gcp", "instant")},
+    "service_constant": merge(CONTENDED, {"catalog": {"backend": "service", "latency_ms": 10}}),
+    "service_constant_zero": merge(CONTENDED, {"catalog": {"backend": "service", "latency_ms": 0}}),
+    "service_lognormal": merge(CONTENDED, {"catalog": {"backend": "service",
+                                                      "latency": {"median_ms": 20, "sigma": 0.7}}}),
+    "lin_0": merge(CONTENDED, {"catalog": {"linearization_fraction": 0.0}}),
+    "lin_1": merge(CONTENDED, {"catalog": {"linearization_fraction": 1.0}}),
+    "lin_0.3_service": merge(CONTENDED, {"catalog": {"backend": "service", "latency_ms": 50,
+                                                     "linearization_fraction": 0.3}}),
+    "zipf": merge(CONTENDED, {"workload": {"num_tables": 5,
+                                           "table_selection": {"distribution": "zipf", "alpha": 1.2}}}),
+    "uniform_5": merge(CONTENDED, {"workload": {"num_tables": 5}}),
+    "all_vo": merge(CONTENDED, {"workload": {"fast_append_ratio": 0.0, "num_tables": 1}}),
+    "all_fa": merge(CONTENDED, {"workload": {"fast_append_ratio": 1.0}}),
+    "stale_first": merge(CONTENDED, {"commit": {"first_attempt": "stale"}}),
+    "md_read_on_failure": merge(CONTENDED, {"commit": {"metadata_read_on_failure": True}}),
+    "inlined": merge(CONTENDED, {"catalog": {"table_metadata_inlined": True}}),
+    "parallel_4": merge(CONTENDED, {"io": {"max_parallel": 4},
+                                    "workload": {"fast_append_ratio": 0.3, "num_tables": 1,
+                                                 "runtime": {"median_ms": 3000}}}),
+    "parallel_4_constant_get": merge(CONTENDED, {"io": {"max_parallel": 4}, "storage": {"provider": "instant"},
+                                                 "workload": {"fast_append_ratio": 0.3, "num_tables": 1,
+                                                              "runtime": {"median_ms": 3000}}}),
+    "vo_conflicts": merge(CONTENDED, {"workload": {"fast_append_ratio": 0.4, "vo_conflict_probability": 0.05}}),
+    "retry_fixed": merge(CONTENDED, {"retry": {"catalog": {"policy": "fixed", "delay_ms": 30},
+                                               "table": {"policy": "fixed", "delay_ms": 0}}}),
+    "retry_exponential_jitter": merge(CONTENDED, {"retry": {
+        "catalog": {"policy": "exponential", "base_ms": 20, "factor": 2, "max_ms": 500, "jitter": 0.3},
+        "table": {"policy": "exponential"}}}),
+    "retry_exponential_no_jitter": merge(CONTENDED, {"retry": {
+        "catalog": {"policy": "immediate"},
+        "table": {"policy": "exponential", "base_ms": 50, "factor": 1.5, "max_ms": 400, "jitter": 0}}}),
+    "retry_mixed_md": merge(CONTENDED, {"commit": {"metadata_read_on_failure": True},
+                                        "retry": {"catalog": {"policy": "exponential", "jitter": 0.1},
+                                                  "table": {"policy": "fixed", "delay_ms": 15}}}),
+    "max_retries_0": merge(CONTENDED, {"commit": {"max_retries": 0}}),
+    "max_retries_3": merge(CONTENDED, {"commit": {"max_retries": 3}}),
+    "drain_0": merge(CONTENDED, {"drain_limit_ms": 0, "workload": {"runtime": {"median_ms": 20_000}}}),
+    "drain_default": merge(CONTENDED, {"drain_limit_ms": 3_600_000}),
+    "lognormal_arrivals": merge(CONTENDED, {"workload": {"inter_arrival": {"distribution": "lognormal",
+                                                                           "median_ms": 40, "sigma": 0.5}}}),
+    "constant_arrivals": merge(CONTENDED, {"workload": {"inter_arrival": {"distribution": "constant",
+                                                                          "mean_ms": 40}}}),
+    # every latency constant: event times are sums of integers, so ties between events are everywhere and
+    # only SimPy's (time, priority, eid) order decides
+    "ties_instant": {
+        "duration_ms": 20_000, "warmup_ms": 4_000, "cooldown_ms": 4_000, "drain_limit_ms": 20_000,
+        "storage": {"provider": "instant"},
+        "catalog": {"backend": "service", "latency_ms": 10},
+        "workload": {"inter_arrival": {"distribution": "constant", "mean_ms": 5}, "num_tables": 2,
+                     "fast_append_ratio": 0.5, "runtime": {"median_ms": 100, "sigma": 0, "min_ms": 0}},
+    },
+    "ties_lin_0": {
+        "duration_ms": 20_000, "warmup_ms": 4_000, "cooldown_ms": 4_000, "drain_limit_ms": 0,
+        "storage": {"provider": "instant"},
+        "catalog": {"backend": "service", "latency_ms": 4, "linearization_fraction": 0.0},
+        "workload": {"inter_arrival": {"distribution": "constant", "mean_ms": 4}, "num_tables": 1,
+                     "fast_append_ratio": 0.7, "runtime": {"median_ms": 40, "sigma": 0, "min_ms": 0}},
+        "retry": {"catalog": {"policy": "fixed", "delay_ms": 8}},
+    },
+    "ties_lin_1_stale": {
+        "duration_ms": 20_000, "warmup_ms": 4_000, "cooldown_ms": 4_000,
+        "storage": {"provider": "instant"},
+        "catalog": {"backend": "service", "latency_ms": 2, "linearization_fraction": 1.0},
+        "commit": {"first_attempt": "stale", "metadata_read_on_failure": True, "max_retries": 3},
+        "workload": {"inter_arrival": {"distribution": "constant", "mean_ms": 2}, "num_tables": 3,
+                     "fast_append_ratio": 0.5, "runtime": {"median_ms": 20, "sigma": 0, "min_ms": 50}},
+    },
+    "ties_zero_latency": {
+        "duration_ms": 8_000, "warmup_ms": 2_000, "cooldown_ms": 2_000,
+        "storage": {"provider": "instant"},
+        "catalog": {"backend": "service", "latency_ms": 0},
+        "workload": {"inter_arrival": {"distribution": "constant", "mean_ms": 1}, "num_tables": 1,
+                     "fast_append_ratio": 0.5, "runtime": {"median_ms": 3, "sigma": 0, "min_ms": 0}},
+    },
+    "ties_watchdog": {   # arrivals end, watchdog and transaction events at the same instants
+        "duration_ms": 10_000, "warmup_ms": 1_000, "cooldown_ms": 1_000, "drain_limit_ms": 0,
+        "storage": {"provider": "instant"},
+        "catalog": {"backend": "service", "latency_ms": 10, "linearization_fraction": 0.0},
+        "workload": {"inter_arrival": {"distribution": "constant", "mean_ms": 10},
+                     "runtime": {"median_ms": 90, "sigma": 0, "min_ms": 0}},
+    },
+    "bursty": merge(CONTENDED, {"workload": {"num_tables": 3, "inter_arrival": {
+        "distribution": "bursty", "mean_ms": 60, "burst_mean_ms": 20, "burst_ms": 2_000, "quiet_ms": 8_000}}}),
+    "bursty_aimed": merge(CONTENDED, {"workload": {"num_tables": 3, "inter_arrival": {
+        "distribution": "bursty", "mean_ms": 60, "burst_mean_ms": 20, "burst_ms": 2_000, "quiet_ms": 8_000,
+        "burst_table": 2}}}),
+    "no_arrivals": {
+        "duration_ms": 5_000, "warmup_ms": 1_000, "cooldown_ms": 1_000,
+        "workload": {"inter_arrival": {"distribution": "constant", "mean_ms": 10_000}},
+    },
+    "published_like": merge(BASE, {
+        "drain_limit_ms": 0, "commit": {"first_attempt": "stale", "metadata_read_on_failure": True},
+        "workload": {"inter_arrival": {"distribution": "lognormal", "median_ms": 30, "sigma": 0.5},
+                     "fast_append_ratio": 0.5, "num_tables": 2}}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_identical_to_reference(name):
+    assert_same(merge(BASE, CASES[name]))
+
+
+@pytest.mark.parametrize("replication", [1, 2])
+def test_identical_other_replications(replication):
+    assert_same(merge(BASE, CASES["retry_mixed_md"]), replication=replication)
+
+
+def test_identical_without_history():
+    ref, fast = assert_same(merge(BASE, CONTENDED), history=False)
+    assert (fast.records_frame()["outcome"] == "committed").any()
+
+
+def test_refills_small_chunks(monkeypatch):
+    """Sources and history buffers run short over and over (the kernel stops, the wrapper draws more or sets
+    the full history buffer aside, the kernel resumes)."""
+    monkeypatch.setattr(fast_engine, "CHUNK", fast_engine.BATCH)
+    monkeypatch.setattr(fast_engine, "HIST_CHUNK", 64)
+    for name in ("all_vo", "parallel_4", "retry_mixed_md", "vo_conflicts", "md_read_on_failure"):
+        assert_same(merge(BASE, CASES[name]))
+
+
+def test_heavy_validation_refill():
+    """Long VO runtimes: a prepare validates many snapshots, so one event needs more GETs than a chunk."""
+    d = merge(BASE, {"workload": {"inter_arrival": {"mean_ms": 10}, "fast_append_ratio": 0.8,
+                                  "runtime": {"median_ms": 20_000, "sigma": 0.5, "min_ms": 1000}},
+                     "storage": {"provider": "s3x"}, "io": {"max_parallel": 3}})
+    ref, fast = assert_same(d, history=False)
+    assert fast.records_frame()["manifest_lists_read"].max() > 100
+
+
+def test_records_have_commits_and_conflicts():
+    """The comparison cases are not vacuous: commits, aborts and both conflict classes happen."""
+    _, fast = assert_same(merge(BASE, CONTENDED))
+    r = fast.records_frame()
+    assert set(r["outcome"]) >= {"committed", "aborted"}
+    assert r["catalog_conflicts"].sum() > 0 and r["table_conflicts"].sum() > 0
+
+
+@pytest.mark.parametrize("name", ["default", "zipf", "vo_conflicts", "ties_instant", "drain_0", "parallel_4",
+                                  "retry_mixed_md", "stale_first"])
+def test_fast_history_passes_checker(name):
+    fast = FastEngine(from_dict(merge(BASE, CASES[name])), record_history=True).run()
+    h = fast.history_frame()
+    assert check_history(h) == []
+    assert (h["kind"] == "final").sum() == from_dict(merge(BASE, CASES[name])).workload.num_tables
+
+
+def test_interface():
+    cfg = from_dict(merge(BASE, CONTENDED))
+    e = FastEngine(cfg)
+    assert e.run() is e
+    assert e.window == (cfg.warmup_ms, cfg.duration_ms - cfg.cooldown_ms)
+    assert e.end_ms >= cfg.duration_ms
+    assert_frame_equal(e.records_frame(), e.records_frame())
+    assert e.history_frame() is None
+
+
+def test_run_module_same_summary():
+    from sim.run import run
+    cfg = from_dict(merge(BASE, CONTENDED))
+    a, b = run(cfg, 0, engine="simpy"), run(cfg, 0, engine="fast")
+    sa = {k: v for k, v in a.summary.items() if k != "wall_s"}
+    sb = {k: v for k, v in b.summary.items() if k != "wall_s"}
+    assert sa.keys() == sb.keys()
+    for k in sa:
+        assert sa[k] == sb[k] or (sa[k] != sa[k] and sb[k] != sb[k]), k
+    assert_frame_equal(pd.DataFrame(a.per_table), pd.DataFrame(b.per_table), check_exact=True)
+
+
+# ------------------------------------------------------------------------------------------ property
+def _retry_policy():
+    return st.one_of(
+        st.just({"policy": "immediate"}),
+        st.builds(lambda d: {"policy": "fixed", "delay_ms": d}, st.sampled_from([0.0, 1.0, 25.0, 150.0])),
+        st.builds(lambda b, f, m, j: {"policy": "exponential", "base_ms": b, "factor": f, "max_ms": m, "jitter": j},
+                  st.sampled_from([1.0, 10.0, 100.0]), st.sampled_from([1.0, 1.5, 2.0, 3.0]),
+                  st.sampled_from([10.0, 500.0, 5000.0]), st.sampled_from([0.0, 0.1, 0.5])),
+    )
+
+
+@st.composite
+def small_configs(draw):
+    duration = draw(st.sampled_from([60_000.0, 120_000.0, 300_000.0]))
+    # inter-arrival 5..500 ms, but at most ~3000 arrivals so that the reference stays quick
+    ia_ms = draw(st.floats(min_value=max(5.0, duration / 3000), max_value=500.0))
+    dist = draw(st.sampled_from(["exponential", "lognormal", "constant", "bursty"]))
+    num_tables = draw(st.integers(1, 5))
+    if dist == "lognormal":
+        ia = {"distribution": dist, "median_ms": ia_ms, "sigma": draw(st.sampled_from([0.0, 0.5, 1.0]))}
+    else:
+        ia = {"distribution": dist, "mean_ms": ia_ms}
+    if dist == "constant":
+        ia["mean_ms"] = float(round(ia_ms))
+    if dist == "bursty":
+        b, q = draw(st.sampled_from([1000.0, 5000.0])), draw(st.sampled_from([1000.0, 5000.0, 20_000.0]))
+        ia.update(burst_ms=b, quiet_ms=q, burst_mean_ms=ia_ms * b / (b + q) * draw(st.sampled_from([1.1, 2.0])))
+        table = draw(st.integers(0, num_tables))
+        if table:
+            ia["burst_table"] = table
+    sel = draw(st.sampled_from(["uniform", "zipf"]))
+    table_selection = {"distribution": "uniform"} if sel == "uniform" else \
+        {"distribution": "zipf", "alpha": draw(st.sampled_from([0.5, 1.0, 1.5, 2.0]))}
+    rt_median = draw(st.sampled_from([100.0, 300.0, 1000.0, 2000.0]))
+    runtime = {"median_ms": rt_median, "sigma": draw(st.sampled_from([0.0, 0.5, 1.5])),
+               "min_ms": draw(st.sampled_from([0.0, 50.0, rt_median]))}
+    backend = draw(st.sampled_from(["storage", "service_constant", "service_lognormal"]))
+    catalog = {"linearization_fraction": draw(st.sampled_from([0.0, 0.25, 0.5, 1.0])),
+               "table_metadata_inlined": draw(st.booleans())}
+    if backend == "service_constant":
+        catalog.update(backend="service", latency_ms=draw(st.sampled_from([0.0, 1.0, 10.0, 50.0, 120.0])))
+    elif backend == "service_lognormal":
+        catalog.update(backend="service", latency={"median_ms": draw(st.sampled_from([1.0, 10.0, 50.0])),
+                                                   "sigma": draw(st.sampled_from([0.0, 0.3, 1.0]))})
+    d = {
+        "duration_ms": duration,
+        "warmup_ms": duration * draw(st.sampled_from([0.0, 0.1, 0.25])),
+        "cooldown_ms": duration * draw(st.sampled_from([0.0, 0.1, 0.25])),
+        "seed": draw(st.integers(0, 3)),
+        "catalog": catalog,
+        "storage": {"provider": draw(st.sampled_from(["s3x", "s3", "azurex", "azure", "gcp", "instant"]))},
+        "io": {"max_parallel": draw(st.sampled_from([1, 2, 4, 8]))},
+        "workload": {"inter_arrival": ia, "num_tables": num_tables, "table_selection": table_selection,
+                     "fast_append_ratio": draw(st.sampled_from([0.0, 0.5, 0.9, 1.0])), "runtime": runtime,
+                     "vo_conflict_probability": draw(st.sampled_from([0.0, 0.0, 0.02, 0.2]))},
+        "commit": {"first_attempt": draw(st.sampled_from(["refresh", "stale"])),
+                   "max_retries": draw(st.sampled_from([0, 1, 3, 10])),
+                   "metadata_read_on_failure": draw(st.booleans())},
+        "retry": {"catalog": draw(_retry_policy()), "table": draw(_retry_policy())},
+    }
+    drain = draw(st.sampled_from([None, 0.0, 5_000.0, 60_000.0]))
+    if drain is not None:
+        d["drain_limit_ms"] = drain
+    return d, draw(st.integers(0, 3))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_configs())
+def test_property_identical(case):
+    d, replication = case
+    assert_same(d, replication=replication)
