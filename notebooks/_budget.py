@@ -37,8 +37,8 @@ _T0 = time.perf_counter()
 
 def banner(what: str) -> None:
     """Print which budget is active, and what it means for this notebook."""
-    how = ("SMOKE budget (SIM_NOTEBOOK_BUDGET=smoke): short runs, few replications, a reduced grid; "
-           "numbers are noisy and only show the notebook works"
+    how = ("SMOKE budget (SIM_NOTEBOOK_BUDGET=smoke): short runs and few replications (a reduced grid where "
+           "noted); the numbers are noisy and only show that the notebook works"
            if SMOKE else "FULL budget (set SIM_NOTEBOOK_BUDGET=smoke for a quick check)")
     print(f"Budget: {how}.")
     print(f"  {what}")
