@@ -21,8 +21,7 @@ import simpy
 
 from .catalog import Catalog
 from .config import Config, config_hash
-from .latency import LogNormal, Sampler
-from .providers import load_provider
+from .latency import Sampler, latency_model
 from .retry import Backoff
 from .rng import streams
 from .workload import WorkloadSamplers
@@ -88,30 +87,19 @@ class Engine:
         rng = streams(config_hash(cfg), replication)
         self.workload = WorkloadSamplers(cfg.workload, rng, cfg.duration_ms)
 
-        prof = load_provider(cfg.storage.provider)
-        floor = prof.min_latency_ms
-        self.get = Sampler(LogNormal(prof.get_median_ms, prof.get_sigma, floor), rng["get"])
-        self.put_ml = Sampler(LogNormal(prof.put_median_ms(cfg.io.manifest_list_bytes), prof.put_sigma, floor),
-                              rng["put_manifest_list"])
-        self.put_tm = Sampler(LogNormal(prof.put_median_ms(cfg.io.table_metadata_bytes), prof.put_sigma, floor),
-                              rng["put_table_metadata"])
-        cat = cfg.catalog
-        if cat.backend == "storage":
-            read_dist = LogNormal(prof.get_median_ms, prof.get_sigma, floor)
-            cas_dist = LogNormal(prof.cas_median_ms, prof.cas_sigma, floor)
-        elif cat.latency is not None:
-            read_dist = cas_dist = LogNormal(cat.latency.median_ms, cat.latency.sigma)
-        else:
-            read_dist = cas_dist = LogNormal(cat.latency_ms, 0.0)
-        self.catalog_read = Sampler(read_dist, rng["catalog_read"])
-        self.catalog_cas = Sampler(cas_dist, rng["catalog_cas"])
+        lat = latency_model(cfg)
+        self.get = Sampler(lat.get, rng["get"])
+        self.put_ml = Sampler(lat.put_manifest_list, rng["put_manifest_list"])
+        self.put_tm = Sampler(lat.put_table_metadata, rng["put_table_metadata"])
+        self.catalog_read = Sampler(lat.catalog_read, rng["catalog_read"])
+        self.catalog_cas = Sampler(lat.catalog_cas, rng["catalog_cas"])
         uniform_backoff = Sampler(_Uniform(), rng["backoff"])
         self.backoff = {"catalog": Backoff(cfg.retry.catalog, uniform_backoff),
                         "table": Backoff(cfg.retry.table, uniform_backoff)}
         self.conflict_u = Sampler(_Uniform(), rng["validation_conflict"])
 
-        self.f = cat.linearization_fraction
-        self.inlined = cat.table_metadata_inlined
+        self.f = cfg.catalog.linearization_fraction
+        self.inlined = cfg.catalog.table_metadata_inlined
         self.max_parallel = cfg.io.max_parallel
         self.max_attempts = cfg.max_attempts
         self.refresh_first = cfg.commit.first_attempt == "refresh"

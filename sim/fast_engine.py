@@ -38,8 +38,7 @@ from numba import njit
 
 from .config import Config, config_hash
 from .engine import HISTORY_COLUMNS, RECORD_COLUMNS, _Uniform
-from .latency import BATCH, LogNormal
-from .providers import load_provider
+from .latency import BATCH, LogNormal, latency_model
 from .retry import exponential_delay_ms
 from .rng import streams
 from .workload import IsValidatedOverwrite, aim_bursts, inter_arrival_dist, runtime_dist, table_choice
@@ -664,16 +663,8 @@ class FastEngine:
         cfg = self.cfg
         rng = streams(config_hash(cfg), self.replication)
         w = cfg.workload
-        prof = load_provider(cfg.storage.provider)
-        floor = prof.min_latency_ms
+        lat = latency_model(cfg)
         cat = cfg.catalog
-        if cat.backend == "storage":
-            read_dist = LogNormal(prof.get_median_ms, prof.get_sigma, floor)
-            cas_dist = LogNormal(prof.cas_median_ms, prof.cas_sigma, floor)
-        elif cat.latency is not None:
-            read_dist = cas_dist = LogNormal(cat.latency.median_ms, cat.latency.sigma)
-        else:
-            read_dist = cas_dist = LogNormal(cat.latency_ms, 0.0)
         src = [None] * N_SRC
 
         # arrivals: as many gaps as the reference draws, hence the number of transactions
@@ -736,14 +727,11 @@ class FastEngine:
         # first guesses of what the run consumes (at most CHUNK); the kernel asks for more when they run short
         guess = {S_READ: 3 * n_txn, S_CAS: 2 * n_txn, S_GET: 4 * n_txn, S_PUT_ML: 2 * n_txn, S_PUT_TM: 2 * n_txn,
                  S_BACKOFF: n_txn if (jit_cat or jit_tab) else 0, S_CONFLICT: n_txn if conflict else 0}
-        src[S_READ] = _Source(read_dist, rng["catalog_read"], min(guess[S_READ], CHUNK))
-        src[S_CAS] = _Source(cas_dist, rng["catalog_cas"], min(guess[S_CAS], CHUNK))
-        src[S_GET] = _Source(LogNormal(prof.get_median_ms, prof.get_sigma, floor), rng["get"],
-                             min(guess[S_GET], CHUNK))
-        src[S_PUT_ML] = _Source(LogNormal(prof.put_median_ms(cfg.io.manifest_list_bytes), prof.put_sigma, floor),
-                                rng["put_manifest_list"], min(guess[S_PUT_ML], CHUNK))
-        src[S_PUT_TM] = _Source(LogNormal(prof.put_median_ms(cfg.io.table_metadata_bytes), prof.put_sigma, floor),
-                                rng["put_table_metadata"], min(guess[S_PUT_TM], CHUNK))
+        src[S_READ] = _Source(lat.catalog_read, rng["catalog_read"], min(guess[S_READ], CHUNK))
+        src[S_CAS] = _Source(lat.catalog_cas, rng["catalog_cas"], min(guess[S_CAS], CHUNK))
+        src[S_GET] = _Source(lat.get, rng["get"], min(guess[S_GET], CHUNK))
+        src[S_PUT_ML] = _Source(lat.put_manifest_list, rng["put_manifest_list"], min(guess[S_PUT_ML], CHUNK))
+        src[S_PUT_TM] = _Source(lat.put_table_metadata, rng["put_table_metadata"], min(guess[S_PUT_TM], CHUNK))
         src[S_BACKOFF] = _Source(_Uniform(), rng["backoff"], min(guess[S_BACKOFF], CHUNK))
         src[S_CONFLICT] = _Source(_Uniform(), rng["validation_conflict"], min(guess[S_CONFLICT], CHUNK))
         arrays = {s: src[s].values for s in range(N_SRC)}

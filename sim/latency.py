@@ -76,3 +76,35 @@ class Sampler:
         out = buf[-n:][::-1]
         del buf[-n:]
         return out
+
+
+@dataclass(frozen=True)
+class LatencyModel:
+    """Every I/O latency of one configuration: storage GET and PUTs, catalog read and CAS."""
+    get: LogNormal
+    put_manifest_list: LogNormal
+    put_table_metadata: LogNormal
+    catalog_read: LogNormal
+    catalog_cas: LogNormal
+
+
+def latency_model(cfg) -> LatencyModel:
+    """MODEL.md 'Storage providers' and 'Catalog': the storage backend reads and CASes the catalog in the
+    provider; the service backend has its own latency (constant, or lognormal without floor)."""
+    from .providers import load_provider
+    prof = load_provider(cfg.storage.provider)
+    floor = prof.min_latency_ms
+    get = LogNormal(prof.get_median_ms, prof.get_sigma, floor)
+    cat = cfg.catalog
+    if cat.backend == "storage":
+        read = get
+        cas = LogNormal(prof.cas_median_ms, prof.cas_sigma, floor)
+    elif cat.latency is not None:
+        read = cas = LogNormal(cat.latency.median_ms, cat.latency.sigma)
+    else:
+        read = cas = LogNormal(cat.latency_ms, 0.0)
+    return LatencyModel(
+        get=get,
+        put_manifest_list=LogNormal(prof.put_median_ms(cfg.io.manifest_list_bytes), prof.put_sigma, floor),
+        put_table_metadata=LogNormal(prof.put_median_ms(cfg.io.table_metadata_bytes), prof.put_sigma, floor),
+        catalog_read=read, catalog_cas=cas)

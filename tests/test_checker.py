@@ -9,7 +9,6 @@ from __future__ import annotations
 import random
 
 import pandas as pd
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from sim.checker import Violation, check_history, format_violation, load_history

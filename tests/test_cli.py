@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from helpers import ROOT, run_cli
+from helpers import run_cli
 
 SMALL = {"duration_ms": 300_000, "warmup_ms": 60_000, "cooldown_ms": 60_000,
          "workload": {"inter_arrival": {"mean_ms": 200}, "num_tables": 2, "fast_append_ratio": 0.8,

@@ -1,6 +1,5 @@
 """Sweeps: the file format, resume after a kill, executor equivalence, the report on smoke results."""
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -9,7 +8,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from sim.config import ConfigError
 from sim.sweep import load, parse, run_sweep

@@ -258,8 +258,8 @@ def write_report(results_dir, spec_report: dict | None = None, out_dir=None) -> 
 
     agg = aggregate(ok)
     agg.to_csv(out / "summary.csv", index=False)
-    ov.append(f'<p class="muted">Files: <a href="summary.csv">summary.csv</a>, '
-              f'<a href="knee.csv">knee.csv</a>.</p>')
+    ov.append('<p class="muted">Files: <a href="summary.csv">summary.csv</a>, '
+              '<a href="knee.csv">knee.csv</a>.</p>')
     sections.append(("overview", "Overview", "".join(ov)))
 
     # ---- knee

@@ -7,7 +7,6 @@ of a notebook that imports it.
 
 from __future__ import annotations
 
-import math
 import re
 import textwrap
 from pathlib import Path

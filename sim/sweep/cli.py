@@ -8,7 +8,7 @@ from ..config import ConfigError
 
 
 def cmd_sweep(args) -> int:
-    from . import load, run_sweep, tasks_of
+    from . import load, run_sweep
     from .executors import default_jobs
 
     sweep = load(args.file)
