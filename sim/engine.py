@@ -103,7 +103,8 @@ class Engine:
         self.max_parallel = cfg.io.max_parallel
         self.max_attempts = cfg.max_attempts
         self.refresh_first = cfg.commit.first_attempt == "refresh"
-        self.read_md_on_failure = cfg.commit.metadata_read_on_failure
+        # inlined table metadata lives in the catalog: the refresh already read it
+        self.read_md_on_failure = cfg.commit.metadata_read_on_failure and not self.inlined
         self.p_conflict = cfg.workload.vo_conflict_probability
         self.window = (cfg.warmup_ms, cfg.duration_ms - cfg.cooldown_ms)
 

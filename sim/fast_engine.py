@@ -718,7 +718,7 @@ class FastEngine:
         pi[PI_MAX_PARALLEL] = cfg.io.max_parallel
         pi[PI_MAX_ATTEMPTS] = max_attempts
         pi[PI_REFRESH_FIRST] = int(cfg.commit.first_attempt == "refresh")
-        pi[PI_READ_MD] = int(cfg.commit.metadata_read_on_failure)
+        pi[PI_READ_MD] = int(cfg.commit.metadata_read_on_failure and not cfg.catalog.table_metadata_inlined)
         pi[PI_HIST] = int(self.record_history)
         pi[PI_POL_CAT] = pol_cat
         pi[PI_POL_TAB] = pol_tab

@@ -163,3 +163,26 @@ def test_every_invariant_holds_on_generated_configs(engine, c):
     ends = r.history[r.history.kind == "end"].set_index("txn").sort_index()
     assert (ends.outcome.to_numpy() == r.records.outcome.to_numpy()).all()
     assert (ends.attempts.to_numpy() == r.records.attempts.to_numpy()).all()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_io_counts_follow_the_protocol(engine):
+    """Per transaction, exactly: 2 GETs + 2 PUTs per prepare (none of the metadata I/O when inlined), one more
+    GET per refresh after a failed CAS with metadata_read_on_failure (not when inlined); VO reads on top."""
+    base = {"duration_ms": 600_000, "warmup_ms": 60_000, "cooldown_ms": 60_000,
+            "workload.inter_arrival.mean_ms": 100, "workload.num_tables": 2,
+            "workload.runtime.median_ms": 3000, "workload.runtime.min_ms": 500,
+            "commit.metadata_read_on_failure": True}
+    for inlined in (False, True):
+        r = run(cfg(**base, **{"catalog.table_metadata_inlined": inlined}), engine=engine).records
+        done = r[r.outcome != "unfinished"]
+        per_prepare = 1 if inlined else 2
+        prepares = done.puts // per_prepare
+        assert (done.puts % per_prepare == 0).all()
+        # every CAS but the last is followed by a refresh (and the metadata read); the last one committed, or
+        # used up the attempts
+        md_reads = 0 if inlined else done.attempts - 1
+        assert (done.gets == per_prepare * prepares + md_reads).all()   # FA only: no validation reads
+        assert (prepares == 1 + done.table_conflicts).all()
+        assert (done.manifest_lists_read == prepares).all()
+        assert (done.attempts == 1 + done.catalog_conflicts + done.table_conflicts).all()
