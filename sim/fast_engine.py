@@ -22,7 +22,7 @@ is one event whatever n (its n - 1 GET draws are summed, or spread over `io.max_
 
 Arrivals are known before the run: the gaps come from one stream and end the arrivals at the first
 `now + gap >= duration_ms` (a bursty source hands out its pre-generated sequence, then +inf), so the wrapper
-counts the transactions first and draws their table (aimed at the burst table as `aim_bursts` says), operation
+counts the transactions first and draws their table (from `table_dist`, which aims bursts), operation
 and runtime up front. Per-transaction state lives in two arrays (ints, floats) with a program counter that
 says where the transaction's process is suspended; the history, when asked for, goes to column-major buffers
 with small int codes for kinds, outcomes and reasons, turned into strings when the frame is built.
@@ -41,7 +41,7 @@ from .engine import HISTORY_COLUMNS, RECORD_COLUMNS, _Uniform
 from .latency import BATCH, LogNormal, latency_model
 from .retry import exponential_delay_ms
 from .rng import streams
-from .workload import IsValidatedOverwrite, aim_bursts, inter_arrival_dist, runtime_dist, table_choice
+from .workload import IsValidatedOverwrite, inter_arrival_dist, runtime_dist, table_dist
 
 # ---------------------------------------------------------------------------------------------- codes
 # transaction program counters: where its process is suspended
@@ -686,9 +686,8 @@ class FastEngine:
         runtimes = np.empty(0, dtype=np.float64)
         if n_txn > 0:   # drawn in the reference's batches (integers are buffered per call)
             k = -(-n_txn // BATCH)
-            tc = table_choice(w)
+            tc = table_dist(w, gap_src.dist)   # bursts may be aimed at one table
             tables = np.concatenate([tc.draw(rng["table"], BATCH) for _ in range(k)]).astype(np.int64)
-            tables = np.ascontiguousarray(aim_bursts(tables, gap_src.dist), dtype=np.int64)   # bursts at one table
             op = IsValidatedOverwrite(w.fast_append_ratio)
             isvo = np.concatenate([op.draw(rng["operation"], BATCH) for _ in range(k)]).astype(np.int64)
             rt = _Source(runtime_dist(w), rng["runtime"], n_txn)

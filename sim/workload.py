@@ -98,7 +98,7 @@ class Bursty:
         return out
 
 
-def inter_arrival_dist(w: Workload, horizon_ms: float = float("inf")):
+def inter_arrival_dist(w: Workload, horizon_ms: float):
     """The gap source of a run; `horizon_ms` (the run's duration_ms) bounds a bursty sequence."""
     ia = w.inter_arrival
     if ia.distribution == "exponential":
@@ -119,25 +119,28 @@ def table_choice(w: Workload) -> TableChoice:
     return TableChoice(w.num_tables, alpha)
 
 
-def aim_bursts(tables: np.ndarray, gaps) -> np.ndarray:
-    """Tables of arrivals 0..len-1 with a bursty source's aimed arrivals sent to its burst table."""
-    if isinstance(gaps, Bursty) and gaps.burst_table and gaps.aimed is not None:
-        n = min(len(tables), len(gaps.aimed))
-        tables = np.array(tables, copy=True)
-        tables[:n][gaps.aimed[:n]] = gaps.burst_table - 1
-    return tables
+class AimedTableChoice:
+    """Table choice with a bursty source's aimed arrivals sent to its burst table. The underlying choice is
+    always drawn, so the table stream is the same with or without aiming; draws are handed out in arrival
+    order (the gap source has generated `aimed` by the first arrival)."""
+
+    def __init__(self, choice: TableChoice, gaps: Bursty):
+        self.choice, self.gaps, self._next = choice, gaps, 0
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        tables = self.choice.draw(rng, n)
+        aimed = self.gaps.aimed[self._next:self._next + n]
+        tables[:len(aimed)][aimed] = self.gaps.burst_table - 1
+        self._next += n
+        return tables
 
 
-class _AimedTables:
-    """Table choice for bursty arrivals aimed at one table: arrival i takes the burst table if aimed."""
-
-    def __init__(self, tables: Sampler, gaps: Bursty):
-        self._tables, self._gaps, self._i = tables, gaps, 0
-
-    def __call__(self) -> int:
-        t = self._tables()               # always drawn, so the table stream is the same with or without aiming
-        i, self._i = self._i, self._i + 1
-        return self._gaps.burst_table - 1 if self._gaps.aimed[i] else t
+def table_dist(w: Workload, gaps):
+    """The table source of a run whose gap source is `gaps` (bursts may be aimed at one table)."""
+    choice = table_choice(w)
+    if isinstance(gaps, Bursty) and gaps.burst_table:
+        return AimedTableChoice(choice, gaps)
+    return choice
 
 
 class WorkloadSamplers:
@@ -146,8 +149,6 @@ class WorkloadSamplers:
     def __init__(self, w: Workload, streams: dict[str, np.random.Generator], horizon_ms: float):
         gaps = inter_arrival_dist(w, horizon_ms)
         self.gap = Sampler(gaps, streams["arrival"])
-        self.table = Sampler(table_choice(w), streams["table"])
-        if isinstance(gaps, Bursty) and gaps.burst_table:
-            self.table = _AimedTables(self.table, gaps)
+        self.table = Sampler(table_dist(w, gaps), streams["table"])
         self.is_vo = Sampler(IsValidatedOverwrite(w.fast_append_ratio), streams["operation"])
         self.runtime = Sampler(runtime_dist(w), streams["runtime"])

@@ -22,7 +22,7 @@ def test_grid_and_zip_expand_to_the_product():
     s = parse({"name": "t", "base": {"catalog": {"backend": "service"}},
                "grid": {"catalog.latency_ms": [1, 10], "workload.num_tables": [1, 2, 5]},
                "zip": [{"workload.fast_append_ratio": [1.0, 0.5], "commit.max_retries": [10, 4]}]})
-    pts = s.points()
+    pts = s.points
     assert len(pts) == 2 * 3 * 2
     assert {(p.config.workload.fast_append_ratio, p.config.commit.max_retries) for p in pts} == {(1.0, 10), (0.5, 4)}
     assert len({p.hash for p in pts}) == 12
@@ -51,12 +51,12 @@ def test_bad_sweep_files_name_the_path(doc, path):
 def test_experiment_sizes(name, n):
     for sub in ("", "published/"):
         s = load(ROOT / "experiments" / f"{sub}{name}.yaml")
-        assert len(s.points()) == n
+        assert len(s.points) == n
 
 
 def test_published_setup_is_the_documented_one():
     for p in (ROOT / "experiments" / "published").glob("*.yaml"):
-        for point in load(p).points()[:3]:
+        for point in load(p).points[:3]:
             c = point.config
             assert c.commit.first_attempt == "stale" and c.commit.metadata_read_on_failure
             assert c.workload.inter_arrival.distribution == "lognormal" and c.workload.inter_arrival.sigma == 0.5

@@ -19,7 +19,7 @@ def cmd_sweep(args) -> int:
     if args.scheduler and args.executor != "dask":
         raise ConfigError("--scheduler", "goes with --executor dask")
     if args.dry_run:
-        n_points = len(sweep.points())
+        n_points = len(sweep.points)
         reps = args.replications or sweep.replications
         print(n_points)
         print(f"{sweep.name}: {n_points} configurations x {reps} replication(s) = {n_points * reps} runs; "

@@ -9,7 +9,6 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from ..config import from_dict
 from ..results_io import atomic_write_parquet, atomic_write_text
 from .executors import default_jobs, make_executor
 from .spec import Sweep
@@ -30,19 +29,15 @@ class Outcome:
 def tasks_of(sweep: Sweep, replications: int | None = None, engine: str = "fast") -> list[dict]:
     reps = replications or sweep.replications
     out = []
-    for point in sweep.points():
-        cfg = point.config.to_dict()
+    for point in sweep.points:
+        cfg = point.config
+        columns = {**point.params, **standard_columns(cfg), "config_hash": point.hash}
+        # rough relative cost (arrivals x attempts they may make), to start the heavy runs first
+        cost = cfg.duration_ms / columns["inter_arrival_ms"] * cfg.max_attempts
         for rep in range(reps):
-            out.append({"key": run_key(point.hash, rep), "config": cfg, "params": point.params,
-                        "replication": rep, "engine": engine, "cost": _cost(point.config)})
+            out.append({"key": run_key(point.hash, rep), "config": cfg.to_dict(), "params": point.params,
+                        "columns": columns, "replication": rep, "engine": engine, "cost": cost})
     return out
-
-
-def _cost(cfg) -> float:
-    """Rough relative cost (arrivals x attempts they may make), to start the heavy runs first."""
-    ia = cfg.workload.inter_arrival
-    gap = ia.median_ms if ia.distribution == "lognormal" else ia.mean_ms
-    return cfg.duration_ms / gap * (cfg.commit.max_retries + 1)
 
 
 def run_sweep(sweep: Sweep, out_dir: str | Path, *, jobs: int | None = None, executor: str = "local",
@@ -92,8 +87,7 @@ def assemble(tasks: list[dict], store: ResultStore, out: Path) -> pd.DataFrame:
         res = store.read(t["key"])
         if res is None:
             continue
-        cfg = from_dict(t["config"])
-        common = {**t["params"], **standard_columns(cfg), "config_hash": cfg.hash, "replication": t["replication"]}
+        common = {**t["columns"], "replication": t["replication"]}
         rows.append({**common, "status": res["status"], "error": res["error"],
                      **{k: _num(v) for k, v in res["summary"].items() if k not in common}})
         for pt in res["per_table"]:

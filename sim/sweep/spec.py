@@ -6,6 +6,7 @@ A sweep expands to `Point`s, each a validated `Config` and the swept values that
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +45,9 @@ class Sweep:
     def paths(self) -> list[str]:
         return [p for axis in self.axes for p, _ in axis]
 
+    @functools.cached_property
     def points(self) -> list[Point]:
-        """Every configuration, in grid order (first axis slowest)."""
+        """Every configuration, in grid order (first axis slowest); expanded and validated once."""
         out = []
         ranges = [range(len(axis[0][1])) for axis in self.axes]
         for combo in itertools.product(*ranges):
@@ -145,7 +147,7 @@ def parse(data: dict, *, source_name: str = "sweep") -> Sweep:
         _err("name", f"expected a plain name, got {name!r}")
     sweep = Sweep(name=name, description=str(data.get("description", "")), base=base, axes=tuple(axes),
                   replications=reps, report=report, source=data)
-    sweep.points()  # validate every grid point now, before anything runs
+    sweep.points  # validate every grid point now, before anything runs
     return sweep
 
 
