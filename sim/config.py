@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -30,16 +31,18 @@ class ConfigError(ValueError):
         super().__init__(f"{path}: {message}" if path else message)
 
 
-def _spec(default=None, *, ge=None, gt=None, le=None, lt=None, choices=None, kind=None):
-    """A field with its validation rule kept beside it (read by `_build`)."""
-    meta = {"ge": ge, "gt": gt, "le": le, "lt": lt, "choices": choices, "kind": kind}
+def _spec(default=None, *, ge=None, gt=None, le=None, lt=None, choices=None, kind=None, late=False):
+    """A field with its validation rule kept beside it (read by `_build`). `late`: a key added after results were
+    first published, whose default keeps the earlier behaviour; it stays out of the config hash (hence out of the
+    seeds) while it has its default value, so configurations that do not use it keep their results."""
+    meta = {"ge": ge, "gt": gt, "le": le, "lt": lt, "choices": choices, "kind": kind, "late": late}
     if isinstance(default, (dict, list)) or (dataclasses.is_dataclass(default) and not isinstance(default, type)):
         return field(default_factory=lambda d=default: copy.deepcopy(d), metadata=meta)
     return field(default=default, metadata=meta)
 
 
-def _nested(cls):
-    return field(default_factory=cls, metadata={"kind": cls})
+def _nested(cls, late=False):
+    return field(default_factory=cls, metadata={"kind": cls, "late": late})
 
 
 @dataclass(frozen=True)
@@ -373,9 +376,30 @@ def parse_override(text: str) -> tuple[str, Any]:
     return path.strip(), yaml.safe_load(raw)
 
 
+def _hash_view(obj, default) -> dict:
+    """The resolved config as plain data (like `to_dict`), less `late` keys that have their default value."""
+    out = {}
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        dflt = getattr(default, f.name) if default is not None else None
+        if f.metadata.get("late") and value == dflt:
+            continue
+        if dataclasses.is_dataclass(value):
+            out[f.name] = _hash_view(value, dflt if dataclasses.is_dataclass(dflt) else None)
+        elif value is not None:
+            out[f.name] = value
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _defaults() -> "Config":
+    return from_dict({})
+
+
 def config_hash(cfg: Config) -> str:
-    """Stable across processes and machines: sha256 of the canonical JSON of the resolved config."""
-    blob = json.dumps(cfg.to_dict(), sort_keys=True, separators=(",", ":"))
+    """Stable across processes and machines: sha256 of the canonical JSON of the resolved config (`late` keys
+    at their defaults left out, see `_spec`)."""
+    blob = json.dumps(_hash_view(cfg, _defaults()), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

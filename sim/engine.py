@@ -20,10 +20,10 @@ import pandas as pd
 import simpy
 
 from .catalog import Catalog
-from .config import Config, config_hash
+from .config import Config
 from .latency import Sampler, latency_model
 from .retry import Backoff
-from .rng import streams
+from .rng import run_streams
 from .workload import WorkloadSamplers
 
 
@@ -84,7 +84,7 @@ class Engine:
         self.cfg = cfg
         self.env = simpy.Environment()
         self.catalog = Catalog(cfg.workload.num_tables)
-        rng = streams(config_hash(cfg), replication)
+        rng = run_streams(cfg, replication)
         self.workload = WorkloadSamplers(cfg.workload, rng, cfg.duration_ms)
 
         lat = latency_model(cfg)

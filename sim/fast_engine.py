@@ -36,11 +36,11 @@ import numpy as np
 import pandas as pd
 from numba import njit
 
-from .config import Config, config_hash
+from .config import Config
 from .engine import HISTORY_COLUMNS, RECORD_COLUMNS, _Uniform
 from .latency import BATCH, LogNormal, latency_model
 from .retry import exponential_delay_ms
-from .rng import streams
+from .rng import run_streams
 from .workload import IsValidatedOverwrite, inter_arrival_dist, runtime_dist, table_dist
 
 # ---------------------------------------------------------------------------------------------- codes
@@ -661,7 +661,7 @@ class FastEngine:
     # -------------------------------------------------------------------------------------- running
     def run(self) -> "FastEngine":
         cfg = self.cfg
-        rng = streams(config_hash(cfg), self.replication)
+        rng = run_streams(cfg, self.replication)
         w = cfg.workload
         lat = latency_model(cfg)
         cat = cfg.catalog

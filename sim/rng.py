@@ -18,3 +18,9 @@ def streams(config_hash: str, replication: int) -> dict[str, np.random.Generator
     root = np.random.SeedSequence(entropy=[int(config_hash, 16), int(replication)])
     return {name: np.random.Generator(np.random.PCG64(child))
             for name, child in zip(SOURCES, root.spawn(len(SOURCES)))}
+
+
+def run_streams(cfg, replication: int) -> dict[str, np.random.Generator]:
+    """The streams of one run of `cfg` (a `sim.config.Config`); every engine gets its randomness here."""
+    from .config import config_hash
+    return streams(config_hash(cfg), replication)
