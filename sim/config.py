@@ -359,15 +359,6 @@ def set_path(data: dict, path: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
-def get_path(data: Mapping, path: str, default: Any = None) -> Any:
-    node: Any = data
-    for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return default
-        node = node[part]
-    return node
-
-
 def parse_override(text: str) -> tuple[str, Any]:
     """`PATH=VALUE` with VALUE read as a YAML scalar (so `5` is an int, `true` a bool, `s3` a string)."""
     if "=" not in text:

@@ -1,7 +1,6 @@
-"""Latency distributions and batched samplers.
+"""Latency distributions of one configuration (docs/MODEL.md, "Storage providers" and "Catalog").
 
-The engine asks for one number at a time but numpy draws them in batches (`BATCH`), which is what makes a
-Python event loop affordable: a draw costs a list pop, not a numpy call.
+Sources are drawn in batches of `BATCH` (`sim.model.build`), so a draw inside the model is an array read.
 """
 from __future__ import annotations
 
@@ -38,44 +37,10 @@ class LogNormal:
         above = math.exp(mu + s * s / 2) * norm.cdf((mu + s * s - la) / s)
         return above + a * norm.cdf((la - mu) / s)
 
-    def quantile_ms(self, q: float) -> float:
-        return max(self.median_ms * math.exp(self.sigma * norm.ppf(q)), self.floor_ms)
-
     def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         if self.sigma == 0:
             return np.full(n, max(self.median_ms, self.floor_ms))
         return np.maximum(self.median_ms * np.exp(self.sigma * rng.standard_normal(n)), self.floor_ms)
-
-
-class Sampler:
-    """Hands out draws of `dist` one at a time from a batch; `take(n)` returns n at once, in stream order."""
-    __slots__ = ("_dist", "_rng", "_buf", "_const")
-
-    def __init__(self, dist, rng: np.random.Generator):
-        """`dist` is anything with `draw(rng, n)`; a `LogNormal` with sigma 0 is served without the rng."""
-        self._dist = dist
-        self._rng = rng
-        self._buf: list = []
-        self._const = dist.draw(rng, 1)[0].item() if getattr(dist, "is_constant", False) else None
-
-    def __call__(self) -> float:
-        if self._const is not None:
-            return self._const
-        buf = self._buf
-        if not buf:
-            buf.extend(self._dist.draw(self._rng, BATCH)[::-1].tolist())
-        return buf.pop()
-
-    def take(self, n: int) -> list[float]:
-        if self._const is not None:
-            return [self._const] * n
-        buf = self._buf
-        if len(buf) < n:
-            fresh = self._dist.draw(self._rng, max(BATCH, n - len(buf)))[::-1].tolist()
-            buf[:0] = fresh  # older draws stay at the end: they are handed out first
-        out = buf[-n:][::-1]
-        del buf[-n:]
-        return out
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,10 @@ import pandas as pd
 
 from . import metrics
 from .config import Config, config_hash
+from .engines import ENGINES, make_engine
 from .providers import load_provider
 
-ENGINES = ("fast", "simpy")
+__all__ = ["ENGINES", "RunResult", "resolved_config", "run"]
 
 
 def resolved_config(cfg: Config) -> dict:
@@ -31,19 +32,9 @@ class RunResult:
     resolved: dict = field(default_factory=dict)
 
 
-def make_engine(cfg: Config, replication: int, history: bool, engine: str):
-    """`simpy` is the reference implementation (sim.engine); `fast` compiles the same protocol (sim.fast_engine)
-    and gives identical records for the same config and replication."""
-    if engine == "simpy":
-        from .engine import Engine
-        return Engine(cfg, replication, record_history=history)
-    if engine == "fast":
-        from .fast_engine import FastEngine
-        return FastEngine(cfg, replication, record_history=history)
-    raise ValueError(f"unknown engine {engine!r} (expected one of: {', '.join(ENGINES)})")
-
-
 def run(cfg: Config, replication: int = 0, *, history: bool = False, engine: str = "fast") -> RunResult:
+    """`engine`: `fast` (compiled, the default) or `simpy` (SimPy processes); both run the one model of
+    `sim.model` and give identical results."""
     start = time.perf_counter()
     eng = make_engine(cfg, replication, history, engine).run()
     records = eng.records_frame()

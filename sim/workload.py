@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .config import Workload
-from .latency import LogNormal, Sampler
+from .latency import LogNormal
 
 
 @dataclass(frozen=True)
@@ -141,14 +141,3 @@ def table_dist(w: Workload, gaps):
     if isinstance(gaps, Bursty) and gaps.burst_table:
         return AimedTableChoice(choice, gaps)
     return choice
-
-
-class WorkloadSamplers:
-    """The four workload random sources, each on its own stream."""
-
-    def __init__(self, w: Workload, streams: dict[str, np.random.Generator], horizon_ms: float):
-        gaps = inter_arrival_dist(w, horizon_ms)
-        self.gap = Sampler(gaps, streams["arrival"])
-        self.table = Sampler(table_dist(w, gaps), streams["table"])
-        self.is_vo = Sampler(IsValidatedOverwrite(w.fast_append_ratio), streams["operation"])
-        self.runtime = Sampler(runtime_dist(w), streams["runtime"])

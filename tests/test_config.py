@@ -69,7 +69,7 @@ def test_config_is_frozen():
 
 
 def test_exponential_backoff_caps_instead_of_overflowing():
-    from sim.retry import exponential_delay_ms
+    from sim.model.retry import exponential_delay_ms
     assert exponential_delay_ms(100.0, 2.0, 60_000.0, 1) == 100.0
     assert exponential_delay_ms(100.0, 2.0, 60_000.0, 3) == 400.0
     assert exponential_delay_ms(100.0, 10.0, 60_000.0, 400) == 60_000.0   # 10**399 overflows a float

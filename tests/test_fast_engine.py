@@ -1,6 +1,6 @@
-"""The compiled engine (sim.fast_engine) against the SimPy reference (sim.engine): bit-identical records and
-histories for the same config and replication, over configs that cover every branch of the model, plus a
-hypothesis property over small generated configs."""
+"""The fast engine (sim.engines.fast) against the SimPy engine (sim.engines.simpy_engine), both running the one
+model of sim.model: bit-identical records and histories for the same config and replication, over configs that
+cover every branch of the model, plus a hypothesis property over small generated configs."""
 from __future__ import annotations
 
 import copy
@@ -11,11 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pandas.testing import assert_frame_equal
 
-from sim import fast_engine
 from sim.checker import check_history
 from sim.config import from_dict
-from sim.engine import HISTORY_COLUMNS, RECORD_COLUMNS, Engine
-from sim.fast_engine import FastEngine
+from sim.engines.fast import FastEngine
+from sim.engines.simpy_engine import SimPyEngine as Engine
+from sim.model import build
+from sim.records import HISTORY_COLUMNS, RECORD_COLUMNS
 
 # short runs with short runtimes, so that transactions commit and contend
 BASE = {
@@ -174,8 +175,8 @@ def test_identical_without_history():
 def test_refills_small_chunks(monkeypatch):
     """Sources and history buffers run short over and over (the kernel stops, the wrapper draws more or sets
     the full history buffer aside, the kernel resumes)."""
-    monkeypatch.setattr(fast_engine, "CHUNK", fast_engine.BATCH)
-    monkeypatch.setattr(fast_engine, "HIST_CHUNK", 64)
+    monkeypatch.setattr(build, "CHUNK", build.BATCH)
+    monkeypatch.setattr(build, "HIST_CHUNK", 64)
     for name in ("all_vo", "parallel_4", "retry_mixed_md", "vo_conflicts", "md_read_on_failure"):
         assert_same(merge(BASE, CASES[name]))
 

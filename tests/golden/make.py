@@ -84,7 +84,7 @@ def compute(name: str, data: dict, replication: int, engine: str) -> dict:
         r = run(cfg, replication, history=True, engine=engine)
         records, history, summary = r.records, r.history, digest_summary(r.summary)
     except KeyError:
-        from sim.run import make_engine
+        from sim.engines import make_engine
         eng = make_engine(cfg, replication, True, engine).run()
         records, history, summary = eng.records_frame(), eng.history_frame(), None
     return {"records": digest_frame(records), "history": digest_frame(history), "summary": summary,

@@ -1,0 +1,28 @@
+"""What both engines share around the model: the run's arrays, the end of the run, the frames."""
+from __future__ import annotations
+
+from ..config import Config
+from ..model.build import Run
+from .. import records
+
+
+class EngineBase:
+    """One replication of one configuration. `run()` simulates; then `records_frame()`, `history_frame()`."""
+
+    def __init__(self, cfg: Config, replication: int = 0, record_history: bool = False):
+        self.cfg = cfg
+        self.r = Run(cfg, replication, record_history)
+        self.window = self.r.window
+        self.watchdog_ms = cfg.duration_ms + cfg.drain_limit_ms   # the drain limit bounds the run
+
+    @property
+    def end_ms(self) -> float:
+        return self.r.end_ms
+
+    def records_frame(self):
+        """One row per transaction (`sim.records.RECORD_COLUMNS`), in transaction-id order."""
+        return records.records_frame(self.r)
+
+    def history_frame(self):
+        """The recorded history (docs/FORMATS.md), in processing order, or None if not recorded."""
+        return records.history_frame(self.r)

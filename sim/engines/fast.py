@@ -1,0 +1,185 @@
+"""The fast engine: the model's handlers compiled with numba inside one event loop.
+
+The loop keeps a binary heap on SimPy's event key (time, priority, eid), eid being a counter bumped at every
+schedule; a new transaction starts with an URGENT event at the current time, every other event is NORMAL (the
+SimPy engine's process-termination events are no-ops and are left out, which keeps the relative order of all
+other eids). Event times are `now + delay` with the handlers' own delays, so every float operation is the
+SimPy engine's, in the same order (no fast-math: nothing is fused or reassociated), and the results are the
+same, bit for bit. When a random source could run short, the loop returns between two events, the wrapper
+refills it (`sim.model.build.Run.refill`) and the loop resumes.
+
+numba's cache tracks only this file's source; the model's handlers compile into this loop from other files,
+so `_guard_cache` drops the cached loop when any of them changes.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from ..model import arrivals, transaction
+from ..model.draws import max_gets_per_event, needs
+from ..model.layout import PC_DONE, ST_STOP, TI_PC
+from .base import EngineBase
+
+# heap "who": >= 0 a transaction; else:
+W_ARRIVALS_START, W_ARRIVALS, W_WATCHDOG, W_STOP = np.int64(-1), np.int64(-2), np.int64(-3), np.int64(-4)
+URGENT, NORMAL = np.int64(0), np.int64(1)
+_PRIO_SHIFT = np.int64(1) << np.int64(62)   # heap key = priority * 2^62 + eid
+# loop state kept between calls
+E_EID, E_HEAP, E_STOPPED, E_STARTED, E_NEED, E_NEED_GET, E_DONE = range(7)
+N_E = 7
+STATUS_DONE, STATUS_NEED, STATUS_EMPTY = 0, 1, 2
+
+
+def _guard_cache() -> None:
+    here = Path(__file__).resolve()
+    sources = sorted((here.parent.parent / "model").glob("*.py")) + [here]
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
+    cache = here.parent / "__pycache__"
+    stamp = cache / f"{here.stem}.model-digest"
+    try:
+        if stamp.is_file() and stamp.read_text() == digest:
+            return
+        for f in cache.glob(f"{here.stem}.*.nb[ic]"):
+            f.unlink(missing_ok=True)
+        cache.mkdir(exist_ok=True)
+        stamp.write_text(digest)
+    except OSError:   # a read-only install: numba then caches elsewhere, keyed by this file alone
+        pass
+
+
+_guard_cache()
+
+
+@njit(cache=True)
+def _push(h_t, h_k, h_w, size, t, key, who):
+    """Binary min-heap on (time, key)."""
+    i = size
+    while i > 0:
+        p = (i - 1) >> 1
+        pt = h_t[p]
+        if pt < t or (pt == t and h_k[p] < key):
+            break
+        h_t[i] = pt
+        h_k[i] = h_k[p]
+        h_w[i] = h_w[p]
+        i = p
+    h_t[i] = t
+    h_k[i] = key
+    h_w[i] = who
+    return size + 1
+
+
+@njit(cache=True)
+def _pop(h_t, h_k, h_w, size):
+    """Remove the root (already read by the caller); returns the new size."""
+    size -= 1
+    if size == 0:
+        return 0
+    t = h_t[size]
+    key = h_k[size]
+    who = h_w[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        r = c + 1
+        if r < size and (h_t[r] < h_t[c] or (h_t[r] == h_t[c] and h_k[r] < h_k[c])):
+            c = r
+        if h_t[c] < t or (h_t[c] == t and h_k[c] < key):
+            h_t[i] = h_t[c]
+            h_k[i] = h_k[c]
+            h_w[i] = h_w[c]
+            i = c
+        else:
+            break
+    h_t[i] = t
+    h_k[i] = key
+    h_w[i] = who
+    return size
+
+
+@njit(cache=True, nogil=True, _nrt=False)   # no allocation inside: no reference counting needed
+def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
+    eid = e[E_EID]
+    hsize = e[E_HEAP]
+    stopped = e[E_STOPPED] != 0
+    if e[E_STARTED] == 0:
+        e[E_STARTED] = 1
+        # the arrivals process starts (URGENT at 0); the watchdog bounds the run
+        hsize = _push(h_t, h_k, h_w, hsize, 0.0, URGENT * _PRIO_SHIFT + eid, W_ARRIVALS_START)
+        eid += 1
+        hsize = _push(h_t, h_k, h_w, hsize, watchdog_ms, NORMAL * _PRIO_SHIFT + eid, W_WATCHDOG)
+        eid += 1
+    status = STATUS_DONE
+    while True:
+        need = needs(m)
+        if need != 0:
+            e[E_NEED] = need
+            e[E_NEED_GET] = max_gets_per_event(m)
+            status = STATUS_NEED
+            break
+        if hsize == 0:   # cannot happen (the watchdog is always there)
+            status = STATUS_EMPTY
+            break
+        now = h_t[0]
+        who = h_w[0]
+        hsize = _pop(h_t, h_k, h_w, hsize)
+        if who >= 0:
+            delay = transaction.step(m, who, now)
+            if m.tx_i[who, TI_PC] != PC_DONE:
+                hsize = _push(h_t, h_k, h_w, hsize, now + delay, NORMAL * _PRIO_SHIFT + eid, who)
+                eid += 1
+        elif who == W_ARRIVALS or who == W_ARRIVALS_START:
+            j = -1
+            if who == W_ARRIVALS:
+                j = arrivals.on_arrival(m, now)
+                if j >= 0:
+                    hsize = _push(h_t, h_k, h_w, hsize, now, URGENT * _PRIO_SHIFT + eid, j)
+                    eid += 1
+            if who == W_ARRIVALS_START or j >= 0:
+                delay = arrivals.next_arrival(m, now)
+                hsize = _push(h_t, h_k, h_w, hsize, now + delay, NORMAL * _PRIO_SHIFT + eid, W_ARRIVALS)
+                eid += 1
+        elif who == W_WATCHDOG:
+            if not stopped:
+                stopped = True
+                hsize = _push(h_t, h_k, h_w, hsize, now, NORMAL * _PRIO_SHIFT + eid, W_STOP)
+                eid += 1
+        else:   # the stop event: the run ends here
+            e[E_DONE] = 1
+            end[0] = now
+            break
+        if m.st[ST_STOP] != 0 and not stopped:
+            stopped = True
+            hsize = _push(h_t, h_k, h_w, hsize, now, NORMAL * _PRIO_SHIFT + eid, W_STOP)
+            eid += 1
+    e[E_EID] = eid
+    e[E_HEAP] = hsize
+    e[E_STOPPED] = 1 if stopped else 0
+    return status
+
+
+class FastEngine(EngineBase):
+
+    def run(self) -> "FastEngine":
+        r = self.r
+        cap = r.n_txn + 8
+        h_t = np.zeros(cap, dtype=np.float64)
+        h_k = np.zeros(cap, dtype=np.int64)
+        h_w = np.zeros(cap, dtype=np.int64)
+        e = np.zeros(N_E, dtype=np.int64)
+        end = np.zeros(1, dtype=np.float64)
+        while True:
+            status = _loop(r.m, e, h_t, h_k, h_w, self.watchdog_ms, end)
+            if status == STATUS_DONE:
+                break
+            if status == STATUS_EMPTY:
+                raise RuntimeError("no scheduled events left before the run ended")
+            r.refill(int(e[E_NEED]), int(e[E_NEED_GET]))
+        r.finish(end[0])
+        return self

@@ -1,0 +1,74 @@
+"""Random draws as the model consumes them: one pre-drawn array per source, read through a cursor.
+
+The arrays are refilled between events (`sim.model.build.Sources`), so a handler never runs short: `needs`
+says, before an event, which sources could not serve the largest event there can be now.
+"""
+from .jit import model_function
+
+from .layout import HIST_ROWS_PER_EVENT, NEED_HISTORY, PI_HIST, S_BACKOFF, S_CAS, S_CONFLICT, S_GET, S_PUT_ML, \
+    S_PUT_TM, S_READ, ST_HIST_N, ST_SEQ
+
+
+@model_function
+def take(arr, m, s):
+    """The next draw of source `s` (whose array is `arr`); a constant source (step 0) repeats its value."""
+    x = arr[m.cur[s]]
+    m.cur[s] += m.step[s]
+    return x
+
+
+@model_function
+def max_gets_per_event(m):
+    """GETs one event may draw: a prepare's metadata and manifest-list reads, its n - 1 validation reads
+    (n <= commits so far), a metadata read after a failure."""
+    return m.st[ST_SEQ] + 4
+
+
+@model_function
+def _short(arr, m, s, n):
+    return m.step[s] != 0 and m.cur[s] + n > arr.shape[0]
+
+
+@model_function
+def needs(m):
+    """Bit mask of the sources (and, bit NEED_HISTORY, the history buffer) to refill before the next event."""
+    need = 0
+    if _short(m.rd, m, S_READ, 1):
+        need |= 1 << S_READ
+    if _short(m.cs, m, S_CAS, 1):
+        need |= 1 << S_CAS
+    if _short(m.gt, m, S_GET, max_gets_per_event(m)):
+        need |= 1 << S_GET
+    if _short(m.pm, m, S_PUT_ML, 1):
+        need |= 1 << S_PUT_ML
+    if _short(m.pt, m, S_PUT_TM, 1):
+        need |= 1 << S_PUT_TM
+    if m.cur[S_BACKOFF] + 1 > m.bo.shape[0]:
+        need |= 1 << S_BACKOFF
+    if m.cur[S_CONFLICT] + 1 > m.cu.shape[0]:
+        need |= 1 << S_CONFLICT
+    if m.pi[PI_HIST] != 0 and m.st[ST_HIST_N] + HIST_ROWS_PER_EVENT > m.H_i.shape[1]:
+        need |= 1 << NEED_HISTORY
+    return need
+
+
+def events_before_refill(m) -> int:
+    """How many events can certainly run before `needs` could be non-zero (an interpreted engine checks
+    `needs` only then: it costs as much as a handler in Python). One event takes at most one draw of each
+    source but GET, at most `max_gets_per_event` GETs (which grows by at most one per event), and at most
+    HIST_ROWS_PER_EVENT history rows."""
+    left = []
+    for arr, s in ((m.rd, S_READ), (m.cs, S_CAS), (m.pm, S_PUT_ML), (m.pt, S_PUT_TM)):
+        if m.step[s] != 0:
+            left.append(arr.shape[0] - m.cur[s])
+    left.append(m.bo.shape[0] - m.cur[S_BACKOFF])
+    left.append(m.cu.shape[0] - m.cur[S_CONFLICT])
+    if m.pi[PI_HIST] != 0:
+        left.append((m.H_i.shape[1] - m.st[ST_HIST_N]) // HIST_ROWS_PER_EVENT)
+    n = int(min(left))
+    if m.step[S_GET] != 0:
+        gets_left = int(m.gt.shape[0] - m.cur[S_GET])
+        g0 = int(max_gets_per_event(m))
+        while n > 0 and n * g0 + n * (n - 1) // 2 > gets_left:
+            n //= 2
+    return max(n - 1, 0)

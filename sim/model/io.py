@@ -1,0 +1,35 @@
+"""Storage I/O inside one transaction (docs/MODEL.md, "One transaction"): serial, except a VO's validation
+reads, which run on `io.max_parallel` lanes. Only the time matters between two effect points."""
+from .jit import model_function
+
+
+@model_function
+def lanes_ms(draws, c0, s, n, k, lanes):
+    """Wall time of the n GETs draws[c0], draws[c0 + s], ... (s = 0: a constant) on k lanes, each GET taking
+    the lane that frees first, in order."""
+    if k == 1:
+        tot = 0.0
+        for i in range(n):
+            tot += draws[c0 + s * i]
+        return tot
+    if k >= n:
+        m = draws[c0]
+        for i in range(1, n):
+            if draws[c0 + s * i] > m:
+                m = draws[c0 + s * i]
+        return m
+    for i in range(k):
+        lanes[i] = draws[c0 + s * i]
+    for i in range(k, n):
+        # the lane that frees first takes the next GET; which of equal lanes does is irrelevant to the
+        # multiset of lane ends
+        b = 0
+        for a in range(1, k):
+            if lanes[a] < lanes[b]:
+                b = a
+        lanes[b] = lanes[b] + draws[c0 + s * i]
+    m = lanes[0]
+    for a in range(1, k):
+        if lanes[a] > m:
+            m = lanes[a]
+    return m

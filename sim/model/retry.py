@@ -1,0 +1,40 @@
+"""Retry policies (docs/MODEL.md, "Retry policies"): the sleep before the k-th retry of a conflict class.
+
+Delays before jitter are tabulated per k in Python (`delay_table`), so no libm power can differ between the
+interpreted and the compiled engine; jitter is one U(0, 1) draw per exponential sleep.
+"""
+import numpy as np
+from .jit import model_function
+
+from .draws import take
+from .layout import P_EXPONENTIAL, P_FIXED, P_IMMEDIATE, S_BACKOFF
+
+
+def exponential_delay_ms(base_ms: float, factor: float, max_ms: float, k: int) -> float:
+    """min(base * factor^(k-1), max) before jitter; a power too large for a float is past the cap anyway."""
+    try:
+        return min(base_ms * factor ** (k - 1), max_ms)
+    except OverflowError:
+        return max_ms
+
+
+def delay_table(policy, max_attempts: int) -> tuple[int, float, np.ndarray]:
+    """(kind, jitter, delay before jitter for k = 0 .. max_attempts + 1) of one policy (a `RetryPolicy`)."""
+    tab = np.zeros(max_attempts + 2, dtype=np.float64)
+    if policy.policy == "immediate":
+        return P_IMMEDIATE, 0.0, tab
+    if policy.policy == "fixed":
+        tab[:] = policy.delay_ms or 0.0
+        return P_FIXED, 0.0, tab
+    for k in range(1, len(tab)):
+        tab[k] = exponential_delay_ms(policy.base_ms, policy.factor, policy.max_ms, k)
+    return P_EXPONENTIAL, float(policy.jitter or 0.0), tab
+
+
+@model_function
+def delay_ms(m, kind, jitter, table, k):
+    """Sleep before the k-th retry: fixed, or min(base * factor^(k-1), max) * (1 + jitter * U)."""
+    delay = table[k]
+    if kind == P_EXPONENTIAL and jitter != 0.0:
+        delay *= 1.0 + jitter * take(m.bo, m, S_BACKOFF)
+    return delay
