@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import TINY_SWEEP, run_cli
-from sim import cli, estimate
+from sim import cli
 from sim.config import load
 from sim.sweep import load as load_sweep
 
@@ -69,7 +69,7 @@ def test_a_runaway_config_is_refused_with_its_estimate(tmp_path):
 
 
 def test_the_runaway_guard_applies_to_sweeps_and_yes_overrides_it(tmp_path, monkeypatch):
-    monkeypatch.setattr(estimate, "LIMIT_WALL_S", 1e-9)     # every run is "too long"
+    monkeypatch.setattr("sim.estimate.LIMIT_WALL_S", 1e-9)     # every run is "too long"
     s = tmp_path / "s.yaml"
     s.write_text(yaml.safe_dump(TINY_SWEEP))
     code, out, err = _main("sweep", s, "--out", tmp_path / "out", "--jobs", "1", "--no-report", "--no-progress")
@@ -117,7 +117,7 @@ def test_random_yaml_trees_never_show_a_traceback(tree):
         p = Path(d) / "c.yaml"
         p.write_text(yaml.safe_dump(tree))
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(estimate, "LIMIT_WALL_S", 0.1)
+            mp.setattr("sim.estimate.LIMIT_WALL_S", 0.1)
             code, _, err = _main("run", p, "--json")
     assert code in (0, 2), err
     assert "Traceback" not in err
