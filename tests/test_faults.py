@@ -1,5 +1,7 @@
 """Faults a sweep must survive or report in one line: a worker killed under a run (locally and on a Dask cluster),
 a disk that fills up while results or the report are written."""
+import contextlib
+import io
 import os
 import resource
 import signal
@@ -13,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from helpers import ROOT, TINY_SWEEP, results_table, run_cli
+from helpers import ROOT, TINY_SWEEP, results_table
 from sim.report import write_report
 from sim.sweep import parse, run_sweep, tasks_of
 from sim.sweep.store import ResultStore
@@ -40,11 +42,12 @@ def _victim() -> str:
 
 def test_a_worker_killed_mid_sweep_is_replaced_and_its_runs_rerun(tiny_reference, tmp_path, monkeypatch):
     """One run SIGKILLs its worker process the first time it starts (as the OOM killer would): the pool is
-    rebuilt, the runs in flight rerun, and the table equals the serial one."""
+    rebuilt, the runs in flight rerun, and the table equals the serial one. (Workers run the simpy engine, which
+    gives the fast engine's records bit for bit, so that each rebuilt pool need not load numba.)"""
     marker = tmp_path / "killed-once"
     monkeypatch.setenv("SIM_TEST_KILL_WORKER", f"{_victim()}@{marker}")
     out = tmp_path / "out"
-    outcome = run_sweep(parse(TINY_SWEEP), out, jobs=2, progress=False, log=lambda *_: None)
+    outcome = run_sweep(parse(TINY_SWEEP), out, jobs=2, engine="simpy", progress=False, log=lambda *_: None)
     assert marker.exists(), "the fault was not injected"
     assert (outcome.ran, outcome.failed) == (4, 0)
     pd.testing.assert_frame_equal(results_table(out), results_table(tiny_reference), check_exact=True)
@@ -54,7 +57,7 @@ def test_a_run_that_kills_every_worker_is_recorded_as_failed(tmp_path, monkeypat
     """A run that kills its worker every time is given up after 3 deaths, recorded with why; the rest finish."""
     monkeypatch.setenv("SIM_TEST_KILL_WORKER", _victim())
     out = tmp_path / "out"
-    outcome = run_sweep(parse(TINY_SWEEP), out, jobs=2, progress=False, log=lambda *_: None)
+    outcome = run_sweep(parse(TINY_SWEEP), out, jobs=2, engine="simpy", progress=False, log=lambda *_: None)
     assert (outcome.ran, outcome.failed) == (4, 1)
     df = pd.read_parquet(out / "results.parquet")
     bad = df[df.status == "failed"]
@@ -113,12 +116,31 @@ def test_disk_full_during_a_report_leaves_the_old_report_whole(tiny_reference, t
     assert after == before and not _leftovers(tiny_reference)
 
 
-def test_disk_full_in_run_out_writes_nothing(tmp_path):
+def test_disk_full_in_run_out_writes_nothing(tmp_path, monkeypatch):
+    """`run --out DIR --history`: the disk fills up at the last file (history.parquet; simulated in-process by a
+    parquet writer raising ENOSPC on its second call). Exit 74 naming it, and DIR is not left with the first
+    files of a run whose output is incomplete."""
+    import errno
+
+    from sim import cli
+    real, calls = pd.DataFrame.to_parquet, []
+
+    def full_on_second(self, path, *a, **kw):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+        return real(self, path, *a, **kw)
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", full_on_second)
     cfg = tmp_path / "c.yaml"
     cfg.write_text(yaml.safe_dump(TINY_SWEEP["base"]))
     out = tmp_path / "out"
-    r = _cli_with_file_size_limit(2_000, "run", cfg, "--out", out, "--engine", "simpy")
-    _one_io_error(r, out / "transactions.parquet")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(["run", str(cfg), "--out", str(out), "--history", "--json"])
+    assert code == EXIT_IO and len(calls) == 2
+    assert err.getvalue().strip().splitlines()[-1] == \
+        f"error: cannot write {out / 'history.parquet'}: No space left on device"
     assert not out.exists() and not _leftovers(tmp_path)
 
 
@@ -139,7 +161,7 @@ def _wait_for(pred, timeout_s: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_distributed_sweep_survives_a_killed_worker(tmp_path):
+def test_distributed_sweep_survives_a_killed_worker(smoke_reference, tmp_path):
     """A real cluster on loopback: a scheduler and two single-threaded workers, each its own process (no nanny,
     so a killed worker stays dead). One worker is SIGKILLed once runs are being written; the sweep completes and
     its table equals the local executor's."""
@@ -173,10 +195,7 @@ def test_distributed_sweep_survives_a_killed_worker(tmp_path):
         stdout, stderr = sweep.communicate(timeout=300)
         assert sweep.returncode == 0, stderr
         assert written_at_kill < 16, "the sweep ended before the worker was killed"
-        reference = tmp_path / "local"
-        run_sweep(parse(yaml.safe_load(SMOKE.read_text())), reference, jobs=1, progress=False,
-                  log=lambda *_: None)
-        pd.testing.assert_frame_equal(results_table(out), results_table(reference), check_exact=True)
+        pd.testing.assert_frame_equal(results_table(out), results_table(smoke_reference), check_exact=True)
     finally:
         for p in procs:
             if p.poll() is None:

@@ -73,14 +73,6 @@ def _table(d: Path) -> pd.DataFrame:
     return results_table(d, VOLATILE)
 
 
-@pytest.fixture(scope="module")
-def smoke_reference(tmp_path_factory):
-    out = tmp_path_factory.mktemp("smoke")
-    outcome = run_sweep(load(SMOKE), out, jobs=1, progress=False, log=lambda *_: None)
-    assert outcome.failed == 0 and outcome.ran == 16
-    return out
-
-
 def test_rerun_reuses_everything(smoke_reference, tmp_path):
     logs = []
     outcome = run_sweep(load(SMOKE), smoke_reference, jobs=1, progress=False, log=logs.append)
