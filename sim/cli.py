@@ -1,4 +1,8 @@
-"""Command line: `python -m sim run|check|sweep|report|bench`. Exit 2 on bad input, with one clear line."""
+"""Command line: `python -m sim run|check|sweep|report`.
+
+Exit codes: 0 done; 1 runs failed (sweep), an invariant violated (check) or sim cannot load its commands;
+2 bad input, including a run too big to start without --yes; 74 (EX_IOERR) a result file cannot be written;
+130 interrupted. Every error is one line on stderr."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +13,10 @@ import yaml
 
 from . import metrics
 from .config import ConfigError, load, parse_override
-from .results_io import atomic_write_parquet, atomic_write_text, dumps
+from .results_io import WriteError, atomic_write_parquet, atomic_write_text, dumps, staged_dir
+
+EXIT_BAD_INPUT = 2
+EXIT_IO = 74            # sysexits.h EX_IOERR: results could not be written (disk full, permission denied)
 
 
 def _fmt(x, spec=".3f", unit=""):
@@ -40,20 +47,24 @@ def _summary_text(s: dict, cfg) -> str:
 
 
 def cmd_run(args) -> int:
+    from .estimate import Limits, estimate, guard
     from .run import run
 
     overrides = dict(parse_override(s) for s in args.set or [])
     if args.seed is not None:
         overrides["seed"] = args.seed
     cfg = load(args.config, overrides)
+    est = estimate(cfg, history=args.history)
+    print(f"estimate: {est.describe()}", file=sys.stderr)
+    guard(est, None if args.yes else Limits.default(), "this run")
     result = run(cfg, args.replication, history=args.history, engine=args.engine)
     if args.out:
-        out = Path(args.out)
-        atomic_write_parquet(out / "transactions.parquet", result.records)
-        atomic_write_text(out / "summary.json", dumps({**result.summary, "per_table": result.per_table}))
-        atomic_write_text(out / "config.yaml", yaml.safe_dump(result.resolved, sort_keys=False))
-        if result.history is not None:
-            atomic_write_parquet(out / "history.parquet", result.history)
+        with staged_dir(Path(args.out), replace=False) as out:   # all files, or none
+            atomic_write_parquet(out / "transactions.parquet", result.records)
+            atomic_write_text(out / "summary.json", dumps({**result.summary, "per_table": result.per_table}))
+            atomic_write_text(out / "config.yaml", yaml.safe_dump(result.resolved, sort_keys=False))
+            if result.history is not None:
+                atomic_write_parquet(out / "history.parquet", result.history)
     if args.json:
         print(dumps({**metrics.nested(result.summary), "config_hash": result.summary["config_hash"],
                      "replication": args.replication, "events": result.summary["events"],
@@ -97,29 +108,33 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--history", action="store_true", help="record the history (with --out: history.parquet)")
     r.add_argument("--engine", choices=("fast", "simpy"), default="fast",
                    help="fast (compiled, default) or simpy (the reference implementation); identical results")
+    r.add_argument("--yes", action="store_true", help="run even if the estimate is above the time or memory limit")
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("check", help="check a recorded history against MODEL.md's invariants")
     c.add_argument("dir", help="directory with history.parquet (from `run --history --out DIR`)")
     c.set_defaults(func=cmd_check)
 
-    try:
-        from .sweep.cli import add_commands
-    except ImportError:
-        pass
-    else:
-        add_commands(sub)
+    from .sweep.cli import add_commands   # a broken dependency is an error, never a missing command
+    add_commands(sub)
     return p
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except ImportError as exc:
+        print(f"error: cannot load sim's commands: {exc} (a broken install? pip install -e .)", file=sys.stderr)
+        return 1
     args = parser.parse_args(argv)
     try:
         return args.func(args)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
+    except WriteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_IO
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -20,6 +20,7 @@ from typing import Any, Mapping
 import yaml
 
 from .providers import ProviderError, load_provider
+from .yamlio import load_yaml
 
 
 class ConfigError(ValueError):
@@ -185,17 +186,24 @@ def _type_name(kind) -> str:
     return {float: "a number", int: "an integer", bool: "true or false", str: "a string"}[kind]
 
 
+_MAX_INT = 2**63 - 1   # the engines hold integers in int64
+
+
 def _coerce(value, kind, path):
     if kind is bool:
         if isinstance(value, bool):
             return value
     elif kind is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
         if isinstance(value, float) and value.is_integer():
-            return int(value)
+            value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            if abs(value) > _MAX_INT:
+                raise ConfigError(path, f"expected an integer below 2^63, got {value!r}")
+            return value
     elif kind is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if isinstance(value, int) and abs(value) > _MAX_INT:
+                raise ConfigError(path, f"expected a number below 2^63 in size, got {value!r}")
             if not math.isfinite(value):
                 raise ConfigError(path, f"expected a finite number, got {value!r}")
             return float(value)
@@ -335,11 +343,15 @@ def load(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Config
     """Read a YAML config, apply dotted-path overrides, validate."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = load_yaml(path.read_text())
     except FileNotFoundError:
         raise ConfigError("", f"config file not found: {path}") from None
     except yaml.YAMLError as exc:
         raise ConfigError("", f"{path}: not valid YAML: {exc}") from None
+    if data is None:          # an empty file: every default
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("", f"{path}: a config must be a mapping, got {type(data).__name__} {data!r:.60}")
     for key, value in (overrides or {}).items():
         set_path(data, key, value)
     return from_dict(data)
@@ -364,7 +376,10 @@ def parse_override(text: str) -> tuple[str, Any]:
     if "=" not in text:
         raise ConfigError("", f"--set expects PATH=VALUE, got {text!r}")
     path, raw = text.split("=", 1)
-    return path.strip(), yaml.safe_load(raw)
+    try:
+        return path.strip(), load_yaml(raw)
+    except yaml.YAMLError as exc:
+        raise ConfigError(path.strip(), f"--set value is not valid YAML: {exc}") from None
 
 
 def _hash_view(obj, default) -> dict:

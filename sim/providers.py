@@ -6,12 +6,16 @@ percentile tables are held against these numbers by tests/test_providers.py.
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import yaml
+
+from .yamlio import load_yaml
 
 MIB = 1024 * 1024
 
@@ -39,6 +43,18 @@ class Profile:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def digest(self) -> str:
+        """A digest of the numbers the engine reads (not the name or description): a sweep's cache key covers
+        it, so editing a provider file recomputes the runs that used it."""
+        return profile_digest(self.to_dict())
+
+
+def profile_digest(profile: dict) -> str:
+    """`Profile.digest` of a profile stored as plain data (a run file's `resolved.provider_profile`)."""
+    values = {k: float(v) for k, v in profile.items() if k not in ("name", "description")}
+    blob = json.dumps(values, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def providers_dir() -> Path:
@@ -79,8 +95,12 @@ def _check(data, schema, where):
 
 
 @functools.lru_cache(maxsize=64)
-def _load_file(path: str) -> Profile:
-    data = yaml.safe_load(Path(path).read_text())
+def _load_file(path: str, mtime_ns: int) -> Profile:
+    """Cached per file version (`mtime_ns`): an edited provider file is read again, even in a notebook."""
+    try:
+        data = load_yaml(Path(path).read_text())
+    except yaml.YAMLError as exc:
+        raise ProviderError(f"{Path(path).name}: not valid YAML: {exc}") from None
     _check(data, _KEYS, Path(path).name)
     if data["get"]["median_ms"] <= 0 or data["cas"]["median_ms"] <= 0 or data["put"]["base_ms"] <= 0:
         raise ProviderError(f"{Path(path).name}: medians must be > 0")
@@ -101,4 +121,4 @@ def load_provider(name: str) -> Profile:
     if not path.is_file():
         raise ProviderError(f"unknown provider {name!r} (expected one of: {', '.join(available())}, "
                             "or a path to a provider .yaml)")
-    return _load_file(str(path.resolve()))
+    return _load_file(str(path.resolve()), path.stat().st_mtime_ns)

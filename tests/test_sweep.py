@@ -12,7 +12,7 @@ import pytest
 from sim.config import ConfigError
 from sim.sweep import load, parse, run_sweep
 
-from helpers import ROOT, run_cli
+from helpers import ROOT, results_table, run_cli
 
 SMOKE = ROOT / "experiments" / "smoke.yaml"
 VOLATILE = ["wall_s"]   # how long a run took is the only column allowed to differ between two executions
@@ -70,16 +70,7 @@ def test_dry_run_prints_the_count():
 
 
 def _table(d: Path) -> pd.DataFrame:
-    df = pd.read_parquet(d / "results.parquet").drop(columns=VOLATILE)
-    return df.sort_values(["config_hash", "replication"]).reset_index(drop=True)
-
-
-@pytest.fixture(scope="module")
-def smoke_reference(tmp_path_factory):
-    out = tmp_path_factory.mktemp("smoke")
-    outcome = run_sweep(load(SMOKE), out, jobs=1, progress=False, log=lambda *_: None)
-    assert outcome.failed == 0 and outcome.ran == 16
-    return out
+    return results_table(d, VOLATILE)
 
 
 def test_rerun_reuses_everything(smoke_reference, tmp_path):

@@ -12,9 +12,10 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     spec_report = None
     if a.spec:
-        import yaml
-        with open(a.spec) as f:
-            spec_report = (yaml.safe_load(f) or {}).get("report")
+        from pathlib import Path
+
+        from ..yamlio import load_yaml
+        spec_report = (load_yaml(Path(a.spec).read_text()) or {}).get("report")
     from . import write_report
     print(write_report(a.results_dir, spec_report))
     return 0

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..results_io import atomic_write_csv, atomic_write_text, staged_dir
 from . import plots
 from .aggregate import (SUCCESS_THRESHOLD, _hashable, aggregate, format_value,
                         knee_group_columns, knee_table, ok_rows, parameter_columns, resolve_layout,
@@ -209,11 +210,15 @@ def write_report(results_dir, spec_report: dict | None = None, out_dir=None) -> 
     """
     results_dir = Path(results_dir)
     out = Path(out_dir) if out_dir is not None else results_dir / "report"
+    with staged_dir(out, replace=True) as staging:
+        _write_report_into(staging, results_dir, dict(spec_report or {}))
+    return out / "index.html"
+
+
+def _write_report_into(out: Path, results_dir: Path, spec_report: dict) -> Path:
+    """The report, written into a fresh directory `out` (a staging directory that replaces the old report whole
+    only once every file is written, so a full disk leaves the old report, not half a new one)."""
     figdir = out / "figures"
-    figdir.mkdir(parents=True, exist_ok=True)
-    for old in figdir.glob("*.png"):
-        old.unlink()
-    spec_report = dict(spec_report or {})
 
     results = pd.read_parquet(results_dir / "results.parquet")
     ok = ok_rows(results)
@@ -257,7 +262,7 @@ def write_report(results_dir, spec_report: dict | None = None, out_dir=None) -> 
         return _write_index(out, title, sections)
 
     agg = aggregate(ok)
-    agg.to_csv(out / "summary.csv", index=False)
+    atomic_write_csv(out / "summary.csv", agg)
     ov.append('<p class="muted">Files: <a href="summary.csv">summary.csv</a>, '
               '<a href="knee.csv">knee.csv</a>.</p>')
     sections.append(("overview", "Overview", "".join(ov)))
@@ -265,7 +270,7 @@ def write_report(results_dir, spec_report: dict | None = None, out_dir=None) -> 
     # ---- knee
     keys = knee_group_columns(layout)
     knee = knee_table(agg, keys, layout["cols"])
-    knee.to_csv(out / "knee.csv", index=False)
+    atomic_write_csv(out / "knee.csv", knee)
     n_none = int(knee["knee_throughput_cps"].isna().sum())
     kh = [f"<p>The knee (\"usable throughput\") of each {_e(', '.join(keys))} combination is the "
           f"highest mean throughput over the <code>{_e(layout['cols'])}</code> sweep among points "
@@ -317,5 +322,5 @@ def _write_index(out: Path, title: str, sections) -> Path:
            f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1>"
            f"<nav><ul>{nav}</ul></nav>{body}</body></html>")
     index = out / "index.html"
-    index.write_text(doc, encoding="utf-8")
+    atomic_write_text(index, doc)
     return index

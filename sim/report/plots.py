@@ -22,6 +22,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocat
 
 import seaborn as sns
 
+from ..results_io import atomic_write_with
 from .aggregate import SUCCESS_THRESHOLD, _hashable, format_value, has_vo, qualifies
 
 DPI = 110
@@ -237,8 +238,7 @@ def _suptitle(fig: Figure, text: str) -> None:
 
 
 def _save(fig: Figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI)
+    atomic_write_with(path, lambda tmp: fig.savefig(tmp, dpi=DPI, format=path.suffix.lstrip(".") or "png"))
     return path
 
 

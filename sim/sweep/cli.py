@@ -8,6 +8,7 @@ from ..config import ConfigError
 
 
 def cmd_sweep(args) -> int:
+    from ..estimate import Limits
     from . import load, run_sweep
     from .executors import default_jobs
 
@@ -28,7 +29,7 @@ def cmd_sweep(args) -> int:
     out = Path(args.out) if args.out else Path("results") / sweep.name
     outcome = run_sweep(sweep, out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
                         force=args.force, replications=args.replications, engine=args.engine,
-                        progress=not args.no_progress)
+                        progress=not args.no_progress, limits=None if args.yes else Limits.default())
     print(f"{outcome.total} runs: {outcome.reused} reused, {outcome.ran} ran ({outcome.failed} failed) "
           f"in {outcome.wall_s:.1f} s with {args.jobs or default_jobs()} job(s); results: {out / 'results.parquet'}")
     if not args.no_report:
@@ -39,16 +40,15 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_report(args) -> int:
-    import yaml
-
     from ..report import write_report
+    from ..yamlio import load_yaml
 
     d = Path(args.dir)
     if not (d / "results.parquet").is_file():
         raise ConfigError("", f"no results.parquet in {d} (run `python -m sim sweep FILE --out {d}` first)")
     spec = None
     if (d / "sweep.yaml").is_file():
-        spec = (yaml.safe_load((d / "sweep.yaml").read_text()) or {}).get("report")
+        spec = (load_yaml((d / "sweep.yaml").read_text()) or {}).get("report")
     print(f"report: {write_report(d, spec or None)}")
     return 0
 
@@ -67,6 +67,8 @@ def add_commands(sub) -> None:
                    help="fast (compiled, default) or simpy (reference); results are identical")
     s.add_argument("--no-report", action="store_true", help="skip writing the report")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
+    s.add_argument("--yes", action="store_true",
+                   help="run even if the heaviest configuration is estimated above the time or memory limit")
     s.set_defaults(func=cmd_sweep)
 
     r = sub.add_parser("report", help="write DIR/report/ from DIR/results.parquet")

@@ -1,21 +1,37 @@
 """Executors: how a sweep's runs are spread over processes or machines. Each is a thin layer over the pure
-function `sim.sweep.task.execute`; results do not depend on which one runs them."""
+function `sim.sweep.task.execute`; results do not depend on which one runs them.
+
+A worker process can die under a run (the OOM killer's SIGKILL, a crash in compiled code). The executors rerun
+what it was running; a run that keeps killing workers is given up after `MAX_WORKER_DEATHS` and handed to
+`on_lost(task, reason)`, which makes its failure record, and the sweep goes on.
+"""
 from __future__ import annotations
 
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+
+MAX_WORKER_DEATHS = 3
+
+OnLost = Callable[[dict, str], dict]
 
 
 def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def _died(n: int) -> str:
+    return (f"worker died {n} times running this configuration (killed by a signal, e.g. SIGKILL from the "
+            "OOM killer, or crashed)")
+
+
 class SerialExecutor:
     """In-process, one run at a time: for --jobs 1, debugging and profiling."""
 
-    def map_unordered(self, fn: Callable, tasks: Iterable) -> Iterator:
+    def map_unordered(self, fn: Callable, tasks: Iterable, on_lost: OnLost | None = None) -> Iterator:
         for task in tasks:
             yield fn(task)
 
@@ -25,26 +41,67 @@ class SerialExecutor:
 
 class LocalExecutor:
     """Worker processes on this machine. At most 2 x jobs tasks are queued at a time, so memory stays flat
-    however long the sweep, and Ctrl-C loses only what is in flight."""
+    however long the sweep, and Ctrl-C loses only what is in flight.
 
-    def __init__(self, jobs: int):
+    A dead worker breaks the whole pool, and every task in flight fails with it, guilty or not. The pool is
+    rebuilt and those tasks rerun one at a time, so a further death is the running task's for sure; a task
+    that has been in flight at `max_deaths` deaths is given up."""
+
+    def __init__(self, jobs: int, max_deaths: int = MAX_WORKER_DEATHS):
         self.jobs = jobs
-        self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+        self.max_deaths = max_deaths
+        self.pool = self._new_pool()
 
-    def map_unordered(self, fn: Callable, tasks: Iterable) -> Iterator:
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"))
+
+    def _rebuild(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.pool = self._new_pool()
+
+    def map_unordered(self, fn: Callable, tasks: Iterable, on_lost: OnLost | None = None) -> Iterator:
         it = iter(tasks)
-        pending = set()
-        for task in it:
-            pending.add(self.pool.submit(fn, task))
-            if len(pending) >= 2 * self.jobs:
-                break
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        pending: dict = {}                 # future -> task
+        suspects: deque = deque()          # tasks in flight when a worker died, to rerun alone
+        deaths: dict[int, int] = {}        # id(task) -> deaths while it was in flight
+        while True:
+            while suspects:
+                yield from self._rerun_alone(fn, suspects, deaths, on_lost)
+            while len(pending) < 2 * self.jobs and (task := next(it, None)) is not None:
+                pending[self.pool.submit(fn, task)] = task
+            if not pending:
+                return
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            broken = any(isinstance(f.exception(), BrokenProcessPool) for f in done)
+            if broken:
+                done = {f for f in pending if f.done() and f.exception() is None}   # finished before the death
+                for fut, task in pending.items():
+                    if fut not in done:
+                        deaths[id(task)] = deaths.get(id(task), 0) + 1
+                        suspects.append(task)
+                self._rebuild()
             for fut in done:
+                del pending[fut]
                 yield fut.result()
-                nxt = next(it, None)
-                if nxt is not None:
-                    pending.add(self.pool.submit(fn, nxt))
+            if broken:
+                pending.clear()
+
+    def _rerun_alone(self, fn: Callable, suspects: deque, deaths: dict, on_lost: OnLost | None) -> Iterator:
+        task = suspects.popleft()
+        n = deaths[id(task)]
+        if n >= self.max_deaths:
+            if on_lost is None:
+                raise BrokenProcessPool(_died(n))
+            yield on_lost(task, _died(n))
+            return
+        try:
+            result = self.pool.submit(fn, task).result()
+        except BrokenProcessPool:
+            deaths[id(task)] = n + 1
+            suspects.appendleft(task)
+            self._rebuild()
+            return
+        yield result
 
     def close(self):
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -52,7 +109,9 @@ class LocalExecutor:
 
 class DaskExecutor:
     """One Dask task per run, on a scheduler (`address`) or on a LocalCluster of `jobs` single-threaded
-    worker processes. Needs the `dask` extra."""
+    worker processes. Needs the `dask` extra. The scheduler reschedules the tasks of a worker that dies; one
+    that has killed `distributed.scheduler.allowed-failures` + 1 workers comes back as KilledWorker and is
+    given up."""
 
     def __init__(self, jobs: int, address: str | None = None):
         try:
@@ -68,18 +127,32 @@ class DaskExecutor:
             self.client = Client(self.cluster)
         self.jobs = jobs
 
-    def map_unordered(self, fn: Callable, tasks: Iterable) -> Iterator:
+    def map_unordered(self, fn: Callable, tasks: Iterable, on_lost: OnLost | None = None) -> Iterator:
         from dask.distributed import as_completed
+        from distributed.scheduler import KilledWorker
         it = iter(tasks)
         window = max(2 * self.jobs, 2 * sum(self.client.nthreads().values()))
-        first = [self.client.submit(fn, t, pure=False) for _, t in zip(range(window), it)]
-        ac = as_completed(first)
+        task_of = {}
+
+        def submit(task):
+            fut = self.client.submit(fn, task, pure=False)
+            task_of[fut.key] = task
+            return fut
+
+        ac = as_completed([submit(t) for _, t in zip(range(window), it)])
         for fut in ac:
-            yield fut.result()
+            task = task_of.pop(fut.key)
+            try:
+                result = fut.result()
+            except KilledWorker as exc:
+                if on_lost is None:
+                    raise
+                result = on_lost(task, f"Dask workers died running this configuration ({exc})")
+            yield result
             fut.release()
             nxt = next(it, None)
             if nxt is not None:
-                ac.add(self.client.submit(fn, nxt, pure=False))
+                ac.add(submit(nxt))
 
     def close(self):
         self.client.close()

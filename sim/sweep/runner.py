@@ -9,11 +9,14 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from ..estimate import Limits, estimate, guard
+from ..providers import load_provider
 from ..results_io import atomic_write_parquet, atomic_write_text
+from ..version import MODEL_VERSION
 from .executors import default_jobs, make_executor
 from .spec import Sweep
-from .store import ResultStore, run_key
-from .task import execute, standard_columns
+from .store import ResultStore, RunKey
+from .task import execute, failure, standard_columns
 
 
 @dataclass
@@ -34,25 +37,33 @@ def tasks_of(sweep: Sweep, replications: int | None = None, engine: str = "fast"
         columns = {**point.params, **standard_columns(cfg), "config_hash": point.hash}
         # rough relative cost (arrivals x attempts they may make), to start the heavy runs first
         cost = cfg.duration_ms / columns["inter_arrival_ms"] * cfg.max_attempts
+        digest = load_provider(cfg.storage.provider).digest()
         for rep in range(reps):
-            out.append({"key": run_key(point.hash, rep), "config": cfg.to_dict(), "params": point.params,
-                        "columns": columns, "replication": rep, "engine": engine, "cost": cost})
+            key = RunKey(point.hash, rep, cfg.storage.provider, digest, MODEL_VERSION)
+            out.append({"key": key.name, "run_key": key.ingredients(), "config": cfg.to_dict(),
+                        "params": point.params, "columns": columns, "replication": rep, "engine": engine,
+                        "cost": cost})
     return out
 
 
 def run_sweep(sweep: Sweep, out_dir: str | Path, *, jobs: int | None = None, executor: str = "local",
               scheduler: str | None = None, force: bool = False, replications: int | None = None,
-              engine: str = "fast", progress: bool = True, log=print) -> Outcome:
+              engine: str = "fast", progress: bool = True, log=print, limits: Limits | None = None) -> Outcome:
+    """`limits`: refuse (ConfigError) if the heaviest run to do is estimated above them; None runs anything."""
     start = time.perf_counter()
     out = Path(out_dir)
     store = ResultStore(out)
     tasks = tasks_of(sweep, replications, engine)
-    atomic_write_text(out / "sweep.yaml", yaml.safe_dump(
-        {**sweep.source, "replications": replications or sweep.replications}, sort_keys=False))
-    todo = [t for t in tasks if force or not store.is_done(t["key"])]
+    todo, stale = _to_do(tasks, store, force)
     reused = len(tasks) - len(todo)
     if reused:
         log(f"reusing {reused} of {len(tasks)} finished runs in {out} (--force recomputes)")
+    for why, n in stale.items():
+        log(f"recomputing {n} finished run(s): {why}")
+    if todo:
+        _check_size(sweep, todo, limits, log)
+    atomic_write_text(out / "sweep.yaml", yaml.safe_dump(
+        {**sweep.source, "replications": replications or sweep.replications}, sort_keys=False))
     todo.sort(key=lambda t: -t["cost"])
     failed = ran = 0
     if todo:
@@ -60,7 +71,7 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, jobs: int | None = None, exe
         ex = make_executor(executor, jobs, scheduler)
         bar = _progress(len(todo), progress)
         try:
-            for result in ex.map_unordered(execute, todo):
+            for result in ex.map_unordered(execute, todo, on_lost=failure):
                 store.write(result["key"], result)
                 ran += 1
                 if result["status"] != "ok":
@@ -73,6 +84,28 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, jobs: int | None = None, exe
             ex.close()
     assemble(tasks, store, out)
     return Outcome(len(tasks), reused, ran, failed, time.perf_counter() - start, out)
+
+
+def _to_do(tasks: list[dict], store: ResultStore, force: bool) -> tuple[list[dict], dict[str, int]]:
+    """The tasks to run, and why finished runs among them are recomputed (reason -> count)."""
+    todo, stale = [], {}
+    for t in tasks:
+        reusable, why = (False, "") if force else store.check(RunKey(**t["run_key"]))
+        if not reusable:
+            todo.append(t)
+        if why:
+            stale[why] = stale.get(why, 0) + 1
+    return todo, stale
+
+
+def _check_size(sweep: Sweep, todo: list[dict], limits: Limits | None, log) -> None:
+    """Estimate the heaviest configuration to run, say it, and refuse it above `limits`."""
+    configs = {p.hash: p for p in sweep.points}
+    hashes = {t["columns"]["config_hash"] for t in todo}
+    est, point = max(((estimate(configs[h].config), configs[h]) for h in hashes), key=lambda e: e[0].wall_s)
+    where = ", ".join(f"{k}={v}" for k, v in point.params.items()) or "the base config"
+    log(f"estimate for the heaviest configuration ({where}): {est.describe()} per run")
+    guard(est, limits, f"the configuration {where}")
 
 
 def _progress(total: int, enabled: bool):

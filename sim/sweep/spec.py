@@ -16,6 +16,7 @@ import yaml
 
 from ..config import Config, ConfigError, build_structure, check_path, set_path
 from ..config import from_dict as config_from_dict
+from ..yamlio import load_yaml
 
 TOP_KEYS = ("name", "description", "base", "grid", "zip", "replications", "report")
 REPORT_KEYS = ("rows", "cols", "facets", "title")
@@ -163,7 +164,7 @@ def _check_base(base: dict) -> None:
 def load(path: str | Path) -> Sweep:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(path.read_text())
     except FileNotFoundError:
         raise ConfigError("", f"sweep file not found: {path}") from None
     except yaml.YAMLError as exc:

@@ -2,11 +2,16 @@
 from __future__ import annotations
 
 import math
+import os
+import signal
 import time
 import traceback
 
 from ..config import Config, from_dict
+from ..providers import profile_digest
 from ..run import run
+from ..version import MODEL_VERSION
+from .store import RunKey
 
 
 def standard_columns(cfg: Config) -> dict:
@@ -30,15 +35,43 @@ def standard_columns(cfg: Config) -> dict:
 
 
 def execute(task: dict) -> dict:
-    """Run one (config, replication); never raises: a failure comes back as a record with its error."""
+    """Run one (config, replication); never raises: a failure comes back as a record with its error. A finished
+    run records its cache key as it ran here: the provider profile this worker read and this sim's model
+    version (sim/sweep/store.py)."""
     start = time.perf_counter()
     key, rep = task["key"], task["replication"]
+    _test_kill_worker(key)
     try:
         cfg = from_dict(task["config"])
         result = run(cfg, rep, engine=task.get("engine", "fast"))
+        run_key = RunKey(result.summary["config_hash"], rep, cfg.storage.provider,
+                         profile_digest(result.resolved["provider_profile"]), MODEL_VERSION)
         return {"key": key, "status": "ok", "error": "", "params": task["params"], "replication": rep,
-                "summary": result.summary, "per_table": result.per_table, "resolved": result.resolved}
+                "summary": result.summary, "per_table": result.per_table, "resolved": result.resolved,
+                "run_key": run_key.ingredients()}
     except Exception:  # noqa: BLE001 - recorded, the sweep goes on
-        return {"key": key, "status": "failed", "error": traceback.format_exc(limit=8), "params": task["params"],
-                "replication": rep, "summary": {"wall_s": time.perf_counter() - start}, "per_table": [],
-                "resolved": {"config": task["config"]}}
+        return failure(task, traceback.format_exc(limit=8), time.perf_counter() - start)
+
+
+def failure(task: dict, error: str, wall_s: float = math.nan) -> dict:
+    """The record of a run that did not finish: `error` says why (a traceback, or why its worker died)."""
+    return {"key": task["key"], "status": "failed", "error": error, "params": task["params"],
+            "replication": task["replication"], "summary": {"wall_s": wall_s}, "per_table": [],
+            "resolved": {"config": task["config"]}}
+
+
+def _test_kill_worker(key: str) -> None:
+    """Test-only fault injection: SIM_TEST_KILL_WORKER="<run key>[@<marker file>]" makes the worker running that
+    run SIGKILL itself, as the OOM killer would; with a marker file, only the first time (it creates the file)."""
+    spec = os.environ.get("SIM_TEST_KILL_WORKER")
+    if not spec:
+        return
+    target, _, marker = spec.partition("@")
+    if target != key:
+        return
+    if marker:
+        try:
+            open(marker, "x").close()
+        except FileExistsError:
+            return
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,9 @@
+"""The model's version, part of every sweep run's cache key (sim/sweep/store.py).
+
+Bump MODEL_VERSION whenever the results of an existing configuration change: a model or engine change that is
+not bit-identical (tests/test_goldens.py fails). A rerun of a sweep then recomputes its runs and says why,
+instead of silently mixing results of two models. Changes that keep every existing result (a new key whose
+default keeps the old behaviour, a faster engine with the same records) leave it alone.
+"""
+
+MODEL_VERSION = 1

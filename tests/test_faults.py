@@ -1,0 +1,203 @@
+"""Faults a sweep must survive or report in one line: a worker killed under a run (locally and on a Dask cluster),
+a disk that fills up while results or the report are written."""
+import contextlib
+import io
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from helpers import ROOT, TINY_SWEEP, results_table
+from sim.report import write_report
+from sim.sweep import parse, run_sweep, tasks_of
+from sim.sweep.store import ResultStore
+
+SMOKE = ROOT / "experiments" / "smoke.yaml"
+EXIT_IO = 74
+
+
+@pytest.fixture(scope="module")
+def tiny_reference(tmp_path_factory):
+    """The tiny sweep, run serially in this process: what every executor must reproduce."""
+    out = tmp_path_factory.mktemp("tiny")
+    outcome = run_sweep(parse(TINY_SWEEP), out, jobs=1, progress=False, log=lambda *_: None)
+    assert outcome.ran == 4 and outcome.failed == 0
+    write_report(out, TINY_SWEEP["report"])
+    return out
+
+
+def _victim() -> str:
+    return tasks_of(parse(TINY_SWEEP))[0]["key"]
+
+
+# ------------------------------------------------------------------------------------------------ killed worker
+
+def test_a_worker_killed_mid_sweep_is_replaced_and_its_runs_rerun(tiny_reference, tmp_path, monkeypatch):
+    """One run SIGKILLs its worker process the first time it starts (as the OOM killer would): the pool is
+    rebuilt, the runs in flight rerun, and the table equals the serial one. (Workers run the simpy engine, which
+    gives the fast engine's records bit for bit, so that each rebuilt pool need not load numba.)"""
+    marker = tmp_path / "killed-once"
+    monkeypatch.setenv("SIM_TEST_KILL_WORKER", f"{_victim()}@{marker}")
+    out = tmp_path / "out"
+    outcome = run_sweep(parse(TINY_SWEEP), out, jobs=2, engine="simpy", progress=False, log=lambda *_: None)
+    assert marker.exists(), "the fault was not injected"
+    assert (outcome.ran, outcome.failed) == (4, 0)
+    pd.testing.assert_frame_equal(results_table(out), results_table(tiny_reference), check_exact=True)
+
+
+def test_a_run_that_kills_every_worker_is_recorded_as_failed(tmp_path, monkeypatch):
+    """A run that kills its worker every time is given up after 3 deaths, recorded with why; the rest finish."""
+    monkeypatch.setenv("SIM_TEST_KILL_WORKER", _victim())
+    out = tmp_path / "out"
+    outcome = run_sweep(parse(TINY_SWEEP), out, jobs=2, engine="simpy", progress=False, log=lambda *_: None)
+    assert (outcome.ran, outcome.failed) == (4, 1)
+    df = pd.read_parquet(out / "results.parquet")
+    bad = df[df.status == "failed"]
+    assert len(bad) == 1 and "worker died 3 times" in bad.error.iloc[0]
+    assert ResultStore(out).read(_victim())["status"] == "failed"
+
+
+# ------------------------------------------------------------------------------------------------ disk full
+
+def _cli_with_file_size_limit(limit_bytes: int, *args):
+    """`python -m sim ARGS` with RLIMIT_FSIZE: a write past `limit_bytes` fails with EFBIG ("File too large"),
+    as a full disk fails one with ENOSPC (Python ignores SIGXFSZ, so the write raises instead of killing the
+    process). The simpy engine keeps numba, which writes its cache, out of the process."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+    return subprocess.run([sys.executable, "-m", "sim", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300, preexec_fn=limit)
+
+
+def _leftovers(d: Path) -> list[Path]:
+    return [p for p in d.rglob("*") if p.name.endswith((".tmp", ".old"))]
+
+
+def _one_io_error(r, path: Path):
+    """Exit 74 and one error line, the last on stderr (after the run's size estimate), naming the file."""
+    assert r.returncode == EXIT_IO, r.stderr
+    errors = [line for line in r.stderr.strip().splitlines() if not line.startswith("estimate")]
+    assert errors == [f"error: cannot write {path}: File too large"], r.stderr
+
+
+def test_disk_full_during_a_sweep_is_one_line_and_exit_74(tmp_path):
+    """The first run file does not fit: one line naming it, exit 74, no temp file left."""
+    spec = tmp_path / "tiny.yaml"
+    spec.write_text(yaml.safe_dump(TINY_SWEEP))
+    out = tmp_path / "out"
+    r = _cli_with_file_size_limit(2_000, "sweep", spec, "--out", out, "--jobs", "1", "--engine", "simpy",
+                                  "--no-progress")
+    first = sorted(tasks_of(parse(TINY_SWEEP)), key=lambda t: -t["cost"])[0]["key"]
+    _one_io_error(r, out / "runs" / f"{first}.json")
+    assert not list((out / "runs").glob("*.json")) and not _leftovers(tmp_path)
+
+
+def test_disk_full_during_a_report_leaves_the_old_report_whole(tiny_reference, tmp_path):
+    """The CSVs fit, the first figure does not: exit 74, and the report directory is the previous one, untouched
+    (no half-new report, no staging directory)."""
+    before = {p.relative_to(tiny_reference): p.read_bytes() for p in (tiny_reference / "report").rglob("*")
+              if p.is_file()}
+    assert any(p.suffix == ".png" for p in before)
+    r = _cli_with_file_size_limit(10_000, "report", tiny_reference)
+    assert r.returncode == EXIT_IO, r.stderr
+    line, = r.stderr.strip().splitlines()
+    assert line.startswith(f"error: cannot write {tiny_reference / 'report' / 'figures'}/")
+    assert line.endswith(".png: File too large")
+    after = {p.relative_to(tiny_reference): p.read_bytes() for p in (tiny_reference / "report").rglob("*")
+             if p.is_file()}
+    assert after == before and not _leftovers(tiny_reference)
+
+
+def test_disk_full_in_run_out_writes_nothing(tmp_path, monkeypatch):
+    """`run --out DIR --history`: the disk fills up at the last file (history.parquet; simulated in-process by a
+    parquet writer raising ENOSPC on its second call). Exit 74 naming it, and DIR is not left with the first
+    files of a run whose output is incomplete."""
+    import errno
+
+    from sim import cli
+    real, calls = pd.DataFrame.to_parquet, []
+
+    def full_on_second(self, path, *a, **kw):
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+        return real(self, path, *a, **kw)
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", full_on_second)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump(TINY_SWEEP["base"]))
+    out = tmp_path / "out"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(["run", str(cfg), "--out", str(out), "--history", "--json"])
+    assert code == EXIT_IO and len(calls) == 2
+    assert err.getvalue().strip().splitlines()[-1] == \
+        f"error: cannot write {out / 'history.parquet'}: No space left on device"
+    assert not out.exists() and not _leftovers(tmp_path)
+
+
+# ------------------------------------------------------------------------------------------------ Dask
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(pred, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_distributed_sweep_survives_a_killed_worker(smoke_reference, tmp_path):
+    """A real cluster on loopback: a scheduler and two single-threaded workers, each its own process (no nanny,
+    so a killed worker stays dead). One worker is SIGKILLed once runs are being written; the sweep completes and
+    its table equals the local executor's."""
+    pytest.importorskip("dask.distributed")
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    dask = [sys.executable, "-m", "distributed.cli.dask_worker"]
+    procs = []
+    try:
+        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
+                                       "127.0.0.1", "--port", str(port), "--no-dashboard"], env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        workers = [subprocess.Popen(dask + [address, "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny",
+                                            "--no-dashboard", "--name", f"w{i}"], env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for i in range(2)]
+        procs += workers
+        from distributed import Client
+        with Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=60)
+        out = tmp_path / "dask"
+        sweep = subprocess.Popen([sys.executable, "-m", "sim", "sweep", str(SMOKE), "--out", str(out),
+                                  "--executor", "dask", "--scheduler", address, "--no-report", "--no-progress"],
+                                 cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(sweep)
+        runs = out / "runs"
+        _wait_for(lambda: runs.is_dir() and len(list(runs.glob("*.json"))) >= 2 or sweep.poll() is not None,
+                  180, "the first runs")
+        written_at_kill = len(list(runs.glob("*.json")))
+        workers[0].send_signal(signal.SIGKILL)
+        stdout, stderr = sweep.communicate(timeout=300)
+        assert sweep.returncode == 0, stderr
+        assert written_at_kill < 16, "the sweep ended before the worker was killed"
+        pd.testing.assert_frame_equal(results_table(out), results_table(smoke_reference), check_exact=True)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait(timeout=30)
