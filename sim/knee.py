@@ -354,7 +354,8 @@ class KneeSearch:
         if knee is None:
             out.update({"offered_cps": math.nan, "offered_cps_low": math.nan, "offered_cps_high": math.nan,
                         "value": math.nan, "replications": 0, "decided": False})
-            out.update({k: math.nan for m in AT_KNEE for k in (m, f"{m}_ci95")})
+            out.update({k: math.nan for m in AT_KNEE if m != "offered_cps" for k in (m, f"{m}_ci95")})
+            out.update({"measured_offered_cps": math.nan, "measured_offered_cps_ci95": math.nan})
             out["ci95_halfwidth_rel"] = math.nan
             return out
         low = lo.rate_cps if lo is not None else 0.0
@@ -362,8 +363,9 @@ class KneeSearch:
         out.update({"offered_cps": knee.rate_cps, "offered_cps_low": low, "offered_cps_high": high,
                     "value": knee.value, "replications": knee.n, "decided": knee.decision(thr) == "pass"})
         out["ci95_halfwidth_rel"] = (high - low) / 2 / knee.rate_cps
-        for m in AT_KNEE:
-            out[m], out[f"{m}_ci95"] = mean_ci95([r.get(m, math.nan) for r in knee.runs])
+        for m in AT_KNEE:   # the run's offered_cps is the measured arrival rate at the knee
+            key = "measured_offered_cps" if m == "offered_cps" else m
+            out[key], out[f"{key}_ci95"] = mean_ci95([r.get(m, math.nan) for r in knee.runs])
         return out
 
     def trace(self) -> list[dict]:
