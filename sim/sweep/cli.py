@@ -18,6 +18,11 @@ def cmd_sweep(args) -> int:
         raise ConfigError("--jobs", "expected an integer >= 1")
     if args.scheduler and args.executor != "dask":
         raise ConfigError("--scheduler", "goes with --executor dask")
+    if args.dry_run and sweep.knee is not None:
+        print(len(sweep.points))
+        print(f"{sweep.name}: {len(sweep.points)} cells, one knee search each ({sweep.knee}); axes: "
+              f"{', '.join(sweep.paths) or 'none'}", file=sys.stderr)
+        return 0
     if args.dry_run:
         n_points = len(sweep.points)
         reps = args.replications or sweep.replications
