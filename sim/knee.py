@@ -2,30 +2,34 @@
 
 Definition. The knee is the highest offered rate r (arrivals/s; r = 1000 / the mean inter-arrival gap in ms)
 at which the success rate, and for a mix (fast_append_ratio < 1) the VO success rate too, is at least the
-threshold. Its 95 % CI is the bracket [highest rate whose success CI lies at or above the threshold, lowest
-rate whose success CI lies below it]. Throughput and latencies are those measured at the knee, i.e. at the
-lower (passing) end of the final bracket.
+threshold. Its 95 % CI is the bracket [highest rate whose success interval lies at or above the threshold,
+lowest rate whose success interval lies below it]; between them lie only points whose success cannot be told
+apart from the threshold. The knee is the highest point of that bracket that passes by its mean (the lower
+end if none inside does); throughput and latencies are those measured there.
 
 Search. The load parameter (`workload.inter_arrival.mean_ms`, or `.median_ms` for lognormal gaps) moves; all
 else stays. Both ends of the start bracket are run (an end on the wrong side is pushed out by 4x, at most
-`expansions` times); then the bracket [passing rate, failing rate] is split in log rate until
-hi / lo - 1 <= precision. The split point interpolates log(failure share) linearly in log rate between the
-two ends (failure grows like a power of the rate below the knee, so this is nearly linear), kept within the
-middle 70 % of the bracket, and is a plain bisection when the same end moved twice in a row or one more
-bisection finishes. Common random numbers are on by default: all points of a search differ only in load,
-so they share arrivals, tables, operations and runtimes and the success curve is smooth in the rate.
+`expansions` times, then the knee is reported `above_range` / `below_range`). Then, while the bracket is wider
+than the precision (hi / lo - 1 > precision), a point is added inside it: with no undecided point inside, the
+split interpolates log(failure share) linearly in log rate between the ends (failure grows like a power of the
+rate below the knee, so this is nearly linear), kept within the middle 70 % of the bracket, and is a plain
+bisection when the same end moved twice in a row or one bisection finishes; with undecided points inside, the
+wider of the two gaps between a sure end and the undecided zone is bisected. Common random numbers are on by
+default: all points of a search differ only in load, so they share arrivals, tables, operations and runtimes.
 
-Confidence interval of success at a point, and the stopping rule per point. Replications are independent, and
+Confidence interval of success at a point, and when replications are added. Replications are independent;
 transactions inside one run are not (contention comes in bursts), so a binomial interval on a run's
-transactions is too narrow near the knee. With n >= 2 replications the interval is the Student-t interval
-of the replication means, widened to at least a Wilson interval on the pooled transactions with an effective
-count of finished / design_effect (which keeps identical replications from giving a zero-width interval);
-with one replication only that Wilson interval. A point is decided when its interval excludes the threshold
-(every checked metric above it: passes; any below it: fails); otherwise one more replication is run, up to
-`max_replications`, after which the point is classified by its mean and counts as undecided for the CI.
-The knee point gets at least `knee_replications` replications, so its throughput and latencies carry CIs.
+transactions alone would be too narrow near the knee. With n >= 2 replications the interval is the Student-t
+interval of the replication means, widened to at least a Wilson interval on the pooled transactions with an
+effective count of finished / design_effect (which keeps identical replications from giving a zero-width
+interval); with one replication only that Wilson interval. A point is decided when its interval excludes the
+threshold (every checked metric at or above it: passes; any below it: fails). An undecided point gets one more
+replication until `max_replications`, or until it is futile: the interval projected to `max_replications`
+(Wilson part scaled by sqrt(n / max), t part with its max-replication quantile and standard error) would still
+contain the threshold. The knee point gets at least `knee_replications` replications, so its throughput and
+latencies carry CIs.
 
-Pure logic: a `KneeSearch` says which (config, replication) runs it needs next and is fed their summaries;
+Pure logic: a `KneeSearch` says which (point, replication) runs it needs next and is fed their summaries;
 `sim.sweep.knee` executes them (any executor, cached in the results store).
 """
 from __future__ import annotations
@@ -243,8 +247,7 @@ class KneeSearch:
         return self.status != "searching"
 
     def _settled(self, p: Point) -> bool:
-        """Enough replications: decided, or at `max_replications`, or futile (even `max_replications` would
-        leave the threshold inside the interval, projecting its half-width by sqrt(n / max))."""
+        """Enough replications: decided, or at `max_replications`, or futile (module docstring)."""
         need = min(self._min_reps.get(p.rate_cps, 1), self.spec.max_replications)
         if p.n < need:
             return False
