@@ -66,10 +66,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--cache", default="/tmp/knee-validation")
-    ap.add_argument("--half-span", type=float, default=0.10, help="brute grid covers knee x (1 +- this)")
+    ap.add_argument("--half-span", type=float, default=0.08, help="brute grid covers knee x (1 +- this)")
     ap.add_argument("--full", help="results dir of the 4c knee sweep")
     ap.add_argument("--grid", help="results dir of the 4c grid sweep (for the grid knees)")
     ap.add_argument("--skip-brute", action="store_true")
+    ap.add_argument("--knee-cache", help="run cache of the knee searches (default: --full, else CACHE/knee)")
     args = ap.parse_args(argv)
     sweep = load(HERE.parent / "experiments" / "4c-knee.yaml")
     spec = sweep.knee
@@ -77,7 +78,7 @@ def main(argv=None) -> int:
     if not args.skip_brute:
         cfgs = [cell_config(sweep.base, *c) for c in CELLS]
         searches = [KneeSearch(c, spec) for c in cfgs]
-        cache = Path(args.full) if args.full else Path(args.cache) / "knee"
+        cache = Path(args.knee_cache or args.full or Path(args.cache) / "knee")
         res = run_searches(searches, cache, jobs=args.jobs)
         ex = make_executor("local", args.jobs)
         store = ResultStore(Path(args.cache) / "brute")

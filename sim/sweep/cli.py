@@ -110,7 +110,7 @@ def cmd_report(args) -> int:
     from ..report import write_report
 
     d = Path(args.dir)
-    if not (d / "results.parquet").is_file():
+    if not (d / "results.parquet").is_file() and not (d / "knees.parquet").is_file():
         raise ConfigError("", f"no results.parquet in {d} (run `python -m sim sweep FILE --out {d}` first)")
     spec = None
     if (d / "sweep.yaml").is_file():
