@@ -145,6 +145,8 @@ class Config:
     cooldown_ms: float = _spec(900_000.0, ge=0, kind=float)
     drain_limit_ms: float = _spec(3_600_000.0, ge=0, kind=float)
     seed: int = _spec(0, ge=0, kind=int)
+    # workload streams keyed by (seed, replication, source) instead of the config hash (sim.rng.run_streams)
+    common_random_numbers: bool = _spec(False, kind=bool, late=True)
     catalog: Catalog = _nested(Catalog)
     storage: Storage = _nested(Storage)
     io: IO = _nested(IO)

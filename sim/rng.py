@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+#: sources of the workload itself: with common random numbers they are keyed by the seed, not the config hash
+WORKLOAD_SOURCES = ("arrival", "table", "operation", "runtime")
+
 SOURCES = (
     "arrival", "table", "operation", "runtime",
     "catalog_read", "catalog_cas", "get", "put_manifest_list", "put_table_metadata",
@@ -21,6 +24,23 @@ def streams(config_hash: str, replication: int) -> dict[str, np.random.Generator
 
 
 def run_streams(cfg, replication: int) -> dict[str, np.random.Generator]:
-    """The streams of one run of `cfg` (a `sim.config.Config`); every engine gets its randomness here."""
+    """The streams of one run of `cfg` (a `sim.config.Config`); every engine gets its randomness here.
+
+    With `cfg.common_random_numbers` the workload sources are seeded from (seed, replication, source) alone, so
+    configurations that differ only in design, retry policy or load share their underlying draws: the engines
+    scale standard variates by the parameters (exponential gaps by the mean, lognormal runtimes by the
+    median), so transaction i gets the same table, operation and runtime, and gaps scale with the mean. Every
+    other source stays keyed by the config hash."""
     from .config import config_hash
-    return streams(config_hash(cfg), replication)
+    out = streams(config_hash(cfg), replication)
+    if getattr(cfg, "common_random_numbers", False):
+        for name in WORKLOAD_SOURCES:
+            seq = np.random.SeedSequence(entropy=[int(cfg.seed), int(replication), SOURCES.index(name)],
+                                         spawn_key=(_CRN_TAG,))
+            out[name] = np.random.Generator(np.random.PCG64(seq))
+    return out
+
+
+#: keeps common-random-number streams apart from any (config hash, replication) stream
+_CRN_TAG = 0xC0
+

@@ -383,3 +383,58 @@ def format_value(v) -> str:
             return str(int(v))
         return f"{v:g}"
     return str(v)
+
+
+# --------------------------------------------------------------------------------------------
+# knee picture data and tiers (from a knee search's knees.parquet, or from the grid knee table)
+# --------------------------------------------------------------------------------------------
+
+def knee_commits(knees: pd.DataFrame) -> pd.DataFrame:
+    """``knees`` with ``knee_cps`` (commits/s at the knee) and its 95 % band ``knee_cps_low/high``.
+
+    From a knee search (``offered_cps`` with ``offered_cps_low/high``): the throughput measured at the knee,
+    its band the offered-rate CI scaled by the knee's throughput / offered rate (the band says where the knee
+    lies). From the grid knee table (:func:`knee_table`): the knee throughput +- its replication CI."""
+    out = knees.copy()
+    if "offered_cps_low" in out.columns:
+        tp = pd.to_numeric(out["throughput_cps"], errors="coerce")
+        scale = tp / pd.to_numeric(out["offered_cps"], errors="coerce")
+        out["knee_cps"] = tp
+        out["knee_cps_low"] = pd.to_numeric(out["offered_cps_low"], errors="coerce") * scale
+        out["knee_cps_high"] = pd.to_numeric(out["offered_cps_high"], errors="coerce").replace(np.inf, np.nan) * scale
+    else:
+        tp = pd.to_numeric(out["knee_throughput_cps"], errors="coerce")
+        ci = pd.to_numeric(out["knee_throughput_cps_ci95"], errors="coerce")
+        out["knee_cps"], out["knee_cps_low"], out["knee_cps_high"] = tp, tp - ci, tp + ci
+    return out
+
+
+def knee_picture_layout(knees: pd.DataFrame) -> dict:
+    """x = num_tables; one line per provider (or per the first other design column that varies); facets by
+    FA ratio (the mix) when it varies."""
+    varying = [c for c in DEFAULT_FACET_CANDIDATES if c in knees.columns and _nunique(knees[c]) > 1]
+    hue = next((c for c in varying if c != "fast_append_ratio"), None)
+    facet = "fast_append_ratio" if "fast_append_ratio" in varying else None
+    return {"x": "num_tables", "hue": hue, "facet": facet}
+
+
+def tiers_table(knees: pd.DataFrame, layout: dict) -> pd.DataFrame:
+    """The write-up's tiers: per line (provider) and mix, the single-table knee and the knee at the most
+    tables, commits/s with their 95 % bands, and the multi-table gain."""
+    k = knee_commits(knees)
+    keys = [c for c in (layout["hue"], layout["facet"]) if c]
+    x = layout["x"]
+    rows = []
+    for key, g in (k.groupby(keys, dropna=False, sort=True) if keys else [((), k)]):
+        key = key if isinstance(key, tuple) else (key,)
+        g = g.sort_values(x)
+        first, last = g.iloc[0], g.iloc[-1]
+        row = dict(zip(keys, key))
+        for tag, r in (("single", first), ("multi", last)):
+            row[f"{tag}_tables"] = r[x]
+            row[f"{tag}_cps"] = r["knee_cps"]
+            row[f"{tag}_cps_low"] = r["knee_cps_low"]
+            row[f"{tag}_cps_high"] = r["knee_cps_high"]
+        row["gain"] = row["multi_cps"] / row["single_cps"] if row["single_cps"] else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)

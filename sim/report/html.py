@@ -21,8 +21,8 @@ import pandas as pd
 from ..results_io import atomic_write_csv, atomic_write_text, staged_dir
 from . import plots
 from .aggregate import (SUCCESS_THRESHOLD, _hashable, aggregate, format_value,
-                        knee_group_columns, knee_table, ok_rows, parameter_columns, resolve_layout,
-                        varying_parameters)
+                        knee_commits, knee_group_columns, knee_picture_layout, knee_table, ok_rows, parameter_columns, resolve_layout,
+                        tiers_table, varying_parameters)
 
 #: heatmap metrics, in report order
 HEATMAP_METRICS = ["success_rate", "commit_latency_p99_ms", "throughput_cps", "commit_latency_mean_ms"]
@@ -111,6 +111,60 @@ def _knee_html(knee: pd.DataFrame, keys: list[str], load: str) -> str:
         d[f"max at {plots.axis_label(load)}"] = _val(r["max_throughput_inter_arrival"])
         rows.append(d)
     return _table(pd.DataFrame(rows), left=set(keys))
+
+
+def _band(v, lo, hi) -> str:
+    return f"{_num(v)} [{_num(lo)}, {_num(hi)}]" if v == v else "\u2013"
+
+
+def _knee_first(knees: pd.DataFrame, out: Path, figdir: Path, what: str) -> list[tuple[str, str, str]]:
+    """The report's first screen: the knee picture, then the tiers table generated from the same knees."""
+    layout = knee_picture_layout(knees)
+    k = knee_commits(knees)
+    path, cap = plots.knee_picture(k, layout, figdir, what)
+    tiers = tiers_table(knees, layout)
+    rows = []
+    for _, r in tiers.iterrows():
+        d = {plots.axis_label(c): format_value(r[c]) for c in (layout["hue"], layout["facet"]) if c}
+        d[f"single-table knee (c/s) at {format_value(r['single_tables'])}"] = _band(
+            r["single_cps"], r["single_cps_low"], r["single_cps_high"])
+        d[f"multi-table knee (c/s) at {format_value(r['multi_tables'])}"] = _band(
+            r["multi_cps"], r["multi_cps_low"], r["multi_cps_high"])
+        d["gain"] = f"{r['gain']:.1f}x" if r["gain"] == r["gain"] else "\u2013"
+        rows.append(d)
+    tiers.to_csv(out / "tiers.csv", index=False)
+    body = ("<p>Tiers: per line and mix, the knee with one table and with the most tables, commits/s with "
+            "the 95 % band in brackets (<a href=\"tiers.csv\">tiers.csv</a>).</p>" + _table(pd.DataFrame(rows)))
+    return [("knee-picture", "Usable throughput", _figure(path, cap, out)), ("tiers", "Tiers", body)]
+
+
+def _knee_search_html(knees: pd.DataFrame) -> str:
+    """The long table of a knee sweep: one row per cell."""
+    keys = [c for c in parameter_columns(knees) if c in knees.columns and _nunique_safe(knees[c]) > 1]
+    rows = []
+    for _, r in knees.iterrows():
+        d = {plots.axis_label(c): format_value(r[c]) for c in keys}
+        d["status"] = r["status"]
+        d["knee (arrivals/s) [95 % CI]"] = _band(r["offered_cps"], r["offered_cps_low"], r["offered_cps_high"])
+        d["CI half-width"] = _pct(r["ci95_halfwidth_rel"])
+        d["throughput (c/s)"] = _num(r["throughput_cps"])
+        d["success"] = _pct(r["success_rate"])
+        d["VO success"] = _pct(r["vo_success_rate"])
+        d["mean latency"] = _dur(r["commit_latency_mean_ms"])
+        d["P99"] = _dur(r["commit_latency_p99_ms"])
+        d["runs"] = int(r["runs"])
+        rows.append(d)
+    hours = float(pd.to_numeric(knees["simulated_hours"], errors="coerce").sum())
+    head = (f"<p>{len(knees)} knee searches, {int(knees['runs'].sum())} runs, {hours:,.0f} simulated hours "
+            "(<a href=\"../knees.csv\">knees.csv</a>). The knee is the highest offered rate at which success "
+            "(and VO success for a mix) is at least the threshold; its CI is the bracket between the nearest "
+            "load points whose success CI lies above and below the threshold. Throughput and latencies are "
+            "measured at the knee.</p>")
+    return head + _table(pd.DataFrame(rows), left=set(plots.axis_label(c) for c in keys))
+
+
+def _nunique_safe(s: pd.Series) -> int:
+    return int(s.astype(str).nunique())
 
 
 def _config_label(row, cols: list[str]) -> str:
@@ -220,9 +274,14 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict) -> Path:
     only once every file is written, so a full disk leaves the old report, not half a new one)."""
     figdir = out / "figures"
 
+    title = spec_report.get("title") or f"Sweep report: {results_dir.resolve().name}"
+    if (results_dir / "knees.parquet").is_file():      # a knee sweep: its knees are the report
+        knees = pd.read_parquet(results_dir / "knees.parquet")
+        sections = _knee_first(knees, out, figdir, "Knees measured by knee search (README 'Knee search').")
+        sections.append(("knees", "Knees per cell", _knee_search_html(knees)))
+        return _write_index(out, title, sections)
     results = pd.read_parquet(results_dir / "results.parquet")
     ok = ok_rows(results)
-    title = spec_report.get("title") or f"Sweep report: {results_dir.resolve().name}"
     sections: list[tuple[str, str, str]] = []   # (anchor, heading, html)
 
     varying = varying_parameters(results)
@@ -271,6 +330,10 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict) -> Path:
     keys = knee_group_columns(layout)
     knee = knee_table(agg, keys, layout["cols"])
     atomic_write_csv(out / "knee.csv", knee)
+    if "num_tables" in knee.columns and knee["knee_throughput_cps"].notna().any():
+        sections[:0] = _knee_first(knee, out, figdir, f"Knees read off the {layout['cols']} "
+                                   "grid (the best qualifying grid point; bands: replication CI of its "
+                                   "throughput). `python -m sim knee` and `knee:` sweeps measure them instead.")
     n_none = int(knee["knee_throughput_cps"].isna().sum())
     kh = [f"<p>The knee (\"usable throughput\") of each {_e(', '.join(keys))} combination is the "
           f"highest mean throughput over the <code>{_e(layout['cols'])}</code> sweep among points "

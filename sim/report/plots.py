@@ -601,3 +601,55 @@ def per_rank_heatmaps(per_table_agg: pd.DataFrame, layout: dict, out_dir,
             cap += f" Ranks {max_ranks + 1}\u2013{n_ranks} are not shown."
         out.append((path, cap + _reps_note(sub)))
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# the knee picture (first screen of the report)
+# --------------------------------------------------------------------------------------------
+
+def knee_picture(knees: pd.DataFrame, layout: dict, out_dir, what: str) -> tuple[Path, str]:
+    """Knee commits/s against tables, one line per ``layout["hue"]`` value, one panel per
+    ``layout["facet"]`` value, 95 % bands shaded. ``knees`` has ``knee_cps`` and ``knee_cps_low/high``
+    (:func:`sim.report.aggregate.knee_commits`); ``what`` says where the knees come from (caption)."""
+    x, hue, facet = layout["x"], layout["hue"], layout["facet"]
+    panels = sorted(knees[facet].dropna().unique().tolist(), reverse=True) if facet else [None]
+    lines = sorted(knees[hue].dropna().unique().tolist(), key=str) if hue else [None]
+    palette = sns.color_palette("tab10", n_colors=max(len(lines), 1))
+    fig = Figure(figsize=(4.2 * len(panels) + 1.8, 4.0))
+    fig.set_layout_engine("constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
+    for ax, pv in zip(axes, panels):
+        sub = knees if pv is None else knees[knees[facet] == pv]
+        for color, lv in zip(palette, lines):
+            line = (sub if lv is None else sub[sub[hue] == lv]).sort_values(x)
+            xs = pd.to_numeric(line[x], errors="coerce").to_numpy()
+            ys = pd.to_numeric(line["knee_cps"], errors="coerce").to_numpy()
+            lo = pd.to_numeric(line["knee_cps_low"], errors="coerce").to_numpy()
+            hi = pd.to_numeric(line["knee_cps_high"], errors="coerce").to_numpy()
+            ok = np.isfinite(xs) & np.isfinite(ys) & (ys > 0)
+            ax.plot(xs[ok], ys[ok], marker="o", ms=4, lw=1.6, color=color,
+                    label=format_value(lv) if lv is not None else "knee")
+            band = ok & np.isfinite(lo) & np.isfinite(hi)
+            if band.any():
+                ax.fill_between(xs[band], np.maximum(lo[band], 1e-9), hi[band], color=color, alpha=0.2, lw=0)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ticks = sorted(pd.to_numeric(knees[x], errors="coerce").dropna().unique().tolist())
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_xlabel(axis_label(x))
+        ax.grid(True, which="major", alpha=0.3)
+        if pv is not None:
+            ax.set_title(f"{axis_label(facet)} = {format_value(pv)}", loc="left", fontsize=10)
+    axes[0].set_ylabel("knee throughput (commits/s, log)")
+    if hue:
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize=8, frameon=False,
+                   title=axis_label(hue))
+    _suptitle(fig, "Usable throughput: the knee")
+    path = _save(fig, Path(out_dir) / "knee.png")
+    cap = (f"Commits/s at the knee (the highest load at which success, and VO success for a mix, is at least "
+           f"{SUCCESS_THRESHOLD:.0%}) against {axis_label(x)}"
+           + (f", one line per {axis_label(hue)}" if hue else "")
+           + (f", one panel per {axis_label(facet)}" if facet else "") + f"; shaded: 95 % bands. {what}")
+    return path, cap

@@ -19,6 +19,11 @@ def cmd_sweep(args) -> int:
         raise ConfigError("--jobs", "expected an integer >= 1")
     if args.scheduler and args.executor != "dask":
         raise ConfigError("--scheduler", "goes with --executor dask")
+    if args.dry_run and sweep.knee is not None:
+        print(len(sweep.points))
+        print(f"{sweep.name}: {len(sweep.points)} cells, one knee search each ({sweep.knee}); axes: "
+              f"{', '.join(sweep.paths) or 'none'}", file=sys.stderr)
+        return 0
     if args.dry_run:
         n_points = len(sweep.points)
         reps = args.replications or sweep.replications
@@ -27,6 +32,8 @@ def cmd_sweep(args) -> int:
               f"axes: {', '.join(sweep.paths) or 'none'}", file=sys.stderr)
         return 0
     out = Path(args.out) if args.out else Path("results") / sweep.name
+    if sweep.knee is not None:
+        return _knee_sweep(sweep, out, args)
     outcome = run_sweep(sweep, out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
                         force=args.force, replications=args.replications, engine=args.engine,
                         progress=not args.no_progress, limits=None if args.yes else Limits.default())
@@ -39,12 +46,71 @@ def cmd_sweep(args) -> int:
     return 1 if outcome.failed else 0
 
 
+def _knee_sweep(sweep, out: Path, args) -> int:
+    from .knee import run_knee_sweep
+    knees, outcome = run_knee_sweep(sweep, sweep.knee, out, jobs=args.jobs, executor=args.executor,
+                                    scheduler=args.scheduler, engine=args.engine, force=args.force,
+                                    log=None if args.no_progress else _stderr)
+    hours = float(knees["simulated_hours"].sum())
+    print(f"{len(knees)} knees ({int((knees['status'] == 'ok').sum())} ok): {outcome.runs} runs "
+          f"({outcome.new_runs} new), {hours:.0f} simulated hours, {outcome.wall_s:.1f} s; "
+          f"results: {out / 'knees.parquet'}")
+    if not args.no_report:
+        from ..report import write_report
+        print(f"report: {write_report(out, sweep.report or None)}")
+    return 1 if (knees["status"] == "failed").any() else 0
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+def cmd_knee(args) -> int:
+    """`python -m sim knee CONFIG`: one configuration's knee (sim.knee), its runs cached under --out."""
+    import json
+
+    from ..config import load, parse_override
+    from ..knee import KneeSearch, parse_spec
+    from ..results_io import atomic_write_text, dumps
+    from .knee import knee_json, run_searches
+
+    cfg = load(args.config, dict(parse_override(s) for s in args.set or []))
+    spec = parse_spec({}, where="--", param=args.param, threshold=args.threshold, precision=args.precision,
+                      max_replications=args.max_replications,
+                      start=[float(x) for x in args.start.split(",")] if args.start else None,
+                      common_random_numbers=False if args.no_crn else None)
+    search = KneeSearch(cfg, spec)
+    out = Path(args.out) if args.out else Path("results") / f"knee-{Path(args.config).stem}"
+    outcome = run_searches([search], out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
+                           engine=args.engine, force=args.force, log=None if args.json else _stderr)
+    rec = {**outcome.results[0], "new_runs": outcome.new_runs}
+    doc = knee_json(search, rec)
+    atomic_write_text(out / "knee.json", dumps(doc))
+    if args.json:
+        print(dumps(doc, indent=None))
+    else:
+        k = doc["knee"]
+        lo, hi = k["offered_cps_ci95"]
+        print(f"knee ({k['status']}): {_f(k['offered_cps'])} arrivals/s (95 % CI {_f(lo)} .. {_f(hi)}) at "
+              f"{k['param']} = {_f(k['value'])}; throughput {_f(k['throughput_cps']['value'])} c/s, success "
+              f"{_f(k['success_rate']['value'], '.4f')}; commit latency mean "
+              f"{_f(k['commit_latency']['all']['mean_ms']['value'], '.1f')} ms, P99 "
+              f"{_f(k['commit_latency']['all']['p99_ms']['value'], '.1f')} ms")
+        print(f"{doc['runs']} runs ({outcome.new_runs} new), {doc['simulated_hours']:.1f} simulated hours, "
+              f"common random numbers {'on' if doc['common_random_numbers'] else 'off'}; wrote {out / 'knee.json'}")
+    return 0 if rec["status"] != "failed" else 1
+
+
+def _f(x, spec=".3f"):
+    return "n/a" if x is None or x != x else f"{x:{spec}}"
+
+
 def cmd_report(args) -> int:
     from ..report import write_report
     from ..yamlio import load_yaml
 
     d = Path(args.dir)
-    if not (d / "results.parquet").is_file():
+    if not (d / "results.parquet").is_file() and not (d / "knees.parquet").is_file():
         raise ConfigError("", f"no results.parquet in {d} (run `python -m sim sweep FILE --out {d}` first)")
     spec = None
     if (d / "sweep.yaml").is_file():
@@ -70,6 +136,24 @@ def add_commands(sub) -> None:
     s.add_argument("--yes", action="store_true",
                    help="run even if the heaviest configuration is estimated above the time or memory limit")
     s.set_defaults(func=cmd_sweep)
+
+    k = sub.add_parser("knee", help="find one configuration's knee (usable throughput) with a 95 % CI")
+    k.add_argument("config", help="config YAML")
+    k.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a config value (repeatable)")
+    k.add_argument("--param", help="load parameter (default: workload.inter_arrival.mean_ms, or median_ms)")
+    k.add_argument("--threshold", type=float, help="success threshold (default 0.95)")
+    k.add_argument("--precision", type=float, help="stop when the bracket's hi/lo - 1 is at most this (0.02)")
+    k.add_argument("--start", help="start bracket as FAST_MS,SLOW_MS gaps (default 20,5000)")
+    k.add_argument("--max-replications", type=int, help="replications per point at most (default 6)")
+    k.add_argument("--no-crn", action="store_true", help="without common random numbers")
+    k.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    k.add_argument("--out", help="run cache and knee.json (default: results/knee-<config name>)")
+    k.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+    k.add_argument("--force", action="store_true", help="recompute runs already in the cache")
+    k.add_argument("--executor", choices=("local", "dask"), default="local")
+    k.add_argument("--scheduler", help="Dask scheduler address (with --executor dask)")
+    k.add_argument("--engine", choices=("fast", "simpy"), default="fast")
+    k.set_defaults(func=cmd_knee)
 
     r = sub.add_parser("report", help="write DIR/report/ from DIR/results.parquet")
     r.add_argument("dir")

@@ -16,9 +16,10 @@ import yaml
 
 from ..config import Config, ConfigError, build_structure, check_path, set_path
 from ..config import from_dict as config_from_dict
+from ..knee import LOAD_PARAMS, load_param, parse_spec
 from ..yamlio import load_yaml
 
-TOP_KEYS = ("name", "description", "base", "grid", "zip", "replications", "report")
+TOP_KEYS = ("name", "description", "base", "grid", "zip", "replications", "report", "knee")
 REPORT_KEYS = ("rows", "cols", "facets", "title")
 
 
@@ -41,6 +42,7 @@ class Sweep:
     replications: int
     report: dict
     source: dict          # the file as read, for storing beside results
+    knee: object = None   # a sim.knee.KneeSpec when the file has a `knee:` section: each cell gets its knee
 
     @property
     def paths(self) -> list[str]:
@@ -146,10 +148,26 @@ def parse(data: dict, *, source_name: str = "sweep") -> Sweep:
     name = data.get("name", source_name)
     if not isinstance(name, str) or not name or "/" in name:
         _err("name", f"expected a plain name, got {name!r}")
+    knee = _knee_spec(data, seen)
     sweep = Sweep(name=name, description=str(data.get("description", "")), base=base, axes=tuple(axes),
-                  replications=reps, report=report, source=data)
+                  replications=reps, report=report, source=data, knee=knee)
     sweep.points  # validate every grid point now, before anything runs
+    if knee is not None:
+        for point in sweep.points:
+            load_param(point.config, knee.param)
     return sweep
+
+
+def _knee_spec(data: dict, swept: list[str]):
+    """The `knee:` section (sim.knee.parse_spec); the grid must then leave the load axis alone."""
+    if "knee" not in data:
+        return None
+    spec = parse_spec(data["knee"] if data["knee"] is not None else {})
+    for path in swept:
+        if path in LOAD_PARAMS or path == "workload.inter_arrival":
+            _err(f"grid.{path}", "is the load axis, which the knee search moves; remove it from the grid "
+                 "(or drop the knee: section)")
+    return spec
 
 
 def _check_base(base: dict) -> None:

@@ -1,0 +1,150 @@
+"""Validation of the knee search against brute force (not in CI: minutes of CPU).
+
+1. On 10 cells of 4c, the knee search (the spec of experiments/4c-knee.yaml) against a dense grid 2 % apart
+   in rate around the knee with 10 independent replications per point (no CRN): the brute-force crossing is
+   the bracket [highest grid rate whose mean success (and VO success) is >= threshold, next grid rate]; it
+   agrees when it overlaps the knee's reported 95 % CI.
+2. With --full DIR (the output of `python -m sim sweep experiments/4c-knee.yaml --out DIR`): the cost of the
+   whole 4c knee search vs the 900-run grid, the largest CI half-width / rate, and the 4c knee table beside
+   the grid knees (with --grid DIR of `python -m sim sweep experiments/4c.yaml`).
+
+Writes benchmarks/knee_validation.md.
+
+    python benchmarks/knee_validation.py [--jobs 2] [--cache DIR] [--full DIR] [--grid DIR] [--skip-brute]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sim.config import from_dict
+from sim.sweep import load
+from sim.sweep.executors import make_executor
+from sim.sweep.knee import run_searches
+from sim.sweep.store import ResultStore, run_key
+from sim.sweep.task import execute
+from sim.knee import KneeSearch
+
+HERE = Path(__file__).resolve().parent
+CELLS = [("s3", 1, 1.0), ("s3", 20, 1.0), ("s3x", 1, 0.9), ("s3x", 50, 1.0), ("azure", 5, 0.9),
+         ("azurex", 2, 0.5), ("gcp", 10, 1.0), ("gcp", 1, 0.5), ("azure", 50, 0.5), ("s3", 10, 0.9)]
+STEP = 1.02
+REPS = 10
+
+
+def cell_config(base: dict, provider, tables, fa):
+    d = {**base, "storage": {"provider": provider}}
+    d["workload"] = {**base.get("workload", {}), "num_tables": tables, "fast_append_ratio": fa}
+    return from_dict(d)
+
+
+def brute(cfg, knee_cps, low_cps, high_cps, ex, store, vo: bool):
+    """Success over a grid 2 % apart anchored at knee_cps and covering [low_cps, high_cps], REPS replications
+    each (cached in `store`)."""
+    below = int(math.ceil(math.log(knee_cps / low_cps) / math.log(STEP)))
+    above = int(math.ceil(math.log(high_cps / knee_cps) / math.log(STEP)))
+    rates = [knee_cps * STEP ** i for i in range(-below, above + 1)]
+    tasks, meta = [], {}
+    for rate in rates:
+        c = cfg.replace(**{"workload.inter_arrival.mean_ms": float(f"{1000 / rate:.6g}")})
+        for rep in range(REPS):
+            key = run_key(c.hash, rep)
+            meta[key] = rate
+            if not store.is_done(key):
+                tasks.append({"key": key, "config": c.to_dict(), "params": {}, "replication": rep, "engine": "fast"})
+    for res in ex.map_unordered(execute, tasks):
+        store.write(res["key"], res)
+    rows = [{"rate": meta[key], **store.read(key)["summary"]} for key in meta]
+    g = pd.DataFrame(rows).groupby("rate")[["success_rate", "vo_success_rate"]].mean().reset_index()
+    g["passes"] = (g["success_rate"] >= 0.95) & ((g["vo_success_rate"] >= 0.95) | (not vo))
+    return g, len(tasks)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--cache", default="/tmp/knee-validation")
+    ap.add_argument("--half-span", type=float, default=0.08,
+                    help="brute grid covers knee / (1 + this) .. knee x (1 + this), and the CI plus one step")
+    ap.add_argument("--full", help="results dir of the 4c knee sweep")
+    ap.add_argument("--grid", help="results dir of the 4c grid sweep (for the grid knees)")
+    ap.add_argument("--skip-brute", action="store_true")
+    ap.add_argument("--knee-cache", help="run cache of the knee searches (default: --full, else CACHE/knee)")
+    args = ap.parse_args(argv)
+    sweep = load(HERE.parent / "experiments" / "4c-knee.yaml")
+    spec = sweep.knee
+    out = [f"# Knee search validation\n\nSpec: {spec}\n"]
+    if not args.skip_brute:
+        cfgs = [cell_config(sweep.base, *c) for c in CELLS]
+        searches = [KneeSearch(c, spec) for c in cfgs]
+        cache = Path(args.knee_cache or args.full or Path(args.cache) / "knee")
+        res = run_searches(searches, cache, jobs=args.jobs)
+        ex = make_executor("local", args.jobs)
+        store = ResultStore(Path(args.cache) / "brute")
+        lines = ["| cell | knee (arrivals/s) | knee 95 % CI | brute-force crossing | agrees | search runs |",
+                 "|---|---|---|---|---|---|"]
+        agree = 0
+        try:
+            for (prov, nt, fa), cfg, rec in zip(CELLS, cfgs, res.results):
+                if rec["status"] != "ok":
+                    lines.append(f"| {prov} {nt} tables FA {fa} | {rec['status']} | | | | {rec['runs']} |")
+                    continue
+                hs = 1 + args.half_span
+                g, _ = brute(cfg, rec["offered_cps"], min(rec["offered_cps"] / hs, rec["offered_cps_low"]),
+                             max(rec["offered_cps"] * hs, rec["offered_cps_high"] * 1.02), ex, store, fa < 1)
+                passing = g[g["passes"]]["rate"]
+                lo_b = passing.max() if len(passing) else 0.0
+                above = g[g["rate"] > lo_b]["rate"]
+                hi_b = above.min() if len(above) else math.inf     # inf: passes over the whole grid
+                ok = (lo_b <= rec["offered_cps_high"]) and (hi_b >= rec["offered_cps_low"])
+                agree += bool(ok)
+                lines.append(f"| {prov} {nt} tables FA {fa} | {rec['offered_cps']:.3f} | "
+                             f"[{rec['offered_cps_low']:.3f}, {rec['offered_cps_high']:.3f}] | "
+                             f"[{lo_b:.3f}, {hi_b:.3f}] | {'yes' if ok else 'NO'} | {rec['runs']} |")
+                print(lines[-1], flush=True)
+        finally:
+            ex.close()
+        out += [f"## Against a dense grid (2 % apart, {REPS} replications, covering knee x (1 +- {args.half_span}) and "
+                "the CI)\n",
+                *lines, f"\n{agree} of {len(CELLS)} cells agree within the reported CI.\n"]
+    if args.full:
+        knees = pd.read_parquet(Path(args.full) / "knees.parquet")
+        ok = knees[knees["status"] == "ok"]
+        out += ["## Full 4c knee search\n",
+                f"{len(knees)} cells ({len(ok)} ok; statuses: {knees['status'].value_counts().to_dict()}); "
+                f"{int(knees['runs'].sum())} runs, {knees['simulated_hours'].sum():.0f} simulated hours "
+                "(the grid: 900 runs, 900 simulated hours); CI half-width / rate: median "
+                f"{ok['ci95_halfwidth_rel'].median():.3f}, max {ok['ci95_halfwidth_rel'].max():.3f}; "
+                f"cells above 5 %: {int((ok['ci95_halfwidth_rel'] > 0.05).sum())}.\n"]
+        table = knees[["provider", "num_tables", "fast_append_ratio", "status", "offered_cps", "offered_cps_low",
+                       "offered_cps_high", "throughput_cps", "runs"]].copy()
+        if args.grid:
+            from sim.report.aggregate import knee_table
+            res = pd.read_parquet(Path(args.grid) / "results.parquet")
+            gk = knee_table(res, ["provider", "num_tables", "fast_append_ratio"])
+            table = table.merge(gk[["provider", "num_tables", "fast_append_ratio", "knee_throughput_cps",
+                                    "knee_inter_arrival"]], on=["provider", "num_tables", "fast_append_ratio"],
+                                how="left")
+        table.to_csv(HERE / "knee_4c.csv", index=False)
+        md = ["| provider | tables | FA ratio | knee arrivals/s [95 % CI] | half-width | knee c/s | runs |"
+              " grid knee c/s | grid knee at ms |", "|---|---|---|---|---|---|---|---|---|"]
+        for _, r in table.iterrows():
+            md.append(f"| {r['provider']} | {r['num_tables']} | {r['fast_append_ratio']} | {r['offered_cps']:.3g} "
+                      f"[{r['offered_cps_low']:.3g}, {r['offered_cps_high']:.3g}] | "
+                      f"{(r['offered_cps_high'] - r['offered_cps_low']) / 2 / r['offered_cps']:.1%} | "
+                      f"{r['throughput_cps']:.3g} | {r['runs']} | {r.get('knee_throughput_cps', float('nan')):.3g} | "
+                      f"{r.get('knee_inter_arrival', float('nan')):g} |")
+        (HERE / "knee_4c.md").write_text(out[-1] + "\n" + "\n".join(md) + "\n")
+        out.append("4c knees beside the grid knees: benchmarks/knee_4c.md and knee_4c.csv.\n")
+    if not args.skip_brute:
+        (HERE / "knee_validation.md").write_text("\n".join(out) + "\n")
+    print("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,131 @@
+"""Running knee searches (sim.knee): their runs go through the sweep executors and the results store, so
+`--jobs` spreads them over processes and every run is cached by config hash and replication (a rerun, or a
+finer precision, reuses what is there). Searches advance in rounds: every unfinished search lists the runs it
+needs next, they run together, and each search is fed its results."""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ..knee import KneeSearch, KneeSpec
+from ..results_io import atomic_write_parquet, atomic_write_text
+from .executors import default_jobs, make_executor
+from .store import ResultStore, run_key
+from .task import execute, standard_columns
+
+
+@dataclass
+class KneeOutcome:
+    results: list[dict]       # one flat knee record per search, in order
+    runs: int                 # runs the searches used
+    new_runs: int             # of which were run now (the rest came from the store)
+    wall_s: float
+
+
+def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int | None = None,
+                 executor: str = "local", scheduler: str | None = None, engine: str = "fast",
+                 force: bool = False, log=None) -> KneeOutcome:
+    start = time.perf_counter()
+    store = ResultStore(out_dir)
+    ex = None
+    new = used = 0
+    seen: set[str] = set()
+    try:
+        while True:
+            wanted = {}            # run key -> (task, [(search, point)])
+            for s in searches:
+                for point, rep in s.pending():
+                    cfg = s.config_of(point)
+                    key = run_key(cfg.hash, rep)
+                    if key not in wanted:
+                        wanted[key] = ({"key": key, "config": cfg.to_dict(), "params": {s.param: point.value},
+                                        "replication": rep, "engine": engine}, [])
+                    wanted[key][1].append((s, point))
+            if not wanted:
+                break
+            results = {}
+            todo = []
+            for key, (task, _) in wanted.items():
+                cached = None if (force and key not in seen) else store.read(key)
+                if cached is not None and cached.get("status") == "ok":
+                    results[key] = cached
+                else:
+                    todo.append(task)
+            if todo:
+                if ex is None:
+                    ex = make_executor(executor, jobs or default_jobs(), scheduler)
+                for res in ex.map_unordered(execute, todo):
+                    store.write(res["key"], res)
+                    results[res["key"]] = res
+                    new += 1
+            seen.update(wanted)
+            for key, (_, users) in wanted.items():
+                res = results[key]
+                used += 1
+                for s, point in users:
+                    ok = res["status"] == "ok"
+                    s.feed(point, res["summary"] if ok else None, "" if ok else res["error"].strip().splitlines()[-1])
+            if log:
+                log(f"knee: {sum(s.done for s in searches)}/{len(searches)} searches done, {used} runs "
+                    f"({new} new)")
+    finally:
+        if ex is not None:
+            ex.close()
+    return KneeOutcome([s.result() for s in searches], used, new, time.perf_counter() - start)
+
+
+def knee_json(search: KneeSearch, rec: dict) -> dict:
+    """The `knee --json` object: the knee with CIs, what it cost, and every point run."""
+    def ci(m):
+        return {"value": rec[m], "ci95": rec[f"{m}_ci95"]}
+
+    lat = {op.rstrip("_") or "all": {"mean_ms": ci(f"{op}commit_latency_mean_ms"), "p99_ms": ci(f"{op}commit_latency_p99_ms")}
+           for op in ("", "fa_", "vo_")}
+    return {
+        "knee": {
+            "status": rec["status"], "offered_cps": rec["offered_cps"],
+            "offered_cps_ci95": [rec["offered_cps_low"], rec["offered_cps_high"]],
+            "ci95_halfwidth_rel": rec["ci95_halfwidth_rel"],
+            "param": rec["param"], "value": rec["value"],
+            "success_rate": ci("success_rate"), "vo_success_rate": ci("vo_success_rate"),
+            "throughput_cps": ci("throughput_cps"), "commit_latency": lat,
+            "replications": rec["replications"], "decided": rec["decided"],
+        },
+        "threshold": rec["threshold"], "precision": rec["precision"],
+        "common_random_numbers": rec["common_random_numbers"],
+        "runs": rec["runs"], "new_runs": rec.get("new_runs"), "simulated_hours": rec["simulated_hours"],
+        "error": rec["error"], "config_hash": search.base.hash, "points": search.trace(),
+    }
+
+
+def cell_row(point_params: dict, cfg, rec: dict) -> dict:
+    """One knees-table row: the cell's swept values and standard columns (not the load), then the knee."""
+    cols = {k: v for k, v in standard_columns(cfg).items() if k != "inter_arrival_ms"}
+    return {**point_params, **cols, **{k: _num(v) for k, v in rec.items()}}
+
+
+def run_knee_sweep(sweep, spec: KneeSpec, out_dir: str | Path, *, jobs=None, executor="local", scheduler=None,
+                   engine="fast", force=False, log=print) -> tuple[pd.DataFrame, KneeOutcome]:
+    """Every grid cell's knee: DIR/knees.parquet and DIR/knees.csv (one row per cell)."""
+    import yaml
+    out = Path(out_dir)
+    atomic_write_text(out / "sweep.yaml", yaml.safe_dump(sweep.source, sort_keys=False))
+    searches = [KneeSearch(p.config, spec) for p in sweep.points]
+    outcome = run_searches(searches, out, jobs=jobs, executor=executor, scheduler=scheduler, engine=engine,
+                           force=force, log=log)
+    rows = [cell_row(p.params, p.config, rec) for p, s, rec in zip(sweep.points, searches, outcome.results)]
+    df = pd.DataFrame(rows)
+    atomic_write_parquet(out / "knees.parquet", df)
+    df.to_csv(out / "knees.csv", index=False)
+    trace = [{**p.params, **{k: v for k, v in cell_row({}, p.config, {}).items()}, **t}
+             for p, s in zip(sweep.points, searches) for t in s.trace()]
+    atomic_write_parquet(out / "knee_points.parquet", pd.DataFrame(trace))
+    return df, outcome
+
+
+def _num(v):
+    return math.nan if v is None else v

@@ -1,0 +1,168 @@
+"""Knee search: the search logic on a synthetic success curve, the CLI end to end with its cache, the `knee:`
+sweep section, and common random numbers."""
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from helpers import run_cli
+from sim.config import ConfigError, config_hash, from_dict
+from sim.knee import KneeSearch, KneeSpec, parse_spec, wilson
+from sim.rng import run_streams
+from sim.run import run
+from sim.report import write_report
+from sim.sweep.knee import run_knee_sweep
+from sim.sweep.spec import parse
+
+KNEE_CPS = 3.3
+
+
+def _fake_summary(rate, rng, sd=0.004, window_s=1800.0):
+    """A monotone success curve crossing 0.95 at KNEE_CPS, with replication noise."""
+    s = 1 / (1 + (rate / KNEE_CPS) ** 4 * (1 / 0.95 - 1))
+    s = min(1.0, max(0.0, s + rng.normal(0, sd)))
+    n = max(int(window_s * rate), 1)
+    c = int(round(s * n))
+    return {"success_rate": c / n, "committed": c, "aborted": n - c, "throughput_cps": c / window_s,
+            "offered_cps": rate, "commit_latency_mean_ms": 100.0, "commit_latency_p99_ms": 300.0}
+
+
+def _drive(search, rng, **kw):
+    while True:
+        todo = search.pending()
+        if not todo:
+            return search.result()
+        for point, _ in todo:
+            search.feed(point, _fake_summary(point.rate_cps, rng, **kw))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_search_finds_the_crossing_of_a_noisy_curve_within_its_ci(seed):
+    rec = _drive(KneeSearch(from_dict({}), KneeSpec(precision=0.02)), np.random.default_rng(seed))
+    assert rec["status"] == "ok"
+    assert rec["offered_cps_low"] <= KNEE_CPS <= rec["offered_cps_high"]
+    assert abs(rec["offered_cps"] / KNEE_CPS - 1) < 0.05
+    assert rec["ci95_halfwidth_rel"] < 0.06
+    assert rec["replications"] >= 2 and not math.isnan(rec["throughput_cps_ci95"])
+
+
+def test_search_without_noise_brackets_within_precision():
+    rec = _drive(KneeSearch(from_dict({}), KneeSpec(precision=0.01)), np.random.default_rng(0), sd=0.0,
+                 window_s=1e6)
+    assert rec["offered_cps_low"] <= KNEE_CPS <= rec["offered_cps_high"]
+    assert rec["offered_cps_high"] / rec["offered_cps_low"] - 1 <= 0.03
+
+
+def test_search_reports_censored_knees():
+    def always(success):
+        s = KneeSearch(from_dict({}), KneeSpec(expansions=1))
+        while (todo := s.pending()):
+            for p, _ in todo:
+                n = 10_000
+                s.feed(p, {"success_rate": success, "committed": int(n * success), "aborted": n - int(n * success)})
+        return s.result()
+    assert always(1.0)["status"] == "above_range"
+    low = always(0.5)
+    assert low["status"] == "below_range" and math.isnan(low["offered_cps"])
+
+
+def test_wilson_interval():
+    lo, hi = wilson(95, 100)
+    assert 0.88 < lo < 0.95 < hi < 0.98
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_spec_errors_name_the_key():
+    with pytest.raises(ConfigError, match="knee.precision"):
+        parse_spec({"precision": -1})
+    with pytest.raises(ConfigError, match="knee.bogus"):
+        parse_spec({"bogus": 1})
+    with pytest.raises(ConfigError, match="knee.start"):
+        parse_spec({"start": [500, 20]})
+
+
+FAST = {"duration_ms": 300_000, "warmup_ms": 60_000, "cooldown_ms": 60_000, "drain_limit_ms": 120_000,
+        "storage": {"provider": "s3x"},
+        "workload": {"num_tables": 1, "fast_append_ratio": 0.9,
+                     "runtime": {"median_ms": 20_000, "sigma": 1.0, "min_ms": 5_000}}}
+
+
+def test_knee_cli_json_end_to_end_and_cache_reuse(tmp_path):
+    cfg = tmp_path / "fast.yaml"
+    cfg.write_text(yaml.safe_dump(FAST))
+    args = ("knee", cfg, "--json", "--precision", "0.2", "--start", "50,200", "--max-replications", "2",
+            "--jobs", "1", "--out", tmp_path / "k")
+    r = run_cli(*args)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    k = out["knee"]
+    assert k["status"] == "ok"
+    lo, hi = k["offered_cps_ci95"]
+    assert lo <= k["offered_cps"] < hi
+    assert k["param"] == "workload.inter_arrival.mean_ms"
+    assert k["offered_cps"] == pytest.approx(1000 / k["value"])
+    assert k["throughput_cps"]["value"] > 0
+    for op in ("all", "fa", "vo"):
+        assert set(k["commit_latency"][op]) == {"mean_ms", "p99_ms"}
+    assert out["common_random_numbers"] is True
+    assert out["runs"] == out["new_runs"] > 0
+    assert out["simulated_hours"] == pytest.approx(out["runs"] * 300_000 / 3_600_000)
+    again = json.loads(run_cli(*args).stdout)
+    assert again["new_runs"] == 0 and again["knee"] == k       # every run came from the cache
+
+
+def test_knee_section_in_a_sweep(tmp_path):
+    data = {"name": "k", "base": FAST, "grid": {"workload.num_tables": [1, 5]},
+            "knee": {"precision": 0.3, "start": [50, 200], "max_replications": 2}}
+    sweep = parse(data)
+    assert sweep.knee.precision == 0.3 and len(sweep.points) == 2
+    with pytest.raises(ConfigError, match="grid.workload.inter_arrival.mean_ms"):
+        parse({**data, "grid": {"workload.inter_arrival.mean_ms": [20, 50]}})
+    run_knee_sweep(sweep, sweep.knee, tmp_path / "out", jobs=1, log=None)
+    write_report(tmp_path / "out")
+    knees = pd.read_parquet(tmp_path / "out" / "knees.parquet")
+    assert len(knees) == 2 and set(knees["num_tables"]) == {1, 5}
+    assert {"offered_cps", "offered_cps_low", "offered_cps_high", "throughput_cps", "runs"} <= set(knees.columns)
+    assert (tmp_path / "out" / "knees.csv").is_file()
+    html = (tmp_path / "out" / "report" / "index.html").read_text()
+    assert html.index('id="knee-picture"') < html.index('id="tiers"') < html.index('id="knees"')
+
+
+# -------------------------------------------------------------------------------- common random numbers
+
+def _cfg(mean_ms, crn, **kw):
+    d = {**FAST, "common_random_numbers": crn, **kw}
+    d["workload"] = {**FAST["workload"], "inter_arrival": {"mean_ms": mean_ms}}
+    return from_dict(d)
+
+
+def test_crn_configs_differing_in_load_share_their_workload_draws():
+    a, b = run(_cfg(200, True)).records, run(_cfg(100, True)).records
+    n = min(len(a), len(b))
+    assert n > 1000
+    assert np.allclose(a["arrival_ms"].to_numpy()[:n] / 2, b["arrival_ms"].to_numpy()[:n])
+    for col in ("table", "op"):
+        assert (a[col].to_numpy()[:n] == b[col].to_numpy()[:n]).all()
+    ra = (a["runtime_end_ms"] - a["arrival_ms"]).to_numpy()[:n]   # runtime plus the prepare I/O
+    rb = (b["runtime_end_ms"] - b["arrival_ms"]).to_numpy()[:n]
+    assert np.corrcoef(ra, rb)[0, 1] > 0.999
+    # without CRN the two loads draw independent workloads
+    c, d = run(_cfg(200, False)).records, run(_cfg(100, False)).records
+    assert not (c["op"].to_numpy()[:n] == d["op"].to_numpy()[:n]).all()
+
+
+def test_crn_keeps_other_sources_and_replications_apart():
+    s1, s2 = run_streams(_cfg(200, True), 0), run_streams(_cfg(100, True), 0)
+    assert s1["arrival"].random() == s2["arrival"].random()
+    assert s1["get"].random() != s2["get"].random()                  # latencies stay keyed by the config
+    assert run_streams(_cfg(200, True), 1)["arrival"].random() != run_streams(_cfg(200, True), 0)["arrival"].random()
+
+
+def test_crn_off_is_the_default_and_leaves_the_hash_alone():
+    off = from_dict({"workload": {"num_tables": 3}})
+    assert off.common_random_numbers is False
+    assert config_hash(off) == config_hash(from_dict({"workload": {"num_tables": 3}, "common_random_numbers": False}))
+    assert config_hash(off) != config_hash(from_dict({"workload": {"num_tables": 3}, "common_random_numbers": True}))
