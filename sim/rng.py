@@ -11,6 +11,8 @@ SOURCES = (
     "arrival", "table", "operation", "runtime",
     "catalog_read", "catalog_cas", "get", "put_manifest_list", "put_table_metadata",
     "backoff", "validation_conflict",
+    # added later: appending keeps every earlier source's stream (a child's seed depends on its index only)
+    "put_checkpoint", "throttle",
 )
 
 
@@ -22,5 +24,5 @@ def streams(config_hash: str, replication: int) -> dict[str, np.random.Generator
 
 def run_streams(cfg, replication: int) -> dict[str, np.random.Generator]:
     """The streams of one run of `cfg` (a `sim.config.Config`); every engine gets its randomness here."""
-    from .config import config_hash
-    return streams(config_hash(cfg), replication)
+    from .config import seed_hash
+    return streams(seed_hash(cfg), replication)
