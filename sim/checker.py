@@ -156,13 +156,15 @@ class _Buckets:
         self.burst = burst
         self.state: dict[tuple, tuple[float, float]] = {}   # name -> (tokens, time_ms of last update)
 
-    def tokens(self, name: tuple, t: float) -> tuple[float, float]:
-        """Tokens the bucket of `name` holds at time t, and the time of its previous write (-inf)."""
+    def tokens(self, name: tuple, t: float) -> tuple[float, float, float]:
+        """Tokens the bucket of `name` holds at time t; the level it would have without the cap (inf for
+        a fresh name); the time of its previous write (-inf)."""
         prev = self.state.get(name)
         if prev is None:
-            return self.burst, -math.inf
+            return self.burst, math.inf, -math.inf
         tokens, last = prev
-        return min(self.burst, tokens + self.rate_per_ms * max(0.0, t - last)), last
+        uncapped = tokens + self.rate_per_ms * max(0.0, t - last)
+        return min(self.burst, uncapped), uncapped, last
 
     def set(self, name: tuple, t: float, tokens: float) -> None:
         self.state[name] = (tokens, t)
@@ -247,12 +249,14 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
     def token_check(row: int, txn_id: int, table: int, expected: int, t: float, throttled: bool) -> None:
         """Invariant 6: a `cas` needs (and takes) a token of its object's bucket; a `throttled` row had none."""
         name = _object_name(per_table, log, table, expected)
-        tokens, last = buckets.tokens(name, t)
+        tokens, uncapped, last = buckets.tokens(name, t)
         since = f"previous write to it at t={_fmt_t(last)} ms" if last > -math.inf else "first write to it"
         limit = f"rate {buckets.rate_per_ms * 1000:g}/s, burst {buckets.burst:g}"
         what = _describe_object(name)
         if throttled:
-            if tokens >= 1 + TOKEN_EPS:
+            # A full bucket holds exactly `burst` tokens: with burst 1 the slack alone would excuse a 429 on
+            # a full (or fresh) bucket, so judge by the level the refill reached before the cap.
+            if (uncapped if buckets.burst >= 1 else tokens) >= 1 + TOKEN_EPS:
                 add(6, row, txn_id, f"conditional write to {what} throttled at t={_fmt_t(t)} ms although its "
                                     f"bucket held {tokens:.6g} tokens ({limit}; {since})")
             return
