@@ -268,7 +268,7 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
                         f"for a table's {ENGINE_ENTRY_RING} newest entry names and takes an older one as fresh")
             add(6, row, txn_id, f"conditional write to {what} at t={_fmt_t(t)} ms found only {tokens:.6g} "
                                 f"tokens but was not throttled ({limit}; {since}){note}")
-        buckets.set(name, t, max(0.0, tokens - 1.0))
+        buckets.set(name, t, max(0.0, tokens - 1.0))   # clamp: report where the excess starts, once
 
     for k in range(n):
         row = _as_int(cols["i"][k])
