@@ -192,9 +192,24 @@ class Config:
     def replace(self, **overrides: Any) -> "Config":
         """A copy with dotted-path overrides, validated like a file: `cfg.replace(**{"workload.num_tables": 5})`."""
         data = self.to_dict()
+        name = overrides.get("design")
+        if name is not None and name in DESIGNS:
+            # every key is explicit in a resolved config: the design's own keys must replace them
+            data = expand({**overrides_of(DESIGNS[name], data), "design": name})
         for path, value in overrides.items():
             set_path(data, path, value)
         return from_dict(data)
+
+
+def overrides_of(preset: Mapping, data: dict) -> dict:
+    """`data` with `preset`'s values put over it (a retry policy whole)."""
+    out = copy.deepcopy(data)
+    for key, value in preset.items():
+        if isinstance(value, Mapping) and "policy" not in value and isinstance(out.get(key), dict):
+            out[key] = overrides_of(value, out[key])
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
 
 
 def _prune(d):

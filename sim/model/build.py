@@ -25,7 +25,6 @@ from .layout import (N_HF, N_HI, N_PF, N_PI, N_SF, N_SRC, N_ST, N_TF, N_TI, NEED
                      R_UNFINISHED, S_BACKOFF, S_CAS, S_CONFLICT, S_GAP, S_GET, S_PUT_CP, S_PUT_ML, S_PUT_TM, S_READ,
                      S_THROTTLE, SRC_STREAM, ST_HIST_N, TF_END, TF_RTEND, TI_OUTCOME, TI_REASON, Model)
 from .retry import delay_table
-from .throttle import RING
 
 THROTTLE_RESENDS = 64     # the resend delay table's length; later 429s in a row sleep its last (capped) delay
 
@@ -190,6 +189,8 @@ class Run:
         # one, so nothing is copied before the frame is built
         hcap = min(8 * n_txn + 64, HIST_CHUNK) if record_history else 0
         self.hist_chunks: list = []
+        # buckets: the catalog object or each table's pointer or next log name; with a throttled log, every entry
+        n_buckets = w.num_tables + (n_txn + 1 if log and throttled else 0)
         self.n_txn = n_txn
         self.m = Model(
             pf=pf, pi=pi, st=np.zeros(N_ST, dtype=np.int64), cur=np.zeros(N_SRC, dtype=np.int64),
@@ -201,9 +202,11 @@ class Run:
             H_i=np.zeros((N_HI, hcap), dtype=np.int64), H_f=np.zeros((N_HF, hcap), dtype=np.float64),
             lanes=np.zeros(max(1, cfg.io.max_parallel), dtype=np.float64), sf=np.zeros(N_SF, dtype=np.float64),
             pcp=src[S_PUT_CP].values, th=src[S_THROTTLE].values, bo_thr=bo_thr,
-            bk_tokens=np.zeros(w.num_tables * RING, dtype=np.float64),
-            bk_last=np.zeros(w.num_tables * RING, dtype=np.float64),
-            bk_name=np.full(w.num_tables * RING, -1, dtype=np.int64))
+            # every bucket starts full: a full burst, last updated at -inf
+            bk_tokens=np.full(n_buckets, max(1.0, pf[PF_BURST]), dtype=np.float64),
+            bk_last=np.full(n_buckets, -np.inf, dtype=np.float64),
+            bk_head=np.full(w.num_tables, -1, dtype=np.int64),
+            bk_prev=np.full(n_txn + 1 if log and throttled else 1, -1, dtype=np.int64))
         self.record_history = record_history
         self.end_ms = 0.0
 

@@ -101,4 +101,5 @@ class Model(NamedTuple):
     bo_thr: np.ndarray      # resend delay before jitter after the k-th 429 in a row
     bk_tokens: np.ndarray   # per-object token buckets (sim.model.throttle): tokens
     bk_last: np.ndarray     # ... time of the last update
-    bk_name: np.ndarray     # ... the object name the slot holds
+    bk_head: np.ndarray     # per table: the run's commit index of its newest log entry (-1: none)
+    bk_prev: np.ndarray     # per commit index: the one of the previous entry of the same table

@@ -91,8 +91,7 @@ def on_create(m, j, now):
     retries_exhausted. Contenders race for one entry name: a throttled name answers 429 first."""
     t = m.tx_i[j, TI_TABLE]
     expected = m.tx_i[j, TI_SEQ]
-    name = expected + 1
-    if not admitted(m, j, now, t * throttle.RING + name % throttle.RING, name):
+    if throttle.on(m) and not admitted(m, j, now, throttle.entry_slot(m, t, expected + 1)):
         return resend(m, j, now)
     L = m.tx_f[j, TF_L]
     attempts = m.tx_i[j, TI_ATTEMPTS] + 1
@@ -102,6 +101,8 @@ def on_create(m, j, now):
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)
     if ok:
+        if throttle.on(m):
+            throttle.entry_created(m, t)
         ci = m.pi[PI_CKPT_INTERVAL]
         if ci > 0 and m.versions[t] % ci == 0:
             answer += take(m.pcp, m, S_PUT_CP)

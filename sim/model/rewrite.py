@@ -98,7 +98,7 @@ def on_cas(m, j, now):
     """Step 4's CAS against the version of the last refresh: committed, or the next attempt's refresh, or
     retries_exhausted. A throttled object answers 429 first: the request comes back later."""
     t = m.tx_i[j, TI_TABLE]
-    if not admitted(m, j, now, catalog.object_of(m, t), 0):
+    if not admitted(m, j, now, catalog.object_of(m, t)):
         return resend(m, j, now)
     L = m.tx_f[j, TF_L]
     attempts = m.tx_i[j, TI_ATTEMPTS] + 1

@@ -2,18 +2,20 @@
 
 Every conditional write to one object name (the catalog object; a table's pointer object; the log entry name
 that contenders race to create) needs a token from that name's bucket, refilled at `mutation_rate_per_s` up to
-`mutation_burst`. A request that finds no token at its effect point is answered 429 after its latency, changes
-nothing, and is resent by the storage client after `storage.throttle_retry`; resends are not commit attempts.
+`mutation_burst`; a name never written has a full bucket. A request that finds no token at its effect point is
+answered 429 after its latency, changes nothing, and is resent by the storage client after
+`storage.throttle_retry`; resends are not commit attempts.
 
-Buckets live in three arrays (tokens, time of the last update, the name a slot holds). The catalog object is
-slot 0, a table's pointer slot t; a log entry (t, k) takes slot t * RING + k % RING, so a table keeps the
-buckets of its RING newest entry names, and an older name is taken as unused (a full bucket): contenders race
-for the name after the newest they listed, so a name RING entries behind the newest sees no more writes.
+Buckets (tokens, time of their last update): slot 0 is the catalog object, slot t table t's pointer, and, for
+the log protocol, slot t the name table t's log would create next (v[t] + 1). When that name is created (the
+c-th commit of the run), its bucket moves to slot num_tables + c and the table's next name starts full; a write
+to an older name (a stale writer's resend) finds its bucket by walking the table's entries back from the
+newest (`bk_head`, `bk_prev`), so every name keeps its own bucket for the whole run.
 """
-from .jit import model_function
-from .layout import PF_BURST, PF_RATE_PER_MS, PI_THROTTLE
+import numpy as np
 
-RING = 16
+from .jit import model_function
+from .layout import PF_BURST, PF_RATE_PER_MS, PI_THROTTLE, ST_SEQ
 
 
 @model_function
@@ -22,13 +24,9 @@ def on(m):
 
 
 @model_function
-def admit(m, slot, name, now):
-    """Take a token of object `name` (kept in bucket `slot`) at time `now`; False: the request is throttled."""
+def admit(m, slot, now):
+    """Take a token from bucket `slot` at time `now`; False: none there, the request is throttled."""
     burst = m.pf[PF_BURST]
-    if m.bk_name[slot] != name:        # a name this slot has not held: a fresh, full bucket
-        m.bk_name[slot] = name
-        m.bk_tokens[slot] = burst
-        m.bk_last[slot] = now
     tokens = m.bk_tokens[slot] + m.pf[PF_RATE_PER_MS] * (now - m.bk_last[slot])
     if tokens > burst:
         tokens = burst
@@ -38,3 +36,29 @@ def admit(m, slot, name, now):
         return True
     m.bk_tokens[slot] = tokens
     return False
+
+
+@model_function
+def entry_slot(m, t, name):
+    """The bucket of log entry `name` of table t: the next name's (slot t), or an existing entry's."""
+    newest = m.versions[t]
+    if name > newest:
+        return t
+    c = m.bk_head[t]
+    for _ in range(newest - name):
+        c = m.bk_prev[c]
+    return m.versions.shape[0] + c
+
+
+@model_function
+def entry_created(m, t):
+    """Table t's next log entry was just created (the st[ST_SEQ]-th commit): its bucket moves to that entry's
+    slot, and the name after it starts with a full bucket."""
+    c = m.st[ST_SEQ] - 1
+    slot = m.versions.shape[0] + c
+    m.bk_tokens[slot] = m.bk_tokens[t]
+    m.bk_last[slot] = m.bk_last[t]
+    m.bk_prev[c] = m.bk_head[t]
+    m.bk_head[t] = c
+    m.bk_tokens[t] = m.pf[PF_BURST]
+    m.bk_last[t] = -np.inf

@@ -57,10 +57,10 @@ def next_write(m, j, pc, before):
 
 
 @model_function
-def admitted(m, j, now, slot, name):
-    """A conditional write's effect point, first: does the object have a token (`sim.model.throttle`)? If not,
-    the request is throttled (`resend` says when it comes back)."""
-    if throttle.on(m) and not throttle.admit(m, slot, name, now):
+def admitted(m, j, now, slot):
+    """A conditional write's effect point, first: does the object (bucket `slot`) have a token
+    (`sim.model.throttle`)? If not, the request is throttled (`resend` says when it comes back)."""
+    if throttle.on(m) and not throttle.admit(m, slot, now):
         return False
     m.tx_i[j, TI_THR_K] = 0
     return True
