@@ -21,6 +21,21 @@ Invariants (numbers as in docs/MODEL.md, "History and invariants"):
 5. reads return exactly the replayed state at their effect point (neither from the future nor
    stale); answers come no earlier than effect points; time never goes backwards in `i` order; a
    transaction does not act before it has learned the answer of its previous catalog operation.
+6. per-object mutation limit (only when `mutation_rate_per_s` is given): every `cas` row (ok or not)
+   found a token in its object's bucket (refilled at the rate up to the burst; a fresh name starts
+   full) and took it; every `throttled` row found none.
+
+Catalog designs (MODEL.md "Catalog designs"), chosen by the keyword arguments of `check_history`:
+- `scope="global"` (default): one global seq; a CAS expects seq and fails on any commit.
+- `scope="table"`: one pointer per table; `read`/`cas`/`throttled` rows record seq = version = v[t];
+  a CAS to t expects v[t] and only commits to t make it fail. Invariant 1 runs per table.
+- `protocol="log"` (always per table): reads are LISTs of t's log, a `cas` is the put-if-absent of
+  entry expected+1, and `prepare` rows carry the entries checked, for FA as well as VO; a committed
+  transaction of either op must have checked every entry between its base read and the one it
+  replaced. The base read counts as a prepare with nothing checked at its version (stale first
+  attempt without a prepare row).
+`throttled` rows (a conditional write answered 429) change nothing, are not attempts, and follow
+the ordering rules of `cas` rows. Invariant numbers are those of MODEL.md; 6 is the checker's own.
 """
 
 from __future__ import annotations
@@ -38,10 +53,17 @@ REQUIRED_COLUMNS = (
     "i", "kind", "time_ms", "txn", "table", "op", "seq", "version", "expected", "ok",
     "base_version", "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts",
 )
-KINDS = {"begin", "read", "prepare", "cas", "end", "final"}
+KINDS = {"begin", "read", "prepare", "cas", "throttled", "end", "final"}
+SCOPES = ("global", "table")
+PROTOCOLS = ("rewrite", "log")
 OUTCOMES = {"committed", "aborted", "unfinished"}
 # Float slack when comparing times that the engine computes as the same sum (start + latency).
 TIME_EPS_MS = 1e-6
+# Float slack on token counts: a write needs >= 1 - eps tokens; a throttled one must have had < 1 + eps.
+TOKEN_EPS = 1e-9
+# The engine keeps exact buckets only for a table's newest log entry names (a ring of this many); an
+# older name is taken as fresh. The checker is exact; this only explains a violation if one fires.
+ENGINE_ENTRY_RING = 16
 
 
 class Violation(NamedTuple):
@@ -125,14 +147,67 @@ def _first_gap(v0: int, ranges: list[tuple[int, int]], upto: int) -> list[int]:
     return missing[:6]
 
 
-def check_history(history: pd.DataFrame) -> list[Violation]:
+class _Buckets:
+    """Exact per-object token buckets (invariant 6): rate `rate` per second, capacity `burst`; a name
+    never written before starts full."""
+
+    def __init__(self, rate_per_s: float, burst: float):
+        self.rate_per_ms = rate_per_s / 1000.0
+        self.burst = burst
+        self.state: dict[tuple, tuple[float, float]] = {}   # name -> (tokens, time_ms of last update)
+
+    def tokens(self, name: tuple, t: float) -> tuple[float, float, float]:
+        """Tokens the bucket of `name` holds at time t; the level it would have without the cap (inf for
+        a fresh name); the time of its previous write (-inf)."""
+        prev = self.state.get(name)
+        if prev is None:
+            return self.burst, math.inf, -math.inf
+        tokens, last = prev
+        uncapped = tokens + self.rate_per_ms * max(0.0, t - last)
+        return min(self.burst, uncapped), uncapped, last
+
+    def set(self, name: tuple, t: float, tokens: float) -> None:
+        self.state[name] = (tokens, t)
+
+
+def _object_name(per_table: bool, log: bool, table: int, expected: int) -> tuple:
+    if log:
+        return ("entry", table, expected + 1)
+    return ("pointer", table) if per_table else ("catalog",)
+
+
+def _describe_object(name: tuple) -> str:
+    if name[0] == "entry":
+        return f"log entry {name[2]} of table {name[1]}"
+    if name[0] == "pointer":
+        return f"table {name[1]}'s pointer object"
+    return "the catalog object"
+
+
+def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str = "rewrite",
+                  mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0) -> list[Violation]:
     """Replay `history` (FORMATS.md "History") and return every invariant violation, sorted by row.
 
-    An empty list means all checked invariants hold. The replay trusts only the order of events and
-    the CAS outcomes; every observed value (read state, seq/version after a CAS, final state) is
-    compared against the checker's own catalog state, which is never resynchronised to the record,
-    so an error shows where it first happens.
+    `scope` (`global` | `table`) and `protocol` (`rewrite` | `log`) are the run's `catalog.scope` and
+    `commit.protocol` (`log` is always per table); `mutation_rate_per_s` / `mutation_burst` the
+    per-object mutation limit the run enforced (None: not checked). An empty list means all checked
+    invariants hold. The replay trusts only the order of events and the CAS outcomes; every observed
+    value (read state, seq/version after a CAS, final state) is compared against the checker's own
+    catalog state, which is never resynchronised to the record, so an error shows where it first happens.
     """
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {SCOPES}, not {scope!r}")
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
+    buckets = None
+    if mutation_rate_per_s is not None:
+        rate, burst = float(mutation_rate_per_s), float(mutation_burst)
+        if not (rate > 0 and math.isfinite(rate) and burst > 0 and math.isfinite(burst)):
+            raise ValueError(f"mutation rate and burst must be positive and finite, not {rate!r}, {burst!r}")
+        buckets = _Buckets(rate, burst)
+    log = protocol == "log"
+    per_table = log or scope == "table"
+
     out: list[Violation] = []
 
     missing_cols = [c for c in REQUIRED_COLUMNS if c not in history.columns]
@@ -150,6 +225,7 @@ def check_history(history: pd.DataFrame) -> list[Violation]:
     v: dict[int, int] = {}
     ok_cas_total = 0
     last_committed_version: dict[int, int] = {}   # recorded version of each table's latest ok CAS
+    newest_entry: dict[int, int] = {}             # log: newest entry name conditionally written, per table
     txns: dict[int, _Txn] = {}
     tables_seen: set[int] = set()
     final_tables: dict[int, int] = {}
@@ -159,6 +235,40 @@ def check_history(history: pd.DataFrame) -> list[Violation]:
     def add(inv: int, row: int, txn: int, msg: str) -> None:
         prefix = f"(txn {txn}): " if txn >= 0 else ": "
         out.append(Violation(inv, row, prefix + msg))
+
+    def cas_seq(table: int) -> int:
+        """What a CAS on `table` compares `expected` with, and what rows record as seq."""
+        return v.get(table, 0) if per_table else seq
+
+    def state_str(table: int) -> str:
+        return f"v[{table}]={v.get(table, 0)}" if per_table else f"seq {seq}, v[{table}]={v.get(table, 0)}"
+
+    def rec_str(table: int, r_seq: int, r_v: int) -> str:
+        return f"seq {r_seq}, v[{table}]={r_v}"
+
+    def token_check(row: int, txn_id: int, table: int, expected: int, t: float, throttled: bool) -> None:
+        """Invariant 6: a `cas` needs (and takes) a token of its object's bucket; a `throttled` row had none."""
+        name = _object_name(per_table, log, table, expected)
+        tokens, uncapped, last = buckets.tokens(name, t)
+        since = f"previous write to it at t={_fmt_t(last)} ms" if last > -math.inf else "first write to it"
+        limit = f"rate {buckets.rate_per_ms * 1000:g}/s, burst {buckets.burst:g}"
+        what = _describe_object(name)
+        if throttled:
+            # A full bucket holds exactly `burst` tokens: with burst 1 the slack alone would excuse a 429 on
+            # a full (or fresh) bucket, so judge by the level the refill reached before the cap.
+            if (uncapped if buckets.burst >= 1 else tokens) >= 1 + TOKEN_EPS:
+                add(6, row, txn_id, f"conditional write to {what} throttled at t={_fmt_t(t)} ms although its "
+                                    f"bucket held {tokens:.6g} tokens ({limit}; {since})")
+            return
+        if tokens < 1 - TOKEN_EPS:
+            note = ""
+            if name[0] == "entry" and newest_entry.get(table, name[2]) - name[2] >= ENGINE_ENTRY_RING:
+                note = (f"; this name is {newest_entry[table] - name[2]} entries behind the newest name "
+                        f"{newest_entry[table]} written on table {table}: the engine keeps exact buckets only "
+                        f"for a table's {ENGINE_ENTRY_RING} newest entry names and takes an older one as fresh")
+            add(6, row, txn_id, f"conditional write to {what} at t={_fmt_t(t)} ms found only {tokens:.6g} "
+                                f"tokens but was not throttled ({limit}; {since}){note}")
+        buckets.set(name, t, max(0.0, tokens - 1.0))   # clamp: report where the excess starts, once
 
     for k in range(n):
         row = _as_int(cols["i"][k])
@@ -185,8 +295,9 @@ def check_history(history: pd.DataFrame) -> list[Violation]:
             final_tables[table] = final_tables.get(table, 0) + 1
             f_seq, f_v = _as_int(cols["seq"][k]), _as_int(cols["version"][k])
             if f_seq != ok_cas_total:
+                what = "over all tables " if per_table else ""
                 add(1, row, -1, f"final seq is {f_seq} but there were {ok_cas_total} successful CASes "
-                                f"(seq must run 1..N without gaps)")
+                                f"{what}(seq must run 1..N without gaps)")
             replayed_v = v.get(table, 0)
             if f_v != replayed_v:
                 add(2, row, -1, f"final v[{table}] is {f_v} but table {table} had {replayed_v} "
@@ -222,23 +333,24 @@ def check_history(history: pd.DataFrame) -> list[Violation]:
 
         # Only catalog operations are actions the caller starts; prepare and end rows are recorded at the
         # engine's processing time (docs/FORMATS.md), which may precede the answer they follow.
-        if kind in ("read", "cas") and t < x.ready_ms - TIME_EPS_MS:
+        if kind in ("read", "cas", "throttled") and t < x.ready_ms - TIME_EPS_MS:
             add(5, row, txn_id, f"{kind} at t={_fmt_t(t)} ms before the transaction learned the answer "
                                 f"of its previous catalog operation (t={_fmt_t(x.ready_ms)} ms)")
 
         if kind == "read":
             r_seq, r_v = _as_int(cols["seq"][k]), _as_int(cols["version"][k])
-            cur_v = v.get(table, 0)
-            if r_seq != seq or r_v != cur_v:
-                when = ("from the future" if (r_seq > seq or (r_seq == seq and r_v > cur_v))
+            cur_seq, cur_v = cas_seq(table), v.get(table, 0)
+            if r_seq != cur_seq or r_v != cur_v:
+                when = ("from the future" if (r_seq > cur_seq or (r_seq == cur_seq and r_v > cur_v))
                         else "stale")
-                add(5, row, txn_id, f"read returned seq {r_seq}, v[{table}]={r_v} but the state at its "
-                                    f"effect point t={_fmt_t(t)} ms was seq {seq}, v[{table}]={cur_v} "
-                                    f"({when})")
+                add(5, row, txn_id, f"read returned {rec_str(table, r_seq, r_v)} but the state at its "
+                                    f"effect point t={_fmt_t(t)} ms was {state_str(table)} ({when})")
             _check_answer(add, row, txn_id, "read", t, _as_float(cols["answer_ms"][k]))
             x.last_read_seq = r_seq
             if x.base_read_version is None:
                 x.base_read_version = r_v
+                if log:   # the base read is a prepare with nothing checked (stale first create)
+                    x.prepare_base = r_v
             x.ready_ms = max(x.ready_ms, _as_float(cols["answer_ms"][k]))
 
         elif kind == "prepare":
@@ -249,14 +361,38 @@ def check_history(history: pd.DataFrame) -> list[Violation]:
                                     f"(v[{table}] was {cur_v} at t={_fmt_t(t)} ms)")
             x.prepare_base = base
             vf, vt = _as_int(cols["validated_from"][k]), _as_int(cols["validated_to"][k])
-            if x.op == "vo":
+            if x.op == "vo" or log:
+                what = "log prepare" if log else "VO prepare"
                 if vf < 0 or vt < vf:
-                    add(0, row, txn_id, f"VO prepare with invalid validated range ({vf}, {vt}]")
+                    add(0, row, txn_id, f"{what} with invalid validated range ({vf}, {vt}]")
                 elif vt > cur_v:
-                    add(4, row, txn_id, f"VO validated up to v[{table}]={vt}, which did not exist yet "
+                    add(4, row, txn_id, f"{what} checked up to v[{table}]={vt}, which did not exist yet "
                                         f"(v[{table}] was {cur_v} at t={_fmt_t(t)} ms)")
                 else:
                     x.validated.append((vf, vt))
+
+        elif kind == "throttled":
+            expected = _as_int(cols["expected"][k])
+            rec_seq, rec_v = _as_int(cols["seq"][k]), _as_int(cols["version"][k])
+            answer = _as_float(cols["answer_ms"][k])
+            _check_answer(add, row, txn_id, "throttled request", t, answer)
+            x.ready_ms = max(x.ready_ms, answer)
+            if x.last_read_seq is None:
+                add(1, row, txn_id, "throttled conditional write without any prior catalog read")
+            elif expected != x.last_read_seq:
+                add(1, row, txn_id, f"throttled write expected seq {expected} but the transaction's last "
+                                    f"read saw seq {x.last_read_seq}")
+            if x.ok_cas_row >= 0:
+                add(3, row, txn_id, f"conditional write after the transaction committed at row {x.ok_cas_row}")
+            if _as_bool(cols["ok"][k]):
+                add(2, row, txn_id, "throttled request records ok = true (a throttled request changes nothing)")
+            if rec_seq != cas_seq(table) or rec_v != v.get(table, 0):
+                add(2, row, txn_id, f"throttled request records {rec_str(table, rec_seq, rec_v)} but the "
+                                    f"state, which a throttled request leaves unchanged, is {state_str(table)}")
+            if log:
+                newest_entry[table] = max(newest_entry.get(table, 0), expected + 1)
+            if buckets is not None:
+                token_check(row, txn_id, table, expected, t, throttled=True)
 
         elif kind == "cas":
             x.cas_count += 1
@@ -274,15 +410,31 @@ def check_history(history: pd.DataFrame) -> list[Violation]:
             elif expected != x.last_read_seq:
                 add(1, row, txn_id, f"CAS expected seq {expected} but the transaction's last read saw "
                                     f"seq {x.last_read_seq}")
+            if log:
+                newest_entry[table] = max(newest_entry.get(table, 0), expected + 1)
+            if buckets is not None:
+                token_check(row, txn_id, table, expected, t, throttled=False)
 
             v_before = v.get(table, 0)
+            cur = cas_seq(table)
             if ok:
                 if x.ok_cas_row >= 0:
                     add(3, row, txn_id, f"second successful CAS (already committed at row {x.ok_cas_row})")
-                if expected != seq:
-                    add(1, row, txn_id, f"CAS expected seq {expected} but seq was {seq} at "
-                                        f"t={_fmt_t(t)} ms, yet it succeeded")
-                _check_serializable(add, row, txn_id, x, table, v_before, t)
+                if expected != cur:
+                    if log and expected < cur:
+                        add(1, row, txn_id, f"created entry {expected + 1} of table {table}'s log, which "
+                                            f"already existed (the log had {cur} entries at t={_fmt_t(t)} ms), "
+                                            f"yet it succeeded")
+                    elif log:
+                        add(1, row, txn_id, f"created entry {expected + 1} of table {table}'s log, but the log "
+                                            f"had only {cur} entries at t={_fmt_t(t)} ms (a gap), yet it succeeded")
+                    elif per_table:
+                        add(1, row, txn_id, f"CAS on table {table} expected v[{table}]={expected} but "
+                                            f"v[{table}] was {cur} at t={_fmt_t(t)} ms, yet it succeeded")
+                    else:
+                        add(1, row, txn_id, f"CAS expected seq {expected} but seq was {seq} at "
+                                            f"t={_fmt_t(t)} ms, yet it succeeded")
+                _check_serializable(add, row, txn_id, x, table, v_before, t, log)
                 # Apply the recorded success to the replayed state (never to the recorded one).
                 seq += 1
                 v[table] = v_before + 1
@@ -294,12 +446,20 @@ def check_history(history: pd.DataFrame) -> list[Violation]:
                     add(4, row, txn_id, f"commit installs v[{table}]={rec_v} but the previous commit to "
                                         f"table {table} installed v[{table}]={last} (not serial)")
                 last_committed_version[table] = rec_v
-            elif expected == seq:
-                add(1, row, txn_id, f"CAS expected seq {expected} and seq was {seq} at t={_fmt_t(t)} ms, "
-                                    f"yet it failed")
-            if rec_seq != seq or rec_v != v.get(table, 0):
-                add(1, row, txn_id, f"CAS records seq {rec_seq}, v[{table}]={rec_v} afterwards but the "
-                                    f"replayed state is seq {seq}, v[{table}]={v.get(table, 0)}")
+            elif expected == cur:
+                if log:
+                    add(1, row, txn_id, f"create of entry {expected + 1} of table {table}'s log failed, but "
+                                        f"the log had {cur} entries at t={_fmt_t(t)} ms (the entry was free)")
+                elif per_table:
+                    add(1, row, txn_id, f"CAS on table {table} expected v[{table}]={expected} and v[{table}] "
+                                        f"was {cur} at t={_fmt_t(t)} ms, yet it failed (commits to other "
+                                        f"tables never make it fail under scope table)")
+                else:
+                    add(1, row, txn_id, f"CAS expected seq {expected} and seq was {seq} at t={_fmt_t(t)} ms, "
+                                        f"yet it failed")
+            if rec_seq != cas_seq(table) or rec_v != v.get(table, 0):
+                add(1, row, txn_id, f"CAS records {rec_str(table, rec_seq, rec_v)} afterwards but the "
+                                    f"replayed state is {state_str(table)}")
 
         elif kind == "end":
             if x.end_row >= 0:
@@ -325,7 +485,7 @@ def check_history(history: pd.DataFrame) -> list[Violation]:
                     add(3, row, txn_id, f"unfinished with reason {reason!r}, expected 'unfinished'")
             if attempts != x.cas_count:
                 add(3, row, txn_id, f"end reports {attempts} attempts but the transaction made "
-                                    f"{x.cas_count} CAS attempts")
+                                    f"{x.cas_count} CAS attempts (throttled requests are not attempts)")
 
     # Global checks after the replay.
     for x in txns.values():
@@ -349,20 +509,29 @@ def _check_answer(add, row: int, txn: int, what: str, t: float, answer: float) -
                          f"t={_fmt_t(t)} ms")
 
 
-def _check_serializable(add, row: int, txn: int, x: _Txn, table: int, v_before: int, t: float) -> None:
+def _check_serializable(add, row: int, txn: int, x: _Txn, table: int, v_before: int, t: float,
+                        log: bool = False) -> None:
     """Invariant 4 at a successful CAS: installed metadata is based on the version it replaces, and
-    a VO has validated every snapshot committed since its base read."""
+    a VO (under the log protocol: any transaction) has checked every snapshot committed since its
+    base read."""
     if x.prepare_base is None:
         add(4, row, txn, "successful CAS without any prepare")
     elif x.prepare_base != v_before:
-        add(4, row, txn, f"lost update: CAS installs metadata prepared on v[{table}]={x.prepare_base} "
-                         f"but replaces v[{table}]={v_before} at t={_fmt_t(t)} ms")
-    if x.op == "vo":
+        if log:
+            add(4, row, txn, f"lost update: created entry {v_before + 1} of table {table}'s log on a base "
+                             f"of {x.prepare_base} entries, but the log had {v_before} at t={_fmt_t(t)} ms")
+        else:
+            add(4, row, txn, f"lost update: CAS installs metadata prepared on v[{table}]={x.prepare_base} "
+                             f"but replaces v[{table}]={v_before} at t={_fmt_t(t)} ms")
+    if x.op == "vo" or log:
         if x.base_read_version is None:
-            add(4, row, txn, "VO commits without a base read")
+            add(4, row, txn, f"{x.op.upper() or 'transaction'} commits without a base read")
             return
         gap = _first_gap(x.base_read_version, x.validated, v_before)
-        if gap:
+        if gap and log:
+            add(4, row, txn, f"{x.op.upper()} creates entry {v_before + 1} of table {table}'s log without "
+                             f"checking entr(ies) {gap} (base read saw {x.base_read_version} entries)")
+        elif gap:
             add(4, row, txn, f"VO commits over v[{table}]={v_before} without validating snapshot(s) "
                              f"{gap} (base read saw v[{table}]={x.base_read_version})")
 

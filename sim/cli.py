@@ -77,20 +77,50 @@ def cmd_run(args) -> int:
 
 
 def cmd_check(args) -> int:
+    """Check DIR/history.parquet; DIR/config.yaml (written by `run --out`), if present, says which catalog
+    design the run had (catalog.scope, commit.protocol) and whether a per-object mutation limit applied
+    (backend storage, storage.throttle not false, a provider rate): the checker verifies those rules too."""
     from .checker import check_history, format_violation, load_history
 
     path = Path(args.dir)
     if not (path / "history.parquet").is_file() and not path.is_file():
         raise ConfigError("", f"no history.parquet in {path} (record one with `run --history --out DIR`)")
+    run_dir = path if path.is_dir() else path.parent
+    rules = dict(scope="global", protocol="rewrite", mutation_rate_per_s=None, mutation_burst=1.0)
+    cfg_path = run_dir / "config.yaml"
+    if cfg_path.is_file():
+        try:
+            stored = yaml.safe_load(cfg_path.read_text())
+            cfg = stored["config"]
+            profile = stored.get("provider_profile") or {}
+            catalog, commit, storage = (cfg.get(k) or {} for k in ("catalog", "commit", "storage"))
+            rules["scope"] = catalog.get("scope") or "global"
+            rules["protocol"] = commit.get("protocol") or "rewrite"
+            if rules["protocol"] == "log":
+                rules["scope"] = "table"     # the log protocol is always per table
+            rate = profile.get("mutation_rate_per_s")
+            if (catalog.get("backend", "storage") == "storage" and storage.get("throttle", True) is not False
+                    and rate is not None):
+                rules["mutation_rate_per_s"] = float(rate)
+                burst = profile.get("mutation_burst")
+                rules["mutation_burst"] = 1.0 if burst is None else float(burst)
+        except (yaml.YAMLError, OSError, KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise ConfigError("", f"cannot read the run's design from {cfg_path}: {exc!r}") from None
     hist = load_history(path)
-    violations = check_history(hist)
+    try:
+        violations = check_history(hist, **rules)
+    except ValueError as exc:
+        raise ConfigError("", f"{cfg_path}: {exc}") from None
     if violations:
         print(format_violation(violations[0]))
         if len(violations) > 1:
             print(f"({len(violations) - 1} more violations)")
         return 1
     n_tx = int((hist["kind"] == "begin").sum())
-    print(f"ok: every invariant holds ({len(hist)} history rows, {n_tx} transactions)")
+    rate = rules["mutation_rate_per_s"]
+    throttle = "no throttle" if rate is None else f"throttle {rate:g}/s burst {rules['mutation_burst']:g}"
+    print(f"ok: every invariant holds ({len(hist)} history rows, {n_tx} transactions; scope {rules['scope']}, "
+          f"protocol {rules['protocol']}, {throttle})")
     return 0
 
 

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from .designs import DESIGNS, expand
 from .providers import ProviderError, load_provider
 from .yamlio import load_yaml
 
@@ -32,18 +33,26 @@ class ConfigError(ValueError):
         super().__init__(f"{path}: {message}" if path else message)
 
 
-def _spec(default=None, *, ge=None, gt=None, le=None, lt=None, choices=None, kind=None, late=False):
-    """A field with its validation rule kept beside it (read by `_build`). `late`: a key added after results were
-    first published, whose default keeps the earlier behaviour; it stays out of the config hash (hence out of the
-    seeds) while it has its default value, so configurations that do not use it keep their results."""
-    meta = {"ge": ge, "gt": gt, "le": le, "lt": lt, "choices": choices, "kind": kind, "late": late}
+def _spec(default=None, *, ge=None, gt=None, le=None, lt=None, choices=None, kind=None, late=False, seeded=True,
+          hashed=True):
+    """A field with its validation rule kept beside it (read by `_build`).
+
+    `late`: a key added after results were first published, whose default keeps the earlier behaviour; it stays
+    out of the config hash (hence out of the seeds) while it has its default value, so configurations that do
+    not use it keep their results. `seeded=False`: the key is part of the config's identity (`config_hash`) but
+    not of its random streams (`seed_hash`), so switching it (a storage throttle on or off) compares the same
+    arrivals and latency draws. `hashed=False`: a label that adds nothing to the values it stands for (a named
+    design, expanded into keys)."""
+    meta = {"ge": ge, "gt": gt, "le": le, "lt": lt, "choices": choices, "kind": kind, "late": late,
+            "seeded": seeded, "hashed": hashed}
     if isinstance(default, (dict, list)) or (dataclasses.is_dataclass(default) and not isinstance(default, type)):
         return field(default_factory=lambda d=default: copy.deepcopy(d), metadata=meta)
     return field(default=default, metadata=meta)
 
 
-def _nested(cls, late=False):
-    return field(default_factory=cls, metadata={"kind": cls, "late": late})
+def _nested(cls, late=False, seeded=True, factory=None):
+    return field(default_factory=factory or cls, metadata={"kind": cls, "late": late, "seeded": seeded,
+                                                             "hashed": True})
 
 
 @dataclass(frozen=True)
@@ -60,11 +69,9 @@ class Catalog:
     latency: LatencySpec = _spec(None, kind=LatencySpec)
     linearization_fraction: float = _spec(0.5, ge=0, le=1, kind=float)
     table_metadata_inlined: bool = _spec(False, kind=bool)
-
-
-@dataclass(frozen=True)
-class Storage:
-    provider: str = _spec("s3", kind=str)
+    # global: one catalog object for all tables (a commit to any table fails every concurrent CAS); table: one
+    # pointer (storage) or row (service) per table, CAS_t(expected v[t])
+    scope: str = _spec("global", choices=("global", "table"), kind=str, late=True)
 
 
 @dataclass(frozen=True)
@@ -118,6 +125,11 @@ class Commit:
     first_attempt: str = _spec("refresh", choices=("refresh", "stale"), kind=str)
     max_retries: int = _spec(10, ge=0, kind=int)
     metadata_read_on_failure: bool = _spec(False, kind=bool)
+    # rewrite: Iceberg (a table conflict rewrites manifest list and table metadata); log: Delta Lake's log of
+    # numbered entries, created put-if-absent, the same bytes on every attempt
+    protocol: str = _spec("rewrite", choices=("rewrite", "log"), kind=str, late=True)
+    checkpoint_interval: int = _spec(None, ge=0, kind=int)     # log: a checkpoint every n-th version (0: never)
+    checkpoint_bytes: int = _spec(None, ge=0, kind=int)        # log: size of a checkpoint
 
 
 @dataclass(frozen=True)
@@ -139,6 +151,16 @@ class Retry:
 
 
 @dataclass(frozen=True)
+class Storage:
+    provider: str = _spec("s3", kind=str)
+    # the provider's per-object mutation limits (conditional writes to one object name), if it has any
+    throttle: bool = _spec(True, kind=bool, late=True, seeded=False)
+    # the storage client's resend policy for a request answered 429 (GCS's guidance: 1 s doubling, full jitter)
+    throttle_retry: RetryPolicy = _nested(RetryPolicy, late=True, seeded=False,
+                                          factory=lambda: RetryPolicy(policy="exponential"))
+
+
+@dataclass(frozen=True)
 class Config:
     duration_ms: float = _spec(3_600_000.0, gt=0, kind=float)
     warmup_ms: float = _spec(900_000.0, ge=0, kind=float)
@@ -147,6 +169,9 @@ class Config:
     seed: int = _spec(0, ge=0, kind=int)
     # workload streams keyed by (seed, replication, source) instead of the config hash (sim.rng.run_streams)
     common_random_numbers: bool = _spec(False, kind=bool, late=True)
+    # a named catalog design (sim/designs.py): its keys are filled in under the ones given; the resolved config
+    # shows every value it set
+    design: str = _spec(None, kind=str, hashed=False)
     catalog: Catalog = _nested(Catalog)
     storage: Storage = _nested(Storage)
     io: IO = _nested(IO)
@@ -169,9 +194,24 @@ class Config:
     def replace(self, **overrides: Any) -> "Config":
         """A copy with dotted-path overrides, validated like a file: `cfg.replace(**{"workload.num_tables": 5})`."""
         data = self.to_dict()
+        name = overrides.get("design")
+        if name is not None and name in DESIGNS:
+            # every key is explicit in a resolved config: the design's own keys must replace them
+            data = expand({**overrides_of(DESIGNS[name], data), "design": name})
         for path, value in overrides.items():
             set_path(data, path, value)
         return from_dict(data)
+
+
+def overrides_of(preset: Mapping, data: dict) -> dict:
+    """`data` with `preset`'s values put over it (a retry policy whole)."""
+    out = copy.deepcopy(data)
+    for key, value in preset.items():
+        if isinstance(value, Mapping) and "policy" not in value and isinstance(out.get(key), dict):
+            out[key] = overrides_of(value, out[key])
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
 
 
 def _prune(d):
@@ -269,7 +309,7 @@ def _with_defaults(obj, **defaults):
     return dataclasses.replace(obj, **missing) if missing else obj
 
 
-def _resolve_retry(p: RetryPolicy, path: str) -> RetryPolicy:
+def _resolve_retry(p: RetryPolicy, path: str, base_ms=100.0, factor=2.0, max_ms=60_000.0, jitter=0.1) -> RetryPolicy:
     exp = ("base_ms", "factor", "max_ms", "jitter")
     if p.policy == "immediate":
         _require(p, path, (), ("delay_ms",) + exp, "policy is immediate")
@@ -277,20 +317,36 @@ def _resolve_retry(p: RetryPolicy, path: str) -> RetryPolicy:
         _require(p, path, ("delay_ms",), exp, "policy is fixed")
     else:
         _require(p, path, (), ("delay_ms",), "policy is exponential")
-        # Iceberg's defaults: 100 ms doubling to 60 s, up to 10% jitter.
-        p = _with_defaults(p, base_ms=100.0, factor=2.0, max_ms=60_000.0, jitter=0.1)
+        # defaults: Iceberg's (100 ms doubling to 60 s, up to 10% jitter) unless the caller gives others
+        p = _with_defaults(p, base_ms=base_ms, factor=factor, max_ms=max_ms, jitter=jitter)
     return p
 
 
 def _resolve(cfg: Config) -> Config:
     """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread."""
     cat = cfg.catalog
+    commit = cfg.commit
+    if commit.protocol == "log":
+        if cat.scope != "table":
+            raise ConfigError("catalog.scope", "commit.protocol log keeps one log per table and no catalog object: "
+                              "set catalog.scope: table (or design: log)")
+        for key in ("table_metadata_inlined",):
+            if getattr(cat, key):
+                raise ConfigError(f"catalog.{key}", "not used with commit.protocol log; remove it")
+        if commit.metadata_read_on_failure:
+            raise ConfigError("commit.metadata_read_on_failure", "not used with commit.protocol log; remove it")
+        # delta-rs: a checkpoint every 100 versions; its size as large as the table metadata by default
+        commit = _with_defaults(commit, checkpoint_interval=100, checkpoint_bytes=cfg.io.table_metadata_bytes)
+    else:
+        _require(commit, "commit", (), ("checkpoint_interval", "checkpoint_bytes"), "protocol is rewrite")
     if cat.backend == "storage":
         _require(cat, "catalog", (), ("latency_ms", "latency"), "backend is storage (the provider gives them)")
     else:
         if (cat.latency_ms is None) == (cat.latency is None):
+            why = " (design rest: the service's round trip has no public figure; give or sweep it)" \
+                if cfg.design == "rest" else ""
             raise ConfigError("catalog.latency_ms", "backend service needs exactly one of latency_ms "
-                              "(constant) or latency.{median_ms, sigma} (lognormal)")
+                              f"(constant) or latency.{{median_ms, sigma}} (lognormal){why}")
         if cat.latency is not None:
             _require(cat.latency, "catalog.latency", ("median_ms", "sigma"), (), "the latency is lognormal")
     try:
@@ -328,7 +384,11 @@ def _resolve(cfg: Config) -> Config:
     workload = dataclasses.replace(cfg.workload, inter_arrival=ia)
     retry = Retry(catalog=_resolve_retry(cfg.retry.catalog, "retry.catalog"),
                   table=_resolve_retry(cfg.retry.table, "retry.table"))
-    return dataclasses.replace(cfg, workload=workload, retry=retry)
+    # GCS's retry guidance for 429: 1 s, doubling, capped (32 s here, gcloud's largest), full jitter
+    storage = dataclasses.replace(cfg.storage, throttle_retry=_resolve_retry(
+        cfg.storage.throttle_retry, "storage.throttle_retry", base_ms=1000.0, factor=2.0, max_ms=32_000.0,
+        jitter=1.0))
+    return dataclasses.replace(cfg, workload=workload, retry=retry, storage=storage, commit=commit)
 
 
 def build_structure(data: Mapping | None) -> Config:
@@ -337,7 +397,12 @@ def build_structure(data: Mapping | None) -> Config:
 
 
 def from_dict(data: Mapping | None) -> Config:
-    """Validate plain data (e.g. parsed YAML) into a resolved `Config`."""
+    """Validate plain data (e.g. parsed YAML) into a resolved `Config` (a named design's keys filled in)."""
+    if isinstance(data, Mapping) and data.get("design") is not None:
+        name = data["design"]
+        if name not in DESIGNS:
+            raise ConfigError("design", f"expected one of {', '.join(DESIGNS)}, got {name!r}")
+        data = expand(dict(data))
     return _resolve(_build(Config, data, ""))
 
 
@@ -384,16 +449,18 @@ def parse_override(text: str) -> tuple[str, Any]:
         raise ConfigError(path.strip(), f"--set value is not valid YAML: {exc}") from None
 
 
-def _hash_view(obj, default) -> dict:
-    """The resolved config as plain data (like `to_dict`), less `late` keys that have their default value."""
+def _hash_view(obj, default, seeds: bool = False) -> dict:
+    """The resolved config as plain data (like `to_dict`), less `late` keys that have their default value and
+    labels (`hashed=False`); for the seeds, also less `seeded=False` keys."""
     out = {}
     for f in fields(obj):
         value = getattr(obj, f.name)
         dflt = getattr(default, f.name) if default is not None else None
-        if f.metadata.get("late") and value == dflt:
+        if (f.metadata.get("late") and value == dflt) or not f.metadata.get("hashed", True) \
+                or (seeds and not f.metadata.get("seeded", True)):
             continue
         if dataclasses.is_dataclass(value):
-            out[f.name] = _hash_view(value, dflt if dataclasses.is_dataclass(dflt) else None)
+            out[f.name] = _hash_view(value, dflt if dataclasses.is_dataclass(dflt) else None, seeds)
         elif value is not None:
             out[f.name] = value
     return out
@@ -408,6 +475,13 @@ def config_hash(cfg: Config) -> str:
     """Stable across processes and machines: sha256 of the canonical JSON of the resolved config (`late` keys
     at their defaults left out, see `_spec`)."""
     blob = json.dumps(_hash_view(cfg, _defaults()), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def seed_hash(cfg: Config) -> str:
+    """What seeds a run's random streams: `config_hash` less `seeded=False` keys (equal to it for every config
+    that leaves them at their defaults)."""
+    blob = json.dumps(_hash_view(cfg, _defaults(), seeds=True), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

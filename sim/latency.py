@@ -45,17 +45,20 @@ class LogNormal:
 
 @dataclass(frozen=True)
 class LatencyModel:
-    """Every I/O latency of one configuration: storage GET and PUTs, catalog read and CAS."""
+    """Every I/O latency of one configuration: storage GET and PUTs, catalog read and CAS (for the log protocol:
+    the LIST of a table's log and the put-if-absent of an entry), a checkpoint's PUT."""
     get: LogNormal
     put_manifest_list: LogNormal
     put_table_metadata: LogNormal
     catalog_read: LogNormal
     catalog_cas: LogNormal
+    put_checkpoint: LogNormal
 
 
 def latency_model(cfg) -> LatencyModel:
-    """MODEL.md 'Storage providers' and 'Catalog': the storage backend reads and CASes the catalog in the
-    provider; the service backend has its own latency (constant, or lognormal without floor)."""
+    """MODEL.md 'Storage providers', 'Catalog' and 'Commit protocol': the storage backend reads and CASes the
+    catalog in the provider (the log protocol LISTs with the provider's `list` profile, else a GET, and creates
+    entries with its CAS); the service backend has its own latency (constant, or lognormal without floor)."""
     from .providers import load_provider
     prof = load_provider(cfg.storage.provider)
     floor = prof.min_latency_ms
@@ -63,13 +66,14 @@ def latency_model(cfg) -> LatencyModel:
     cat = cfg.catalog
     if cat.backend == "storage":
         read = get
+        if cfg.commit.protocol == "log" and prof.list_median_ms is not None:
+            read = LogNormal(prof.list_median_ms, prof.list_sigma, floor)
         cas = LogNormal(prof.cas_median_ms, prof.cas_sigma, floor)
     elif cat.latency is not None:
         read = cas = LogNormal(cat.latency.median_ms, cat.latency.sigma)
     else:
         read = cas = LogNormal(cat.latency_ms, 0.0)
+    put = lambda size_bytes: LogNormal(prof.put_median_ms(size_bytes), prof.put_sigma, floor)  # noqa: E731
     return LatencyModel(
-        get=get,
-        put_manifest_list=LogNormal(prof.put_median_ms(cfg.io.manifest_list_bytes), prof.put_sigma, floor),
-        put_table_metadata=LogNormal(prof.put_median_ms(cfg.io.table_metadata_bytes), prof.put_sigma, floor),
-        catalog_read=read, catalog_cas=cas)
+        get=get, put_manifest_list=put(cfg.io.manifest_list_bytes), put_table_metadata=put(cfg.io.table_metadata_bytes),
+        catalog_read=read, catalog_cas=cas, put_checkpoint=put(cfg.commit.checkpoint_bytes or 0))

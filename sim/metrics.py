@@ -63,6 +63,8 @@ def summarize(records: pd.DataFrame, window_ms: tuple[float, float]) -> dict:
         "cases_per_commit": _ratio(float(df["cases"].sum()), out["committed"]),
         "catalog_reads_per_commit": _ratio(float(df["catalog_reads"].sum()), out["committed"]),
         "backoff_ms_per_commit": _ratio(float(df["backoff_ms"].sum()), out["committed"]),
+        "throttled": int(df["throttled"].sum()),
+        "throttled_per_commit": _ratio(float(df["throttled"].sum()), out["committed"]),
     })
     return out
 
@@ -107,6 +109,7 @@ def nested(summary: dict) -> dict:
         "io_per_commit": {"gets": summary["gets_per_commit"], "puts": summary["puts_per_commit"],
                           "cases": summary["cases_per_commit"], "catalog_reads": summary["catalog_reads_per_commit"],
                           "manifest_lists_read": summary["manifest_lists_read_per_commit"],
-                          "backoff_ms": summary["backoff_ms_per_commit"]},
+                          "backoff_ms": summary["backoff_ms_per_commit"],
+                          "throttled": summary["throttled_per_commit"]},
         "mean_attempts": summary["mean_attempts"],
     }

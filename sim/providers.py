@@ -37,12 +37,19 @@ class Profile:
     put_sigma: float
     cas_median_ms: float
     cas_sigma: float
+    # optional: LIST latency (a log protocol's listing; else a LIST costs a GET)
+    list_median_ms: float | None = None
+    list_sigma: float | None = None
+    # optional: per-object mutation limit, a token bucket per object name (GCS: one write per second)
+    mutation_rate_per_s: float | None = None
+    mutation_burst: float | None = None
 
     def put_median_ms(self, size_bytes: int) -> float:
         return self.put_base_ms + self.put_ms_per_mib * size_bytes / MIB
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The profile as data; optional keys it does not have are left out."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
 
     def digest(self) -> str:
         """A digest of the numbers the engine reads (not the name or description): a sweep's cache key covers
@@ -73,6 +80,7 @@ _KEYS = {
     "put": {"base_ms": float, "ms_per_mib": float, "sigma": float},
     "cas": {"median_ms": float, "sigma": float},
 }
+_OPTIONAL = {"list": {"median_ms": float, "sigma": float}, "mutation_rate_per_s": float, "mutation_burst": float}
 
 
 def _check(data, schema, where):
@@ -101,7 +109,18 @@ def _load_file(path: str, mtime_ns: int) -> Profile:
         data = load_yaml(Path(path).read_text())
     except yaml.YAMLError as exc:
         raise ProviderError(f"{Path(path).name}: not valid YAML: {exc}") from None
-    _check(data, _KEYS, Path(path).name)
+    where = Path(path).name
+    if isinstance(data, dict):
+        optional = {k: data.pop(k) for k in list(data) if k in _OPTIONAL}
+        _check(optional, {k: v for k, v in _OPTIONAL.items() if k in optional}, where)
+    _check(data, _KEYS, where)
+    rate = optional.get("mutation_rate_per_s")
+    burst = optional.get("mutation_burst")
+    if rate is not None and rate <= 0:
+        raise ProviderError(f"{where}.mutation_rate_per_s: expected a number > 0, got {rate!r}")
+    if burst is not None and (rate is None or burst < 1):
+        raise ProviderError(f"{where}.mutation_burst: needs mutation_rate_per_s and a value >= 1, got {burst!r}")
+    lst = optional.get("list")
     if data["get"]["median_ms"] <= 0 or data["cas"]["median_ms"] <= 0 or data["put"]["base_ms"] <= 0:
         raise ProviderError(f"{Path(path).name}: medians must be > 0")
     return Profile(
@@ -110,6 +129,10 @@ def _load_file(path: str, mtime_ns: int) -> Profile:
         put_base_ms=float(data["put"]["base_ms"]), put_ms_per_mib=float(data["put"]["ms_per_mib"]),
         put_sigma=float(data["put"]["sigma"]),
         cas_median_ms=float(data["cas"]["median_ms"]), cas_sigma=float(data["cas"]["sigma"]),
+        list_median_ms=None if lst is None else float(lst["median_ms"]),
+        list_sigma=None if lst is None else float(lst["sigma"]),
+        mutation_rate_per_s=None if rate is None else float(rate),
+        mutation_burst=None if rate is None else float(1.0 if burst is None else burst),
     )
 
 

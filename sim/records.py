@@ -13,11 +13,11 @@ from .model.layout import (HF_ANSWER, HF_TIME, HI_ATTEMPTS, HI_BASE, HI_EXPECTED
                            K_FINAL, KINDS, N_HF, N_HI, O_NONE, O_UNFINISHED, OPS, OUTCOMES, R_NONE, R_UNFINISHED,
                            REASONS, ST_SEQ, TF_ARRIVAL, TF_BACKOFF, TF_END, TF_RTEND, TI_ATTEMPTS, TI_CATC,
                            TI_CREADS, TI_GETS, TI_INWIN, TI_ISVO, TI_MLREAD, TI_OUTCOME, TI_PUTS, TI_REASON,
-                           TI_TABC, TI_TABLE)
+                           TI_TABC, TI_TABLE, TI_THR)
 
 RECORD_COLUMNS = ("txn", "table", "table_rank", "op", "arrival_ms", "runtime_end_ms", "end_ms", "outcome",
                   "reason", "attempts", "catalog_conflicts", "table_conflicts", "manifest_lists_read",
-                  "catalog_reads", "gets", "puts", "cases", "backoff_ms", "in_window")
+                  "catalog_reads", "gets", "puts", "cases", "backoff_ms", "in_window", "throttled")
 
 HISTORY_COLUMNS = ("kind", "time_ms", "txn", "table", "op", "seq", "version", "expected", "ok", "base_version",
                    "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts")
@@ -64,6 +64,7 @@ def records_frame(run) -> pd.DataFrame:
         "cases": attempts.copy(),
         "backoff_ms": tx_f[:, TF_BACKOFF].copy(),
         "in_window": tx_i[:, TI_INWIN] != 0,
+        "throttled": tx_i[:, TI_THR].copy(),        # conditional writes answered 429 (resent; not attempts)
     }
     assert tuple(cols) == RECORD_COLUMNS
     return pd.DataFrame(cols, copy=False)

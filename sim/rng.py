@@ -14,6 +14,8 @@ SOURCES = (
     "arrival", "table", "operation", "runtime",
     "catalog_read", "catalog_cas", "get", "put_manifest_list", "put_table_metadata",
     "backoff", "validation_conflict",
+    # added later: appending keeps every earlier source's stream (a child's seed depends on its index only)
+    "put_checkpoint", "throttle",
 )
 
 
@@ -30,9 +32,9 @@ def run_streams(cfg, replication: int) -> dict[str, np.random.Generator]:
     configurations that differ only in design, retry policy or load share their underlying draws: the engines
     scale standard variates by the parameters (exponential gaps by the mean, lognormal runtimes by the
     median), so transaction i gets the same table, operation and runtime, and gaps scale with the mean. Every
-    other source stays keyed by the config hash."""
-    from .config import config_hash
-    out = streams(config_hash(cfg), replication)
+    other source stays keyed by the config's seed hash."""
+    from .config import seed_hash
+    out = streams(seed_hash(cfg), replication)
     if getattr(cfg, "common_random_numbers", False):
         for name in WORKLOAD_SOURCES:
             seq = np.random.SeedSequence(entropy=[int(cfg.seed), int(replication), SOURCES.index(name)],

@@ -4,6 +4,7 @@ cover every branch of the model, plus a hypothesis property over small generated
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -17,6 +18,8 @@ from sim.engines.fast import FastEngine
 from sim.engines.simpy_engine import SimPyEngine as Engine
 from sim.model import build
 from sim.records import HISTORY_COLUMNS, RECORD_COLUMNS
+
+THROTTLED = str(Path(__file__).resolve().parent / "data" / "throttled.yaml")
 
 # short runs with short runtimes, so that transactions commit and contend
 BASE = {
@@ -150,6 +153,22 @@ CASES = {
         "duration_ms": 5_000, "warmup_ms": 1_000, "cooldown_ms": 1_000,
         "workload": {"inter_arrival": {"distribution": "constant", "mean_ms": 10_000}},
     },
+    # catalog designs: scope, the log protocol, per-object limits (tests/data/throttled.yaml: 20 writes/s)
+    "scope_table": merge(CONTENDED, {"catalog": {"scope": "table"}, "workload": {"num_tables": 3}}),
+    "scope_table_service_inlined": merge(CONTENDED, {"design": "rest", "catalog": {"latency_ms": 15}}),
+    "scope_table_stale": merge(CONTENDED, {"catalog": {"scope": "table"}, "commit": {"first_attempt": "stale"}}),
+    "log": merge(CONTENDED, {"design": "log", "commit": {"checkpoint_interval": 10}}),
+    "log_stale_parallel": merge(CONTENDED, {"design": "log", "io": {"max_parallel": 3},
+                                            "commit": {"first_attempt": "stale", "checkpoint_interval": 0}}),
+    "log_vo_conflicts_backoff": merge(CONTENDED, {"design": "log", "workload": {"vo_conflict_probability": 0.05},
+                                                  "retry": {"table": {"policy": "exponential", "base_ms": 5}}}),
+    "log_service": merge(CONTENDED, {"design": "log", "catalog": {"backend": "service", "latency_ms": 4}}),
+    "throttle_file": merge(CONTENDED, {"storage": {"provider": THROTTLED}}),
+    "throttle_pointer": merge(CONTENDED, {"design": "pointer", "storage": {"provider": THROTTLED}}),
+    "throttle_log": merge(CONTENDED, {"design": "log", "storage": {"provider": THROTTLED}}),
+    "throttle_fixed_resend": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle_retry": {
+        "policy": "fixed", "delay_ms": 30}}}),
+    "throttle_off": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle": False}}),
     "published_like": merge(BASE, {
         "drain_limit_ms": 0, "commit": {"first_attempt": "stale", "metadata_read_on_failure": True},
         "workload": {"inter_arrival": {"distribution": "lognormal", "median_ms": 30, "sigma": 0.5},
@@ -198,12 +217,25 @@ def test_records_have_commits_and_conflicts():
     assert r["catalog_conflicts"].sum() > 0 and r["table_conflicts"].sum() > 0
 
 
+def _rules(c) -> dict:
+    """The checker's rules for a config: its scope, protocol and per-object limit."""
+    from sim.providers import load_provider
+    prof = load_provider(c.storage.provider)
+    rules = {"scope": c.catalog.scope, "protocol": c.commit.protocol}
+    if c.storage.throttle and c.catalog.backend == "storage" and prof.mutation_rate_per_s:
+        rules.update(mutation_rate_per_s=prof.mutation_rate_per_s, mutation_burst=prof.mutation_burst)
+    return rules
+
+
 @pytest.mark.parametrize("name", ["default", "zipf", "vo_conflicts", "ties_instant", "drain_0", "parallel_4",
-                                  "retry_mixed_md", "stale_first"])
+                                  "retry_mixed_md", "stale_first", "scope_table", "scope_table_service_inlined",
+                                  "log", "log_stale_parallel", "log_vo_conflicts_backoff", "throttle_file",
+                                  "throttle_pointer", "throttle_log"])
 def test_fast_history_passes_checker(name):
-    fast = FastEngine(from_dict(merge(BASE, CASES[name])), record_history=True).run()
+    c = from_dict(merge(BASE, CASES[name]))
+    fast = FastEngine(c, record_history=True).run()
     h = fast.history_frame()
-    assert check_history(h) == []
+    assert check_history(h, **_rules(c)) == []
     assert (h["kind"] == "final").sum() == from_dict(merge(BASE, CASES[name])).workload.num_tables
 
 
@@ -289,6 +321,22 @@ def small_configs(draw):
                    "metadata_read_on_failure": draw(st.booleans())},
         "retry": {"catalog": draw(_retry_policy()), "table": draw(_retry_policy())},
     }
+    design = draw(st.sampled_from(["file", "file", "pointer", "log", "rest"]))
+    if design == "rest":
+        d.update(design="rest")
+        d["catalog"].pop("table_metadata_inlined", None)
+        if d["catalog"].get("backend") != "service":
+            d["catalog"].update(backend="service", latency_ms=draw(st.sampled_from([1.0, 10.0, 50.0])))
+    elif design == "pointer":
+        d["catalog"]["scope"] = "table"
+    elif design == "log":
+        d["design"] = "log"
+        d["catalog"].update(scope="table", table_metadata_inlined=False)
+        d["commit"].update(metadata_read_on_failure=False,
+                           checkpoint_interval=draw(st.sampled_from([0, 5, 100])))
+    if draw(st.booleans()):
+        d["storage"]["provider"] = THROTTLED
+        d["storage"]["throttle"] = draw(st.sampled_from([True, True, False]))
     drain = draw(st.sampled_from([None, 0.0, 5_000.0, 60_000.0]))
     if drain is not None:
         d["drain_limit_ms"] = drain
@@ -299,4 +347,5 @@ def small_configs(draw):
 @given(small_configs())
 def test_property_identical(case):
     d, replication = case
-    assert_same(d, replication=replication)
+    ref, _ = assert_same(d, replication=replication)
+    assert check_history(ref.history_frame(), **_rules(from_dict(d))) == []

@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from ..model import arrivals, transaction
+from ..model import arrivals
+from ..model.step import step
 from ..model.draws import max_gets_per_event, needs
 from ..model.layout import PC_DONE, ST_STOP, TI_PC
 from .base import EngineBase
@@ -130,7 +131,7 @@ def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
         who = h_w[0]
         hsize = _pop(h_t, h_k, h_w, hsize)
         if who >= 0:
-            delay = transaction.step(m, who, now)
+            delay = step(m, who, now)
             if m.tx_i[who, TI_PC] != PC_DONE:
                 hsize = _push(h_t, h_k, h_w, hsize, now + delay, NORMAL * _PRIO_SHIFT + eid, who)
                 eid += 1

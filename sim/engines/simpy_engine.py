@@ -1,6 +1,6 @@
 """The SimPy engine: one SimPy process per transaction, stepping through the model's handlers.
 
-A transaction's process calls `sim.model.transaction.step` at each of its catalog effect points and sleeps
+A transaction's process calls `sim.model.step.step` at each of its catalog effect points and sleeps
 (`env.timeout`) for the delay the handler returns; the arrivals process does the same with
 `sim.model.arrivals`. The engine holds no protocol logic: read the handlers against docs/MODEL.md, and use this
 engine to step through them (`--engine simpy`). It gives the same results as the fast engine, bit for bit.
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import simpy
 
-from ..model import arrivals, transaction
+from ..model import arrivals
+from ..model.step import step
 from ..model.draws import events_before_refill, max_gets_per_event, needs
 from ..model.layout import PC_DONE, ST_STOP, TI_PC
 from .base import EngineBase
@@ -59,7 +60,7 @@ class SimPyEngine(EngineBase):
         env = self.env
         while True:
             m = self._model()
-            delay = transaction.step(m, j, env.now)
+            delay = step(m, j, env.now)
             if m.tx_i[j, TI_PC] == PC_DONE:
                 if m.st[ST_STOP]:
                     self._stop()

@@ -5,9 +5,12 @@ into the fast engine's loop (`jit`). Modules, one concept each:
 
 - `layout`: the state's columns, program counters and codes
 - `draws`: random draws through cursors; what must be refilled before an event
-- `catalog`: the catalog object, its reads and its CAS
+- `catalog`: the catalog (one object, or one pointer per table: `catalog.scope`), its reads and its CAS
+- `throttle`: per-object mutation limits (token buckets per object name)
 - `arrivals`: open-loop arrivals
-- `transaction`: one transaction's handlers, one per catalog effect point
+- `transaction`: what every protocol shares (reads, starting a conditional write, a 429's resend, the end)
+- `rewrite`: Iceberg's protocol, one handler per catalog effect point; `log`: Delta Lake's log protocol
+- `step`: the dispatch engines call at each effect point
 - `retry`: retry policies; `io`: I/O timing on lanes; `history`: the recorded history
 - `build`: from a configuration to the arrays of one run, and their random sources
 """

@@ -1,9 +1,8 @@
 """Open-loop arrivals (docs/MODEL.md, "Workload"): gaps from one stream until the first that reaches
 `duration_ms`; each arrival's table, operation and runtime were drawn up front (`sim.model.build`)."""
-from .jit import model_function
-
 from . import history
 from .draws import take
+from .jit import model_function
 from .layout import (ARR_CLOSE, ARR_NEXT, PC_INIT, PF_DURATION, PF_HI, PF_LO, PI_MAX_ATTEMPTS, S_GAP, ST_ARR_DONE,
                      ST_ARR_PC, ST_NEXT_TXN, ST_OPEN, ST_STOP, TF_ARRIVAL, TF_RUNTIME, TI_INWIN, TI_ISVO, TI_PC,
                      TI_TABLE)

@@ -17,17 +17,21 @@ from ..config import Config
 from ..latency import BATCH, LogNormal, latency_model
 from ..rng import run_streams
 from ..workload import IsValidatedOverwrite, inter_arrival_dist, runtime_dist, table_dist
-from .layout import (N_HF, N_HI, N_PF, N_PI, N_SF, N_SRC, N_ST, N_TF, N_TI, NEED_HISTORY, O_UNFINISHED, PF_DURATION,
-                     PF_F, PF_G, PF_HI, PF_JIT_CAT, PF_JIT_TAB, PF_LO, PI_CONFLICT, PI_HIST, PI_INLINED,
-                     PI_MAX_ATTEMPTS, PI_MAX_PARALLEL, PI_POL_CAT, PI_POL_TAB, PI_READ_MD, PI_REFRESH_FIRST,
-                     R_UNFINISHED, S_BACKOFF, S_CAS, S_CONFLICT, S_GAP, S_GET, S_PUT_ML, S_PUT_TM, S_READ,
-                     SRC_STREAM, ST_HIST_N, TF_END, TF_RTEND, TI_OUTCOME, TI_REASON, Model)
+from ..providers import load_provider
+from .layout import (N_HF, N_HI, N_PF, N_PI, N_SF, N_SRC, N_ST, N_TF, N_TI, NEED_HISTORY, O_UNFINISHED, PF_BURST,
+                     PF_DURATION, PF_F, PF_G, PF_HI, PF_JIT_CAT, PF_JIT_TAB, PF_JIT_THR, PF_LO, PF_RATE_PER_MS,
+                     PI_CKPT_INTERVAL, PI_CONFLICT, PI_HIST, PI_INLINED, PI_LOG, PI_MAX_ATTEMPTS, PI_MAX_PARALLEL,
+                     PI_POL_CAT, PI_POL_TAB, PI_POL_THR, PI_READ_MD, PI_REFRESH_FIRST, PI_SCOPE_TABLE, PI_THROTTLE,
+                     R_UNFINISHED, S_BACKOFF, S_CAS, S_CONFLICT, S_GAP, S_GET, S_PUT_CP, S_PUT_ML, S_PUT_TM, S_READ,
+                     S_THROTTLE, SRC_STREAM, ST_HIST_N, TF_END, TF_RTEND, TI_OUTCOME, TI_REASON, Model)
 from .retry import delay_table
+
+THROTTLE_RESENDS = 64     # the resend delay table's length; later 429s in a row sleep its last (capped) delay
 
 CHUNK = 1 << 20           # draws per refill of a source, at most (beyond what one event needs)
 HIST_CHUNK = 1 << 20      # history rows per buffer
 _ARRAY = {S_READ: "rd", S_CAS: "cs", S_GET: "gt", S_PUT_ML: "pm", S_PUT_TM: "pt", S_BACKOFF: "bo",
-          S_CONFLICT: "cu", S_GAP: "gaps"}
+          S_CONFLICT: "cu", S_GAP: "gaps", S_PUT_CP: "pcp", S_THROTTLE: "th"}
 
 
 class Uniform:
@@ -130,6 +134,11 @@ class Run:
             thr = np.array([1.0 - (1.0 - p) ** n for n in range(n_txn + 2)], dtype=np.float64)
 
         cat = cfg.catalog
+        log = cfg.commit.protocol == "log"
+        prof = load_provider(cfg.storage.provider)
+        # a per-object limit binds conditional writes to objects in the provider (not a service's rows)
+        throttled = cfg.storage.throttle and cat.backend == "storage" and prof.mutation_rate_per_s is not None
+        pol_thr, jit_thr, bo_thr = delay_table(cfg.storage.throttle_retry, THROTTLE_RESENDS - 2)
         pf = np.zeros(N_PF, dtype=np.float64)
         pf[PF_F] = cat.linearization_fraction
         pf[PF_G] = 1.0 - cat.linearization_fraction
@@ -137,6 +146,10 @@ class Run:
         pf[PF_LO], pf[PF_HI] = self.window
         pf[PF_JIT_CAT] = jit_cat
         pf[PF_JIT_TAB] = jit_tab
+        pf[PF_JIT_THR] = jit_thr
+        if throttled:
+            pf[PF_RATE_PER_MS] = prof.mutation_rate_per_s / 1000.0
+            pf[PF_BURST] = prof.mutation_burst
         pi = np.zeros(N_PI, dtype=np.int64)
         pi[PI_INLINED] = int(cat.table_metadata_inlined)
         pi[PI_MAX_PARALLEL] = cfg.io.max_parallel
@@ -148,12 +161,20 @@ class Run:
         pi[PI_POL_CAT] = pol_cat
         pi[PI_POL_TAB] = pol_tab
         pi[PI_CONFLICT] = int(conflict)
+        pi[PI_SCOPE_TABLE] = int(cat.scope == "table")
+        pi[PI_LOG] = int(log)
+        pi[PI_THROTTLE] = int(throttled)
+        pi[PI_CKPT_INTERVAL] = cfg.commit.checkpoint_interval or 0
+        pi[PI_POL_THR] = pol_thr
 
         # first guesses of what the run consumes (at most CHUNK); `refill` draws more when they run short
         guess = {S_READ: 3 * n_txn, S_CAS: 2 * n_txn, S_GET: 4 * n_txn, S_PUT_ML: 2 * n_txn, S_PUT_TM: 2 * n_txn,
-                 S_BACKOFF: n_txn if (jit_cat or jit_tab) else 0, S_CONFLICT: n_txn if conflict else 0}
+                 S_BACKOFF: n_txn if (jit_cat or jit_tab) else 0, S_CONFLICT: n_txn if conflict else 0,
+                 S_PUT_CP: n_txn // max(1, cfg.commit.checkpoint_interval or 0) if log else 0,
+                 S_THROTTLE: n_txn if throttled else 0}
         dists = {S_READ: lat.catalog_read, S_CAS: lat.catalog_cas, S_GET: lat.get, S_PUT_ML: lat.put_manifest_list,
-                 S_PUT_TM: lat.put_table_metadata, S_BACKOFF: Uniform(), S_CONFLICT: Uniform()}
+                 S_PUT_TM: lat.put_table_metadata, S_BACKOFF: Uniform(), S_CONFLICT: Uniform(),
+                 S_PUT_CP: lat.put_checkpoint, S_THROTTLE: Uniform()}
         for s, dist in dists.items():
             src[s] = Source(dist, rng[SRC_STREAM[s]], min(guess[s], CHUNK))
         self.sources = src
@@ -168,6 +189,8 @@ class Run:
         # one, so nothing is copied before the frame is built
         hcap = min(8 * n_txn + 64, HIST_CHUNK) if record_history else 0
         self.hist_chunks: list = []
+        # buckets: the catalog object or each table's pointer or next log name; with a throttled log, every entry
+        n_buckets = w.num_tables + (n_txn + 1 if log and throttled else 0)
         self.n_txn = n_txn
         self.m = Model(
             pf=pf, pi=pi, st=np.zeros(N_ST, dtype=np.int64), cur=np.zeros(N_SRC, dtype=np.int64),
@@ -177,7 +200,13 @@ class Run:
             thr=thr, bo_cat=bo_cat, bo_tab=bo_tab, tables=tables, isvo=isvo, runtimes=runtimes,
             tx_i=tx_i, tx_f=tx_f, versions=np.zeros(w.num_tables, dtype=np.int64),
             H_i=np.zeros((N_HI, hcap), dtype=np.int64), H_f=np.zeros((N_HF, hcap), dtype=np.float64),
-            lanes=np.zeros(max(1, cfg.io.max_parallel), dtype=np.float64), sf=np.zeros(N_SF, dtype=np.float64))
+            lanes=np.zeros(max(1, cfg.io.max_parallel), dtype=np.float64), sf=np.zeros(N_SF, dtype=np.float64),
+            pcp=src[S_PUT_CP].values, th=src[S_THROTTLE].values, bo_thr=bo_thr,
+            # every bucket starts full: a full burst, last updated at -inf
+            bk_tokens=np.full(n_buckets, max(1.0, pf[PF_BURST]), dtype=np.float64),
+            bk_last=np.full(n_buckets, -np.inf, dtype=np.float64),
+            bk_head=np.full(w.num_tables, -1, dtype=np.int64),
+            bk_prev=np.full(n_txn + 1 if log and throttled else 1, -1, dtype=np.int64))
         self.record_history = record_history
         self.end_ms = 0.0
 

@@ -1,15 +1,20 @@
-"""The catalog object (docs/MODEL.md, "Catalog"): a global version `seq` and a version `v[t]` per table.
+"""The catalog (docs/MODEL.md, "Catalog" and "Scope of the CAS"): a version v[t] per table and, with scope
+`global`, one catalog object whose version `seq` every commit advances.
 
-Only effect points touch it: a read captures (seq, v[t]); a CAS swaps iff seq == expected, and then seq and
-v[t] both advance, atomically.
+Only effect points touch it: a read captures (seq, v[t]); a CAS swaps iff the version it expected is current.
+With scope `table` each table's pointer (or catalog row) is its own object: a read sees v[t], a commit to t is
+CAS_t(expected v[t]), and commits to other tables never make it fail. `st[ST_SEQ]` counts every commit either
+way (under scope `table` it is no one's CAS version).
 """
 from .jit import model_function
-
-from .layout import ST_SEQ
+from .layout import PI_SCOPE_TABLE, ST_SEQ
 
 
 @model_function
 def read_seq(m, t):
+    """The version a CAS on t's object must expect: the catalog's seq, or v[t] under scope table."""
+    if m.pi[PI_SCOPE_TABLE] != 0:
+        return m.versions[t]
     return m.st[ST_SEQ]
 
 
@@ -20,9 +25,17 @@ def read_version(m, t):
 
 @model_function
 def cas(m, t, expected):
-    """Conditional replace of the whole catalog: commits table t iff nobody committed since `expected`."""
-    if m.st[ST_SEQ] != expected:
+    """Commit table t iff its object still has version `expected` (the whole catalog's, or t's pointer's)."""
+    if read_seq(m, t) != expected:
         return False
-    m.st[ST_SEQ] = expected + 1
+    m.st[ST_SEQ] += 1
     m.versions[t] += 1
     return True
+
+
+@model_function
+def object_of(m, t):
+    """The object a conditional write to commit t replaces: the one catalog object (0), or t's pointer."""
+    if m.pi[PI_SCOPE_TABLE] != 0:
+        return t
+    return 0

@@ -5,8 +5,8 @@ says, before an event, which sources could not serve the largest event there can
 """
 from .jit import model_function
 
-from .layout import HIST_ROWS_PER_EVENT, NEED_HISTORY, PI_HIST, S_BACKOFF, S_CAS, S_CONFLICT, S_GET, S_PUT_ML, \
-    S_PUT_TM, S_READ, ST_HIST_N, ST_SEQ
+from .layout import HIST_ROWS_PER_EVENT, NEED_HISTORY, PI_HIST, S_BACKOFF, S_CAS, S_CONFLICT, S_GET, S_PUT_CP, \
+    S_PUT_ML, S_PUT_TM, S_READ, S_THROTTLE, ST_HIST_N, ST_SEQ
 
 
 @model_function
@@ -20,7 +20,7 @@ def take(arr, m, s):
 @model_function
 def max_gets_per_event(m):
     """GETs one event may draw: a prepare's metadata and manifest-list reads, its n - 1 validation reads
-    (n <= commits so far), a metadata read after a failure."""
+    (n <= commits so far), a metadata read after a failure; a log snapshot's checkpoint and entries."""
     return m.st[ST_SEQ] + 4
 
 
@@ -43,8 +43,12 @@ def needs(m):
         need |= 1 << S_PUT_ML
     if _short(m.pt, m, S_PUT_TM, 1):
         need |= 1 << S_PUT_TM
+    if _short(m.pcp, m, S_PUT_CP, 1):
+        need |= 1 << S_PUT_CP
     if m.cur[S_BACKOFF] + 1 > m.bo.shape[0]:
         need |= 1 << S_BACKOFF
+    if m.cur[S_THROTTLE] + 1 > m.th.shape[0]:
+        need |= 1 << S_THROTTLE
     if m.cur[S_CONFLICT] + 1 > m.cu.shape[0]:
         need |= 1 << S_CONFLICT
     if m.pi[PI_HIST] != 0 and m.st[ST_HIST_N] + HIST_ROWS_PER_EVENT > m.H_i.shape[1]:
@@ -58,10 +62,11 @@ def events_before_refill(m) -> int:
     source but GET, at most `max_gets_per_event` GETs (which grows by at most one per event), and at most
     HIST_ROWS_PER_EVENT history rows."""
     left = []
-    for arr, s in ((m.rd, S_READ), (m.cs, S_CAS), (m.pm, S_PUT_ML), (m.pt, S_PUT_TM)):
+    for arr, s in ((m.rd, S_READ), (m.cs, S_CAS), (m.pm, S_PUT_ML), (m.pt, S_PUT_TM), (m.pcp, S_PUT_CP)):
         if m.step[s] != 0:
             left.append(arr.shape[0] - m.cur[s])
     left.append(m.bo.shape[0] - m.cur[S_BACKOFF])
+    left.append(m.th.shape[0] - m.cur[S_THROTTLE])
     left.append(m.cu.shape[0] - m.cur[S_CONFLICT])
     if m.pi[PI_HIST] != 0:
         left.append((m.H_i.shape[1] - m.st[ST_HIST_N]) // HIST_ROWS_PER_EVENT)

@@ -1,9 +1,10 @@
 """Recording the history (docs/FORMATS.md, "History"): one row per catalog read, prepare, CAS, begin and end."""
 import numpy as np
+
 from .jit import model_function
 
 from .layout import HF_ANSWER, HF_TIME, HI_ATTEMPTS, HI_BASE, HI_EXPECTED, HI_KIND, HI_OK, HI_OUTCOME, HI_REASON, \
-    HI_SEQ, HI_TABLE, HI_TXN, HI_VERSION, HI_VFROM, HI_VTO, K_BEGIN, K_CAS, K_END, K_PREPARE, K_READ, O_NONE, \
+    HI_SEQ, HI_TABLE, HI_TXN, HI_VERSION, HI_VFROM, HI_VTO, K_BEGIN, K_CAS, K_END, K_PREPARE, K_READ, K_THROTTLED, O_NONE, \
     PI_HIST, R_NONE, ST_HIST_N, _FALSE, _NA, _TRUE
 
 
@@ -54,6 +55,12 @@ def prepare(m, now, j, t, base, vfrom, vto):
 def cas(m, now, j, t, seq, v, expected, ok, answer):
     _row(m, K_CAS, now, j, t, seq, v, expected, _TRUE if ok else _FALSE, _NA, _NA, _NA, answer, O_NONE, R_NONE,
          _NA)
+
+
+@model_function
+def throttled(m, now, j, t, seq, v, expected, answer):
+    """A conditional write answered 429: it changed nothing and was no commit attempt."""
+    _row(m, K_THROTTLED, now, j, t, seq, v, expected, _FALSE, _NA, _NA, _NA, answer, O_NONE, R_NONE, _NA)
 
 
 @model_function

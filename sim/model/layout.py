@@ -17,10 +17,12 @@ _NA, _FALSE, _TRUE = np.int64(-1), np.int64(0), np.int64(1)
 # ---------------------------------------------------------------------------------------------- program counters
 # where a transaction is suspended: the catalog effect point it waits for (docs/MODEL.md, "One transaction")
 PC_INIT, PC_BASE, PC_REFRESH1, PC_CAS, PC_FAILREAD, PC_BACKOFFREAD, PC_DONE = 0, 1, 2, 3, 4, 5, 6
+# the log protocol's (docs/MODEL.md, "Commit protocol"): its snapshot LIST, an attempt's LIST, its create
+PC_L_BASE, PC_L_LIST, PC_L_CREATE = 7, 8, 9
 
 # ---------------------------------------------------------------------------------------------- codes
-KINDS = ("begin", "read", "prepare", "cas", "end", "final")
-K_BEGIN, K_READ, K_PREPARE, K_CAS, K_END, K_FINAL = map(np.int64, range(6))
+KINDS = ("begin", "read", "prepare", "cas", "end", "final", "throttled")
+K_BEGIN, K_READ, K_PREPARE, K_CAS, K_END, K_FINAL, K_THROTTLED = map(np.int64, range(7))
 OUTCOMES = ("", "committed", "aborted", "unfinished")
 O_NONE, O_COMMITTED, O_ABORTED, O_UNFINISHED = map(np.int64, range(4))
 REASONS = ("", "retries_exhausted", "validation_failed", "unfinished")
@@ -31,8 +33,8 @@ P_IMMEDIATE, P_FIXED, P_EXPONENTIAL = 0, 1, 2
 
 # ---------------------------------------------------------------------------------------------- per-transaction columns
 TI_TABLE, TI_ISVO, TI_INWIN, TI_PC, TI_SEQ, TI_V, TI_PREPARED, TI_VALIDATED, TI_OUTCOME, TI_REASON, \
-    TI_ATTEMPTS, TI_CATC, TI_TABC, TI_MLREAD, TI_CREADS, TI_GETS, TI_PUTS = range(17)
-N_TI = 17
+    TI_ATTEMPTS, TI_CATC, TI_TABC, TI_MLREAD, TI_CREADS, TI_GETS, TI_PUTS, TI_THR, TI_THR_K = range(19)
+N_TI = 19                 # TI_THR: requests answered 429; TI_THR_K: 429s in a row of the request in flight
 TF_ARRIVAL, TF_RUNTIME, TF_RTEND, TF_END, TF_L, TF_BACKOFF = range(6)
 N_TF = 6
 
@@ -45,10 +47,10 @@ N_HF = 2
 HIST_ROWS_PER_EVENT = 4   # one event writes at most 3 history rows (read, prepare, end)
 
 # ---------------------------------------------------------------------------------------------- random sources
-S_READ, S_CAS, S_GET, S_PUT_ML, S_PUT_TM, S_BACKOFF, S_CONFLICT, S_GAP = range(8)
-N_SRC = 8
+S_READ, S_CAS, S_GET, S_PUT_ML, S_PUT_TM, S_BACKOFF, S_CONFLICT, S_GAP, S_PUT_CP, S_THROTTLE = range(10)
+N_SRC = 10
 SRC_STREAM = ("catalog_read", "catalog_cas", "get", "put_manifest_list", "put_table_metadata", "backoff",
-              "validation_conflict", "arrival")
+              "validation_conflict", "arrival", "put_checkpoint", "throttle")
 NEED_HISTORY = N_SRC       # bit of the `needs` mask: the history buffer is full
 
 # ---------------------------------------------------------------------------------------------- run state
@@ -59,11 +61,11 @@ SF_NOW = 0
 N_SF = 1
 
 # ---------------------------------------------------------------------------------------------- parameters
-PF_F, PF_G, PF_DURATION, PF_LO, PF_HI, PF_JIT_CAT, PF_JIT_TAB = range(7)
-N_PF = 7
+PF_F, PF_G, PF_DURATION, PF_LO, PF_HI, PF_JIT_CAT, PF_JIT_TAB, PF_RATE_PER_MS, PF_BURST, PF_JIT_THR = range(10)
+N_PF = 10
 PI_INLINED, PI_MAX_PARALLEL, PI_MAX_ATTEMPTS, PI_REFRESH_FIRST, PI_READ_MD, PI_HIST, PI_POL_CAT, PI_POL_TAB, \
-    PI_CONFLICT = range(9)
-N_PI = 9
+    PI_CONFLICT, PI_SCOPE_TABLE, PI_THROTTLE, PI_CKPT_INTERVAL, PI_POL_THR, PI_LOG = range(14)
+N_PI = 14
 
 
 class Model(NamedTuple):
@@ -94,3 +96,10 @@ class Model(NamedTuple):
     H_f: np.ndarray         # history buffer, float columns (HF_*)
     lanes: np.ndarray       # scratch: io.max_parallel lane end times
     sf: np.ndarray          # float run state (SF_*)
+    pcp: np.ndarray         # draws: PUT of a checkpoint (log protocol)
+    th: np.ndarray          # U(0, 1) for the jitter of a throttled request's resend
+    bo_thr: np.ndarray      # resend delay before jitter after the k-th 429 in a row
+    bk_tokens: np.ndarray   # per-object token buckets (sim.model.throttle): tokens
+    bk_last: np.ndarray     # ... time of the last update
+    bk_head: np.ndarray     # per table: the run's commit index of its newest log entry (-1: none)
+    bk_prev: np.ndarray     # per commit index: the one of the previous entry of the same table

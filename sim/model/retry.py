@@ -4,10 +4,10 @@ Delays before jitter are tabulated per k in Python (`delay_table`), so no libm p
 interpreted and the compiled engine; jitter is one U(0, 1) draw per exponential sleep.
 """
 import numpy as np
-from .jit import model_function
 
 from .draws import take
-from .layout import P_EXPONENTIAL, P_FIXED, P_IMMEDIATE, S_BACKOFF
+from .jit import model_function
+from .layout import P_EXPONENTIAL, P_FIXED, P_IMMEDIATE
 
 
 def exponential_delay_ms(base_ms: float, factor: float, max_ms: float, k: int) -> float:
@@ -32,9 +32,12 @@ def delay_table(policy, max_attempts: int) -> tuple[int, float, np.ndarray]:
 
 
 @model_function
-def delay_ms(m, kind, jitter, table, k):
-    """Sleep before the k-th retry: fixed, or min(base * factor^(k-1), max) * (1 + jitter * U)."""
+def delay_ms(m, kind, jitter, table, k, uniforms, source):
+    """Sleep before the k-th retry: fixed, or min(base * factor^(k-1), max) * (1 + jitter * U), U the next
+    draw of `source` (whose array is `uniforms`); past the table's end, its last entry."""
+    if k >= table.shape[0]:
+        k = table.shape[0] - 1
     delay = table[k]
     if kind == P_EXPONENTIAL and jitter != 0.0:
-        delay *= 1.0 + jitter * take(m.bo, m, S_BACKOFF)
+        delay *= 1.0 + jitter * take(uniforms, m, source)
     return delay

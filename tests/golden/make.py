@@ -33,10 +33,14 @@ FOUR_C = {   # light 4c cells (1 h simulated), every provider, both mixes
 }
 
 
-def digest_frame(df: pd.DataFrame) -> str:
+# what was pinned: later columns and summary keys (new mechanisms' counters) are left out of the digests
+PINNED = json.loads((HERE / "pinned.json").read_text())
+
+
+def digest_frame(df: pd.DataFrame, columns=None) -> str:
     """sha256 over column names, dtypes' kinds and exact values (floats by their bits; strings as UTF-8)."""
     h = hashlib.sha256()
-    for name in df.columns:
+    for name in columns or df.columns:
         col = df[name]
         h.update(name.encode() + b"\0")
         if col.dtype.kind in "biuf":
@@ -50,7 +54,7 @@ def digest_frame(df: pd.DataFrame) -> str:
 
 
 def digest_summary(summary: dict) -> str:
-    s = {k: v for k, v in summary.items() if k != "wall_s"}
+    s = {k: summary[k] for k in PINNED["summary"]}
     return hashlib.sha256(json.dumps(s, sort_keys=True, default=repr).encode()).hexdigest()
 
 
@@ -87,7 +91,8 @@ def compute(name: str, data: dict, replication: int, engine: str) -> dict:
         from sim.engines import make_engine
         eng = make_engine(cfg, replication, True, engine).run()
         records, history, summary = eng.records_frame(), eng.history_frame(), None
-    return {"records": digest_frame(records), "history": digest_frame(history), "summary": summary,
+    return {"records": digest_frame(records, PINNED["records"]), "history": digest_frame(history, PINNED["history"]),
+            "summary": summary,
             "transactions": int(len(records))}
 
 

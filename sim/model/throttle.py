@@ -1,0 +1,64 @@
+"""Per-object mutation limits (docs/MODEL.md, "Per-object mutation limit"): a token bucket per object name.
+
+Every conditional write to one object name (the catalog object; a table's pointer object; the log entry name
+that contenders race to create) needs a token from that name's bucket, refilled at `mutation_rate_per_s` up to
+`mutation_burst`; a name never written has a full bucket. A request that finds no token at its effect point is
+answered 429 after its latency, changes nothing, and is resent by the storage client after
+`storage.throttle_retry`; resends are not commit attempts.
+
+Buckets (tokens, time of their last update): slot 0 is the catalog object, slot t table t's pointer, and, for
+the log protocol, slot t the name table t's log would create next (v[t] + 1). When that name is created (the
+c-th commit of the run), its bucket moves to slot num_tables + c and the table's next name starts full; a write
+to an older name (a stale writer's resend) finds its bucket by walking the table's entries back from the
+newest (`bk_head`, `bk_prev`), so every name keeps its own bucket for the whole run.
+"""
+import numpy as np
+
+from .jit import model_function
+from .layout import PF_BURST, PF_RATE_PER_MS, PI_THROTTLE, ST_SEQ
+
+
+@model_function
+def on(m):
+    return m.pi[PI_THROTTLE] != 0
+
+
+@model_function
+def admit(m, slot, now):
+    """Take a token from bucket `slot` at time `now`; False: none there, the request is throttled."""
+    burst = m.pf[PF_BURST]
+    tokens = m.bk_tokens[slot] + m.pf[PF_RATE_PER_MS] * (now - m.bk_last[slot])
+    if tokens > burst:
+        tokens = burst
+    m.bk_last[slot] = now
+    if tokens >= 1.0:
+        m.bk_tokens[slot] = tokens - 1.0
+        return True
+    m.bk_tokens[slot] = tokens
+    return False
+
+
+@model_function
+def entry_slot(m, t, name):
+    """The bucket of log entry `name` of table t: the next name's (slot t), or an existing entry's."""
+    newest = m.versions[t]
+    if name > newest:
+        return t
+    c = m.bk_head[t]
+    for _ in range(newest - name):
+        c = m.bk_prev[c]
+    return m.versions.shape[0] + c
+
+
+@model_function
+def entry_created(m, t):
+    """Table t's next log entry was just created (the st[ST_SEQ]-th commit): its bucket moves to that entry's
+    slot, and the name after it starts with a full bucket."""
+    c = m.st[ST_SEQ] - 1
+    slot = m.versions.shape[0] + c
+    m.bk_tokens[slot] = m.bk_tokens[t]
+    m.bk_last[slot] = m.bk_last[t]
+    m.bk_prev[c] = m.bk_head[t]
+    m.bk_head[t] = c
+    m.bk_tokens[t] = m.pf[PF_BURST]
+    m.bk_last[t] = -np.inf
