@@ -39,9 +39,11 @@ def test_low_load_latency_is_one_attempt(provider, engine):
     """One table, FA, 60 s mean inter-arrival, 500 simulated hours (~30k commits): the mean commit latency is
     the analytic one-attempt mean within 3 %. Not exactly equal: a commit still meets a conflict with
     probability ~ W / 60 s (0.5 % on s3, ~2 % on gcp, whose W is ~1.1 s), which adds an attempt; the
-    first-attempt commits alone match within 1 % (standard error of the mean here: 0.2 % on gcp)."""
+    first-attempt commits alone match within 1 % (standard error of the mean here: 0.2 % on gcp). GCS's
+    per-object limit is off: a retry within a second of the failed CAS meets it (a 429, a resend seconds later),
+    which tests/test_designs.py covers; it is not part of this closed form."""
     c = cfg(**{"duration_ms": 1.8e9, "warmup_ms": 1e6, "cooldown_ms": 1e6, "storage.provider": provider,
-               "workload.inter_arrival.mean_ms": 60_000})
+               "storage.throttle": False, "workload.inter_arrival.mean_ms": 60_000})
     r = run(c, engine=engine)
     want = one_attempt_mean_ms(provider)
     assert r.summary["committed"] > 25_000

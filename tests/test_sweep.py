@@ -62,6 +62,7 @@ def test_published_setup_is_the_documented_one():
             assert c.workload.inter_arrival.distribution == "lognormal" and c.workload.inter_arrival.sigma == 0.5
             assert (c.drain_limit_ms, c.warmup_ms, c.cooldown_ms, c.duration_ms) == (0, 900_000, 900_000, 3_600_000)
             assert load(p).replications == 5 and c.io.max_parallel == 1 and not c.catalog.table_metadata_inlined
+            assert c.storage.throttle is False            # the seed did not model per-object limits
 
 
 def test_dry_run_prints_the_count():

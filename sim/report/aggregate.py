@@ -41,19 +41,6 @@ DEFAULT_FACET_CANDIDATES = [
 #: bookkeeping columns: neither parameters nor metrics
 META_COLUMNS = ["config_hash", "replication", "status", "error"]
 
-#: metric columns of results.parquet (docs/FORMATS.md), in documentation order
-_LAT = [f"commit_latency_{s}_ms" for s in ("mean", "p50", "p95", "p99")]
-METRICS = (
-    ["success_rate", "fa_success_rate", "vo_success_rate",
-     "throughput_cps", "fa_throughput_cps", "vo_throughput_cps", "offered_cps"]
-    + _LAT + ["fa_" + c for c in _LAT] + ["vo_" + c for c in _LAT]
-    + ["arrived", "committed", "aborted", "unfinished", "unfinished_share",
-       "fa_arrived", "fa_committed", "fa_aborted", "vo_arrived", "vo_committed", "vo_aborted",
-       "catalog_conflicts", "table_conflicts", "catalog_conflict_share",
-       "mean_attempts", "gets_per_commit", "puts_per_commit", "manifest_lists_read_per_commit"]
-)
-
-
 # --------------------------------------------------------------------------------------------
 # column classification
 # --------------------------------------------------------------------------------------------
