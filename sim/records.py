@@ -1,12 +1,12 @@
 """Record and history schemas (docs/FORMATS.md), and the frames built from a finished run's arrays.
 
 Per-transaction records and the history are kept as int/float columns with small codes while a run goes
-(`sim.model.layout`); strings appear only here, at the edge, when a frame is asked for.
+(`sim.model.layout`); metrics read those columns (`record_columns`), and strings appear only here, at the edge,
+when a frame is asked for (pandas is imported then, not before: `run --json` never needs it).
 """
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from .model.layout import (HF_ANSWER, HF_TIME, HI_ATTEMPTS, HI_BASE, HI_EXPECTED, HI_KIND, HI_OK, HI_OUTCOME,
                            HI_REASON, HI_SEQ, HI_TABLE, HI_TXN, HI_VERSION, HI_VFROM, HI_VTO, K_BEGIN, K_END,
@@ -23,8 +23,13 @@ HISTORY_COLUMNS = ("kind", "time_ms", "txn", "table", "op", "seq", "version", "e
                    "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts")
 
 
+# record columns held as codes into these labels (`record_columns`); strings in a frame
+CODED = {"op": OPS, "outcome": OUTCOMES, "reason": REASONS}
+
+
 def _string_dtype():
     """The dtype pandas gives a column of Python strings (object, or arrow-backed strings)."""
+    import pandas as pd
     return pd.DataFrame({"s": ["x"]})["s"].dtype
 
 
@@ -34,26 +39,26 @@ def _strings(labels: tuple, codes: np.ndarray, dtype):
     if getattr(dtype, "storage", None) == "pyarrow" and hasattr(dtype, "__from_arrow__"):
         import pyarrow as pa
         return dtype.__from_arrow__(pa.array(list(labels), type=pa.large_string()).take(pa.array(codes)))
+    import pandas as pd
     return pd.array(np.array(labels, dtype=object)[codes], dtype=dtype)
 
 
-def records_frame(run) -> pd.DataFrame:
-    """One row per transaction (RECORD_COLUMNS), in transaction-id order."""
+def record_columns(run) -> dict[str, np.ndarray]:
+    """One array per RECORD_COLUMNS entry, one element per transaction in id order; `op`, `outcome` and `reason`
+    are codes into CODED's labels. Fresh arrays, not views of the run's state."""
     tx_i, tx_f = run.m.tx_i, run.m.tx_f
-    n = run.n_txn
-    sdt = _string_dtype()
     table = tx_i[:, TI_TABLE].copy()
     attempts = tx_i[:, TI_ATTEMPTS].copy()
     cols = {
-        "txn": np.arange(n, dtype=np.int64),
+        "txn": np.arange(run.n_txn, dtype=np.int64),
         "table": table,
         "table_rank": table + 1,
-        "op": _strings(OPS, tx_i[:, TI_ISVO], sdt),
+        "op": tx_i[:, TI_ISVO].copy(),
         "arrival_ms": tx_f[:, TF_ARRIVAL].copy(),
         "runtime_end_ms": tx_f[:, TF_RTEND].copy(),
         "end_ms": tx_f[:, TF_END].copy(),
-        "outcome": _strings(OUTCOMES, tx_i[:, TI_OUTCOME], sdt),
-        "reason": _strings(REASONS, tx_i[:, TI_REASON], sdt),
+        "outcome": tx_i[:, TI_OUTCOME].copy(),
+        "reason": tx_i[:, TI_REASON].copy(),
         "attempts": attempts,
         "catalog_conflicts": tx_i[:, TI_CATC].copy(),
         "table_conflicts": tx_i[:, TI_TABC].copy(),
@@ -67,10 +72,23 @@ def records_frame(run) -> pd.DataFrame:
         "throttled": tx_i[:, TI_THR].copy(),        # conditional writes answered 429 (resent; not attempts)
     }
     assert tuple(cols) == RECORD_COLUMNS
-    return pd.DataFrame(cols, copy=False)
+    return cols
 
 
-def history_frame(run) -> pd.DataFrame | None:
+def records_frame_of(cols: dict[str, np.ndarray]):
+    """The records DataFrame (RECORD_COLUMNS, strings for the coded columns) of `record_columns`' arrays."""
+    import pandas as pd
+    sdt = _string_dtype()
+    frame = {k: _strings(CODED[k], v, sdt) if k in CODED else v for k, v in cols.items()}
+    return pd.DataFrame(frame, copy=False)
+
+
+def records_frame(run):
+    """One row per transaction (RECORD_COLUMNS), in transaction-id order."""
+    return records_frame_of(record_columns(run))
+
+
+def history_frame(run):
     """The recorded history in processing order, then an `end` row per transaction still open (unfinished, in
     id order) and a `final` row per table; None if the run recorded none."""
     if not run.record_history:
@@ -128,4 +146,5 @@ def history_frame(run) -> pd.DataFrame | None:
         "attempts": H_i[HI_ATTEMPTS],
     }
     assert tuple(cols)[1:] == HISTORY_COLUMNS
+    import pandas as pd
     return pd.DataFrame(cols, copy=False)

@@ -15,8 +15,10 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:   # imported where a frame is written: `run --json` and the sweep's run files need no pandas
+    import pandas as pd
 
 
 class WriteError(Exception):
@@ -118,11 +120,11 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode())
 
 
-def atomic_write_parquet(path: Path, df: pd.DataFrame) -> None:
+def atomic_write_parquet(path: Path, df: "pd.DataFrame") -> None:
     atomic_write_with(path, lambda tmp: df.to_parquet(tmp, index=False))
 
 
-def atomic_write_csv(path: Path, df: pd.DataFrame) -> None:
+def atomic_write_csv(path: Path, df: "pd.DataFrame") -> None:
     atomic_write_with(path, lambda tmp: df.to_csv(tmp, index=False))
 
 

@@ -5,8 +5,8 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import yaml
 
 from ..estimate import Limits, estimate, guard
@@ -17,6 +17,9 @@ from .executors import default_jobs, make_executor
 from .spec import Sweep
 from .store import ResultStore, RunKey
 from .task import execute, failure, standard_columns
+
+if TYPE_CHECKING:   # pandas is imported where the results table is made: `sim run` loads this module too
+    import pandas as pd
 
 
 @dataclass
@@ -113,8 +116,9 @@ def _progress(total: int, enabled: bool):
     return tqdm(total=total, unit="run", desc="sweep", disable=not enabled, dynamic_ncols=True)
 
 
-def assemble(tasks: list[dict], store: ResultStore, out: Path) -> pd.DataFrame:
+def assemble(tasks: list[dict], store: ResultStore, out: Path) -> "pd.DataFrame":
     """The results table from the run files of exactly this sweep's tasks (older runs in DIR are ignored)."""
+    import pandas as pd
     rows, per_table = [], []
     for t in tasks:
         res = store.read(t["key"])
