@@ -21,7 +21,7 @@ from numba import njit
 
 from ..model import arrivals
 from ..model.step import step
-from ..model.draws import max_gets_per_event, needs
+from ..model.draws import events_before_refill, max_gets_per_event, needs
 from ..model.layout import PC_DONE, ST_STOP, TI_PC
 from .base import EngineBase
 
@@ -117,13 +117,18 @@ def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
         hsize = _push(h_t, h_k, h_w, hsize, watchdog_ms, NORMAL * _PRIO_SHIFT + eid, W_WATCHDOG)
         eid += 1
     status = STATUS_DONE
+    safe = 0       # events that can run before a source could run short (`needs` is checked only then)
     while True:
-        need = needs(m)
-        if need != 0:
-            e[E_NEED] = need
-            e[E_NEED_GET] = max_gets_per_event(m)
-            status = STATUS_NEED
-            break
+        if safe == 0:
+            need = needs(m)
+            if need != 0:
+                e[E_NEED] = need
+                e[E_NEED_GET] = max_gets_per_event(m)
+                status = STATUS_NEED
+                break
+            safe = events_before_refill(m)
+        else:
+            safe -= 1
         if hsize == 0:   # cannot happen (the watchdog is always there)
             status = STATUS_EMPTY
             break

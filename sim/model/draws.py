@@ -56,24 +56,28 @@ def needs(m):
     return need
 
 
-def events_before_refill(m) -> int:
-    """How many events can certainly run before `needs` could be non-zero (an interpreted engine checks
-    `needs` only then: it costs as much as a handler in Python). One event takes at most one draw of each
+@model_function
+def _left(arr, m, s):
+    """Draws left in source s (a constant source never runs out)."""
+    if m.step[s] == 0:
+        return 1 << 62
+    return arr.shape[0] - m.cur[s]
+
+
+@model_function
+def events_before_refill(m):
+    """How many events can certainly run before `needs` could be non-zero, so that an engine may skip the
+    check until then (it costs about as much as a cheap event). One event takes at most one draw of each
     source but GET, at most `max_gets_per_event` GETs (which grows by at most one per event), and at most
     HIST_ROWS_PER_EVENT history rows."""
-    left = []
-    for arr, s in ((m.rd, S_READ), (m.cs, S_CAS), (m.pm, S_PUT_ML), (m.pt, S_PUT_TM), (m.pcp, S_PUT_CP)):
-        if m.step[s] != 0:
-            left.append(arr.shape[0] - m.cur[s])
-    left.append(m.bo.shape[0] - m.cur[S_BACKOFF])
-    left.append(m.th.shape[0] - m.cur[S_THROTTLE])
-    left.append(m.cu.shape[0] - m.cur[S_CONFLICT])
+    n = min(_left(m.rd, m, S_READ), _left(m.cs, m, S_CAS), _left(m.pm, m, S_PUT_ML), _left(m.pt, m, S_PUT_TM),
+            _left(m.pcp, m, S_PUT_CP), m.bo.shape[0] - m.cur[S_BACKOFF], m.th.shape[0] - m.cur[S_THROTTLE],
+            m.cu.shape[0] - m.cur[S_CONFLICT])
     if m.pi[PI_HIST] != 0:
-        left.append((m.H_i.shape[1] - m.st[ST_HIST_N]) // HIST_ROWS_PER_EVENT)
-    n = int(min(left))
+        n = min(n, (m.H_i.shape[1] - m.st[ST_HIST_N]) // HIST_ROWS_PER_EVENT)
     if m.step[S_GET] != 0:
-        gets_left = int(m.gt.shape[0] - m.cur[S_GET])
-        g0 = int(max_gets_per_event(m))
+        gets_left = m.gt.shape[0] - m.cur[S_GET]
+        g0 = max_gets_per_event(m)
         while n > 0 and n * g0 + n * (n - 1) // 2 > gets_left:
             n //= 2
     return max(n - 1, 0)
