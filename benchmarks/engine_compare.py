@@ -52,11 +52,13 @@ def main() -> int:
     ap.add_argument("--engine", default="fast")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", help="comma-separated providers")
+    ap.add_argument("--loads", help="comma-separated inter-arrival means (ms)")
     ap.add_argument("--out")
     a = ap.parse_args()
     providers = a.only.split(",") if a.only else PROVIDERS
     rows = []
-    for p, t, fa, ia in itertools.product(providers, TABLES, MIXES, LOADS_MS):
+    loads = [float(x) for x in a.loads.split(",")] if a.loads else LOADS_MS
+    for p, t, fa, ia in itertools.product(providers, TABLES, MIXES, loads):
         got = {}
         for label, repo in (("base", a.base), ("this", str(ROOT))):
             r = subprocess.run([sys.executable, "-c", CHILD, repo, p, str(t), str(fa), str(ia), a.engine,
