@@ -8,6 +8,7 @@
     df = api.load_results("results/4c")
     agg = api.aggregate(df, by=["provider", "num_tables"])               # means and 95 % CIs
     api.heatmap(agg, "success_rate", rows="num_tables", cols="inter_arrival_ms")
+    knee = api.design_knees(df)                 # catalog designs: knee per design x provider x tables x FA
 """
 from __future__ import annotations
 
@@ -84,6 +85,22 @@ def knee_table(df: pd.DataFrame, group_by: list[str], load: str = "inter_arrival
     """Usable throughput: per group, the highest throughput whose success (and VO success) exceeds 95 %."""
     from .report import knee_table as _knee
     return _knee(df, group_by, load)
+
+
+def design_knees(df: pd.DataFrame, load: str = "inter_arrival_ms", baseline: str | None = "file") -> pd.DataFrame:
+    """The knee per design x provider x tables x FA ratio (and any other swept key that varies within those),
+    with unfinished share, throttled resends per commit, mean latency and GETs per commit at the knee,
+    `knee_at_edge` (the knee is the highest load run: a lower bound) and `ratio_to_<baseline>`."""
+    from .report.designs import design_knees as _knees
+    from .report.designs import with_ratio_to
+    knee = _knees(df, load)
+    return with_ratio_to(knee, baseline) if baseline and (knee["design"] == baseline).any() else knee
+
+
+def design_headline(knee: pd.DataFrame, tables=(1, 50), mixes=(1.0, 0.9)) -> pd.DataFrame:
+    """The report's headline table of `design_knees`: rows tables x mix x design, one column per provider."""
+    from .report.designs import headline
+    return headline(knee, tables, mixes)
 
 
 def heatmap(df: pd.DataFrame, metric: str, rows: str = "num_tables", cols: str = "inter_arrival_ms", ax=None,

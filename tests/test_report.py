@@ -258,6 +258,7 @@ def test_write_report(results_dir):
     assert text.count("<figcaption>") == len(srcs)
     assert "Hatched" in text and "unfinished" in text.lower()
     assert "RuntimeError: boom" in text                     # failed configuration listed
+    assert 'id="designs"' not in text                       # no design axis, no design comparison
 
     knee = pd.read_csv(rep / "knee.csv")
     assert len(knee) == 8
@@ -323,3 +324,68 @@ def test_default_layout_4a_like():
     lay = default_layout(pd.DataFrame(rows))
     assert lay["rows"] == "num_tables" and lay["cols"] == "inter_arrival_ms"
     assert lay["facets"] == ["catalog_latency_ms", "table_selection", "retry.table.policy"]
+
+
+# --------------------------------------------------------------------------------------------
+# design comparison
+
+def make_design_results() -> pd.DataFrame:
+    """A tiny design sweep: file and pointer on s3 and gcp, 1 and 50 tables, FA and 90/10, three loads.
+    Success falls with load; pointer's knee on 50 tables is at the highest load (a lower bound); file on gcp
+    never qualifies; gcp's knees carry unfinished transactions and throttled resends."""
+    base = make_results()
+    one = base[(base.status == "ok") & (base.replication == 0) & (base.provider == "s3") & (base.num_tables == 1)]
+    rows = []
+    for design, provider, tables in product(["file", "pointer"], ["s3", "gcp"], [1, 50]):
+        for _, r in one.iterrows():
+            r = r.copy()
+            ia = r["inter_arrival_ms"]
+            scale = (50 if design == "pointer" else 2) if tables == 50 else 1
+            r["throughput_cps"] = (1000.0 / ia) * (0.2 if provider == "gcp" else 1.0) * min(scale, 1000 / ia)
+            ok_at = {("file", 1): 100.0, ("file", 50): 100.0, ("pointer", 1): 100.0, ("pointer", 50): 20.0}
+            good = ia >= ok_at[(design, tables)] and not (design == "file" and provider == "gcp")
+            r["success_rate"] = 0.99 if good else 0.5
+            r["vo_success_rate"] = (0.99 if good else 0.5) if r["fast_append_ratio"] < 1 else np.nan
+            r["unfinished_share"] = 0.3 if provider == "gcp" else 0.0
+            r["throttled_per_commit"] = 2.0 if provider == "gcp" else 0.0
+            r["provider"] = r["storage.provider"] = provider
+            r["num_tables"] = r["workload.num_tables"] = tables
+            r["design"] = design
+            r["config_hash"] = f"{design}-{provider}-{tables}-{ia}-{r['fast_append_ratio']}"
+            rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def test_design_knees_and_headline():
+    from sim.report.designs import design_knees, headline, with_ratio_to
+    knee = with_ratio_to(design_knees(make_design_results()))
+    assert len(knee) == 2 * 2 * 2 * 2
+
+    def at(design, provider, tables, mix=1.0):
+        return knee[(knee.design == design) & (knee.provider == provider) & (knee.num_tables == tables)
+                    & (knee.fast_append_ratio == mix)].iloc[0]
+    assert at("file", "s3", 1).knee_inter_arrival == 100.0 and not at("file", "s3", 1).knee_at_edge
+    assert at("pointer", "s3", 50).knee_inter_arrival == 20.0 and at("pointer", "s3", 50).knee_at_edge
+    assert np.isnan(at("file", "gcp", 50).knee_throughput_cps)
+    assert at("pointer", "s3", 50).ratio_to_file == pytest.approx((50 * 50) / (10 * 2))    # 20 ms x 50 tables vs 100 ms x 2
+    assert at("pointer", "gcp", 1).unfinished_share_at_knee == pytest.approx(0.3)
+    head = headline(knee)
+    assert list(head.columns) == ["tables", "mix", "design", "s3", "gcp"]
+    assert len(head) == 2 * 2 * 2
+    cell = head[(head.tables == 50) & (head.mix == "FA") & (head.design == "pointer")].iloc[0]
+    assert cell.s3 == ">= 2500" and "unfinished 30 %" in cell.gcp and "2 429/commit" in cell.gcp
+    assert head[(head.tables == 1) & (head.design == "file")].gcp.eq("no knee").all()
+
+
+def test_write_report_design_section_first(tmp_path):
+    d = tmp_path / "designs"
+    d.mkdir()
+    df = make_design_results()
+    df[(df.fast_append_ratio == 1.0) & (df.provider == "s3")].to_parquet(d / "results.parquet", index=False)
+    text = write_report(d).read_text()
+    headings = re.findall(r'<h2 id="([^"]+)"', text)
+    assert headings[0] == "designs"
+    srcs = [s for s in re.findall(r'<img src="([^"]+)"', text) if "design_knees" in s]
+    assert len(srcs) == 1 and (d / "report" / srcs[0]).stat().st_size > 1000
+    assert (d / "report" / "design_knees.csv").exists()
+    assert "&gt;= 2500" in text and "10.0" in text

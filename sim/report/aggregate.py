@@ -27,6 +27,9 @@ STANDARD_PARAMS = [
     "table_selection",
     "zipf_alpha",
     "max_retries",
+    "design",
+    "scope",
+    "protocol",
 ]
 
 #: standard columns that become facets by default when they take more than one value

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..results_io import atomic_write_csv, atomic_write_text, staged_dir
+from . import designs as design_cmp
 from . import plots
 from .aggregate import (SUCCESS_THRESHOLD, _hashable, aggregate, format_value,
                         knee_commits, knee_group_columns, knee_picture_layout, knee_table, ok_rows, parameter_columns, resolve_layout,
@@ -326,6 +327,10 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict) -> Path:
               '<a href="knee.csv">knee.csv</a>.</p>')
     sections.append(("overview", "Overview", "".join(ov)))
 
+    # ---- catalog designs (first: the comparison the sweep was run for)
+    if design_cmp.is_design_sweep(ok):
+        sections.insert(0, ("designs", "Catalog designs", _designs_html(agg, layout["cols"], out, figdir)))
+
     # ---- knee
     keys = knee_group_columns(layout)
     knee = knee_table(agg, keys, layout["cols"])
@@ -376,6 +381,27 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict) -> Path:
     sections.append(("unfinished", "Unfinished transactions", _unfinished_html(ok, agg, varying)))
     sections.append(("failed", "Failed configurations", _failed_html(results, ok, varying)))
     return _write_index(out, title, sections)
+
+
+def _designs_html(agg: pd.DataFrame, load: str, out: Path, figdir: Path) -> str:
+    """The design comparison: one figure of knees, then the headline table (1 and 50 tables, FA and 90/10)."""
+    knee = design_cmp.design_knees(agg, load)
+    atomic_write_csv(out / "design_knees.csv", knee)
+    keys = design_cmp.design_group_columns_of(knee)
+    extra = [c for c in keys if c not in design_cmp.DESIGN_KEYS]
+    figs = plots.design_knees(knee, figdir, extra)
+    parts = ["".join(_figure(p, c, out) for p, c in figs)]
+    tables = [t for t in (1, 50) if t in set(knee["num_tables"])] or sorted(set(knee["num_tables"]))[:2]
+    mixes = [f for f in (1.0, 0.9) if f in set(knee["fast_append_ratio"])] or \
+        sorted(set(knee["fast_append_ratio"]), reverse=True)[:2]
+    head = design_cmp.headline(knee, tables, mixes)
+    parts.append(f"<p>Knee (commits/s) per design and provider at {', '.join(map(str, tables))} table(s). "
+                 "'&ge;': the knee is the highest load run for that design (a lower bound). In brackets, at the "
+                 "knee's load point: the share of window transactions still unfinished when the run stopped "
+                 "(5 % or more) and the throttled (429) resends per commit. All knees: "
+                 '<a href="design_knees.csv">design_knees.csv</a>.</p>')
+    parts.append(_table(head, left={"mix", "design", *extra}))
+    return "".join(parts)
 
 
 def _write_index(out: Path, title: str, sections) -> Path:

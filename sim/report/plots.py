@@ -653,3 +653,68 @@ def knee_picture(knees: pd.DataFrame, layout: dict, out_dir, what: str) -> tuple
            + (f", one line per {axis_label(hue)}" if hue else "")
            + (f", one panel per {axis_label(facet)}" if facet else "") + f"; shaded: 95 % bands. {what}")
     return path, cap
+
+
+# design comparison
+# --------------------------------------------------------------------------------------------
+
+def design_knees(knee: pd.DataFrame, out_dir, extra: list[str] | None = None) -> list[tuple[Path, str]]:
+    """The knee per design per provider in one figure (one per combination of ``extra`` group keys): facets
+    rows = tables, columns = FA ratio; x = provider, one bar per design (log scale). Hatched bars: the knee is
+    the highest load run, so a lower bound; an 'x' at the bottom: no load point qualified. ``knee`` is
+    designs.design_knees()'s table. Returns ``[(path, caption), ...]``."""
+    from .designs import DESIGN_ORDER, MIX_LABELS, PROVIDER_ORDER, ordered
+    out_dir = Path(out_dir)
+    out = []
+    tables = sorted(knee["num_tables"].unique())
+    mixes = sorted(knee["fast_append_ratio"].unique(), reverse=True)
+    designs = ordered(knee["design"], DESIGN_ORDER)
+    providers = ordered(knee["provider"], PROVIDER_ORDER)
+    colors = dict(zip(designs, sns.color_palette("tab10", n_colors=max(len(designs), 1))))
+    tp = pd.to_numeric(knee["knee_throughput_cps"], errors="coerce")
+    lo = float(tp[tp > 0].min()) / 2 if (tp > 0).any() else 0.1
+    hi = float(tp.max()) * 2 if tp.notna().any() else 10.0
+    width = 0.8 / max(len(designs), 1)
+    for parts, sub in _groups(knee, list(extra or [])):
+        fig = Figure(figsize=(1.1 * len(providers) * len(mixes) + 2.5, 2.6 * len(tables) + 0.8))
+        fig.set_layout_engine("constrained")
+        axes = fig.subplots(len(tables), len(mixes), squeeze=False, sharey=True)
+        for i, t in enumerate(tables):
+            for j, f in enumerate(mixes):
+                ax = axes[i][j]
+                cell = sub[(sub["num_tables"] == t) & (sub["fast_append_ratio"] == f)]
+                for k, d in enumerate(designs):
+                    rows = cell[cell["design"] == d].set_index("provider")
+                    for x, p in enumerate(providers):
+                        xpos = x - 0.4 + width * (k + 0.5)
+                        if p not in rows.index:
+                            continue
+                        r = rows.loc[p]
+                        v = r["knee_throughput_cps"]
+                        if not np.isfinite(v):
+                            ax.plot(xpos, lo * 1.15, marker="x", color=colors[d], ms=6)
+                            continue
+                        ax.bar(xpos, v, width=width, color=colors[d], edgecolor="k", lw=0.4,
+                               hatch=HATCH if bool(r.get("knee_at_edge", False)) else None)
+                ax.set_yscale("log")
+                ax.set_ylim(lo, hi)
+                ax.set_xticks(range(len(providers)), providers)
+                ax.grid(True, axis="y", which="major", alpha=0.3)
+                ax.set_title(f"{t} table{'s' if t != 1 else ''}, {MIX_LABELS.get(f, f'FA {format_value(f)}')}",
+                             loc="left", fontsize=10)
+                if j == 0:
+                    ax.set_ylabel("knee (commits/s, log)")
+        handles = [Patch(facecolor=colors[d], edgecolor="k", label=d) for d in designs]
+        handles += [Patch(facecolor="white", edgecolor="k", hatch=HATCH, label="knee at the highest load run"),
+                    Line2D([], [], color="k", marker="x", ls="", label="no knee (no load qualified)")]
+        fig.legend(handles=handles, loc="outside right upper", fontsize=8, frameon=False)
+        label = facet_label(parts)
+        _suptitle(fig, "Knee per catalog design and provider" + (f" \u2014 {label}" if label else ""))
+        path = _save(fig, out_dir / f"design_knees{slug(parts)}.png")
+        cap = ("Knee (\"usable throughput\": the highest throughput among load points whose success rate, and for "
+               f"a mix VO success rate, exceeds {SUCCESS_THRESHOLD:.0%}) of each catalog design (bar colour) per "
+               "provider (x), by table count (rows) and FA ratio (columns); log scale. Hatched: the knee is the "
+               "highest load the sweep ran for that design, so the true knee may be higher. 'x': no load point "
+               "qualified." + (f" {label}." if label else ""))
+        out.append((path, cap))
+    return out

@@ -31,7 +31,18 @@ def standard_columns(cfg: Config) -> dict:
         "table_selection": cfg.workload.table_selection.distribution,
         "zipf_alpha": cfg.workload.table_selection.alpha if zipf else math.nan,
         "max_retries": cfg.commit.max_retries,
+        # catalog design (MODEL.md 'Catalog designs'): the named design, or the one its keys amount to
+        "design": cfg.design or design_of(cfg), "scope": cat.scope, "protocol": cfg.commit.protocol,
     }
+
+
+def design_of(cfg: Config) -> str:
+    """The design a config's keys amount to when it names none: file, pointer, log or rest for the shapes of
+    sim/designs.py, else backend/scope/protocol (e.g. 4a's service catalog with one global object)."""
+    shape = (cfg.catalog.backend, cfg.catalog.scope, cfg.commit.protocol)
+    named = {("storage", "global", "rewrite"): "file", ("storage", "table", "rewrite"): "pointer",
+             ("storage", "table", "log"): "log", ("service", "table", "rewrite"): "rest"}
+    return named.get(shape, "/".join(shape))
 
 
 def execute(task: dict) -> dict:

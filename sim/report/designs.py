@@ -1,0 +1,143 @@
+"""The design comparison (MODEL.md 'Catalog designs'): knee per design x provider x tables x FA ratio.
+
+A sweep with a `design` column taking more than one value is read as a comparison of catalog designs. The knee is
+the report's (aggregate.knee_table: highest throughput among load points whose success, and VO success for a mix,
+exceeds 95 %), found per design and configuration; beside it, what was happening at that load point: the share of
+window transactions still unfinished when the run stopped (GCS's 429 resend loops) and the throttled resends per
+commit. No plotting here (plots.design_knees).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .aggregate import _hashable, aggregate, format_value, parameter_columns, varying_parameters
+
+#: the comparison's axes: figure x, hue, facet rows, facet columns
+DESIGN_KEYS = ["design", "provider", "num_tables", "fast_append_ratio"]
+#: what the headline table shows beside the knee, read at the knee's load point
+AT_KNEE = ["unfinished_share", "throttled_per_commit", "commit_latency_mean_ms", "gets_per_commit"]
+#: the order designs are shown in (others follow, sorted)
+DESIGN_ORDER = ["file", "pointer", "log", "rest"]
+PROVIDER_ORDER = ["s3x", "s3", "azurex", "azure", "gcp", "instant"]
+MIX_LABELS = {1.0: "FA", 0.9: "90/10", 0.5: "50/50"}
+
+
+def is_design_sweep(df: pd.DataFrame) -> bool:
+    """True when the results table compares catalog designs (a `design` column with several values)."""
+    return "design" in df.columns and df["design"].nunique(dropna=True) > 1 \
+        and set(DESIGN_KEYS) <= set(df.columns)
+
+
+def ordered(values, order: list[str]) -> list:
+    """`values` (unique) in `order`, unknown ones after, sorted."""
+    vals = list(dict.fromkeys(values))
+    return [v for v in order if v in vals] + sorted(v for v in vals if v not in order)
+
+
+def design_group_columns(df: pd.DataFrame, load: str = "inter_arrival_ms") -> list[str]:
+    """DESIGN_KEYS plus every other varying parameter that the design and provider do not determine (e.g. a
+    service latency swept for rest alone is determined by the design; a swept throttle flag is not)."""
+    sub = _hashable(df, parameter_columns(df))
+    extra = []
+    for c in varying_parameters(df):
+        if c in DESIGN_KEYS or c == load or c.endswith("inter_arrival.mean_ms") or c.endswith("inter_arrival.median_ms"):
+            continue
+        if sub.groupby(DESIGN_KEYS, dropna=False)[c].nunique(dropna=False).max() <= 1:
+            continue          # one value per comparison cell: a label of the design (its catalog, scope, ...)
+        extra.append(c)
+    return DESIGN_KEYS + extra
+
+
+def design_knees(df: pd.DataFrame, load: str = "inter_arrival_ms") -> pd.DataFrame:
+    """The knee per design group (aggregate.knee_table's columns) with AT_KNEE read at the knee's load point
+    (`<metric>_at_knee`) and `knee_at_edge`: the knee is the group's highest load, so the true knee may lie
+    beyond the loads run (a lower bound). `df` is the raw results table or aggregate()'s output."""
+    from .aggregate import knee_table
+    keys = design_group_columns(df, load)
+    agg = df if "n_reps" in df.columns else aggregate(df, keys + [load])
+    agg = _hashable(agg, keys)
+    knee = knee_table(agg, keys, load)
+    # the highest load of a group is its smallest inter-arrival gap
+    top = agg.groupby(keys, dropna=False)[load].min().rename("_top_load").reset_index()
+    knee = knee.merge(top, on=keys, how="left")
+    knee["knee_at_edge"] = knee["knee_inter_arrival"].notna() & (knee["knee_inter_arrival"] == knee["_top_load"])
+    cols = [m for m in AT_KNEE if m in agg.columns]
+    at = agg[keys + [load] + cols].rename(columns={load: "knee_inter_arrival", **{m: f"{m}_at_knee" for m in cols}})
+    knee = knee.merge(at, on=keys + ["knee_inter_arrival"], how="left").drop(columns="_top_load")
+    for m in AT_KNEE:
+        if f"{m}_at_knee" not in knee.columns:
+            knee[f"{m}_at_knee"] = np.nan
+    return knee
+
+
+def with_ratio_to(knee: pd.DataFrame, baseline: str = "file") -> pd.DataFrame:
+    """`knee` with `ratio_to_<baseline>`: each design's knee over the baseline design's knee in the same
+    provider / tables / FA ratio (and any other group key)."""
+    keys = [c for c in design_group_columns_of(knee) if c != "design"]
+    base = knee[knee["design"] == baseline][keys + ["knee_throughput_cps"]].rename(
+        columns={"knee_throughput_cps": "_base"})
+    out = knee.merge(base, on=keys, how="left")
+    out[f"ratio_to_{baseline}"] = out["knee_throughput_cps"] / out["_base"]
+    return out.drop(columns="_base")
+
+
+def knee_cell(r) -> str:
+    """One headline cell: knee c/s ('>=' when it is a lower bound, '-' when no load qualified), with the
+    unfinished share and throttled resends per commit at the knee where they are not negligible."""
+    v = r["knee_throughput_cps"]
+    if not isinstance(v, (int, float, np.floating)) or not math.isfinite(v):
+        return "no knee"
+    s = (">= " if r.get("knee_at_edge", False) else "") + (f"{v:.2f}" if v < 10 else f"{v:.1f}" if v < 100
+                                                           else f"{v:.0f}")
+    notes = []
+    u = r.get("unfinished_share_at_knee", np.nan)
+    if isinstance(u, (int, float, np.floating)) and math.isfinite(u) and u >= 0.05:
+        notes.append(f"unfinished {100 * u:.0f} %")
+    t = r.get("throttled_per_commit_at_knee", np.nan)
+    if isinstance(t, (int, float, np.floating)) and math.isfinite(t) and t >= 0.05:
+        notes.append(f"{t:.2g} 429/commit")
+    return s + (f" ({', '.join(notes)})" if notes else "")
+
+
+def headline(knee: pd.DataFrame, tables=(1, 50), mixes=(1.0, 0.9)) -> pd.DataFrame:
+    """The headline table: one row per (tables, mix, design) and one column per provider, cells `knee_cell`.
+    Groups with extra keys (design_group_columns) keep them as leading columns."""
+    k = knee[knee["num_tables"].isin(tables) & knee["fast_append_ratio"].isin(mixes)].copy()
+    extra = [c for c in k.columns if c not in DESIGN_KEYS and c in design_group_columns_of(knee)]
+    k["cell"] = [knee_cell(r) for _, r in k.iterrows()]
+    k["mix"] = k["fast_append_ratio"].map(lambda f: MIX_LABELS.get(f, f"FA {format_value(f)}"))
+    rows = []
+    providers = ordered(k["provider"], PROVIDER_ORDER)
+    designs = ordered(k["design"], DESIGN_ORDER)
+    for t in tables:
+        for f in mixes:
+            for d in designs:
+                part = k[(k.num_tables == t) & (k.fast_append_ratio == f) & (k.design == d)]
+                for key, g in (part.groupby(extra, dropna=False) if extra else [((), part)]):
+                    if g.empty:
+                        continue
+                    key = key if isinstance(key, tuple) else (key,)
+                    row = {"tables": t, "mix": g["mix"].iloc[0], "design": d,
+                           **{c: format_value(v) for c, v in zip(extra, key)}}
+                    cells = dict(zip(g["provider"], g["cell"]))
+                    row.update({p: cells.get(p, "") for p in providers})
+                    rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def design_group_columns_of(knee: pd.DataFrame) -> list[str]:
+    """The group keys of a design_knees() table (the columns before `knee_throughput_cps`)."""
+    cols = list(knee.columns)
+    return cols[:cols.index("knee_throughput_cps")]
+
+
+def headline_markdown(table: pd.DataFrame) -> str:
+    """A headline() table as GitHub markdown."""
+    head = "| " + " | ".join(map(str, table.columns)) + " |"
+    sep = "|" + "|".join("---" for _ in table.columns) + "|"
+    body = ["| " + " | ".join(str(v) for v in r) + " |" for r in table.itertuples(index=False)]
+    return "\n".join([head, sep, *body]) + "\n"
