@@ -327,10 +327,6 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict) -> Path:
               '<a href="knee.csv">knee.csv</a>.</p>')
     sections.append(("overview", "Overview", "".join(ov)))
 
-    # ---- catalog designs (first: the comparison the sweep was run for)
-    if design_cmp.is_design_sweep(ok):
-        sections.insert(0, ("designs", "Catalog designs", _designs_html(agg, layout["cols"], out, figdir)))
-
     # ---- knee
     keys = knee_group_columns(layout)
     knee = knee_table(agg, keys, layout["cols"])
@@ -339,6 +335,10 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict) -> Path:
         sections[:0] = _knee_first(knee, out, figdir, f"Knees read off the {layout['cols']} "
                                    "grid (the best qualifying grid point; bands: replication CI of its "
                                    "throughput). `python -m sim knee` and `knee:` sweeps measure them instead.")
+
+    # ---- catalog designs (first of all: the comparison the sweep was run for)
+    if design_cmp.is_design_sweep(ok):
+        sections.insert(0, ("designs", "Catalog designs", _designs_html(agg, layout["cols"], out, figdir)))
     n_none = int(knee["knee_throughput_cps"].isna().sum())
     kh = [f"<p>The knee (\"usable throughput\") of each {_e(', '.join(keys))} combination is the "
           f"highest mean throughput over the <code>{_e(layout['cols'])}</code> sweep among points "
