@@ -2,9 +2,11 @@
 loop (numba `register_jitable`). The loop compiles without numba's reference counting (`_nrt=False`, it
 allocates nothing), so passing the `Model` tuple of arrays to a handler costs no atomic operations.
 
-`handler` marks the few functions called from one place each (the effect-point handlers): they are inlined
-at numba's IR level, since a call flattens the whole `Model` tuple into arguments; small helpers are left to
-LLVM's inliner (inlining them at IR level would multiply numba's compile time).
+`handler` marks the few functions called from one place each (the effect-point handlers, and `step`, which
+dispatches to them from the loop): they are inlined at numba's IR level, since a call flattens the whole
+`Model` tuple (26 arrays, 7 words each) into arguments; inlining `step` into the loop made the cheapest events
+(a FastAppend's catalog conflict) 1.5-1.9x faster. Small helpers are left to LLVM's inliner (inlining them at IR
+level would multiply numba's compile time).
 """
 from numba.extending import register_jitable
 

@@ -1,12 +1,12 @@
 """The one entry point engines call: run transaction j's handler for the effect point it waits at."""
 from . import log, rewrite
-from .jit import model_function
+from .jit import handler
 from .layout import PC_BACKOFFREAD, PC_BASE, PC_CAS, PC_FAILREAD, PC_L_BASE, PC_L_CREATE, PC_L_LIST, PC_REFRESH1, \
     PI_LOG, TI_PC
 from .transaction import next_read
 
 
-@model_function
+@handler
 def step(m, j, now):
     """The delay from `now` to transaction j's next effect point, or `transaction.DONE` if it ended."""
     pc = m.tx_i[j, TI_PC]
