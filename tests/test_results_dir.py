@@ -34,11 +34,12 @@ def test_a_rerun_recomputes_runs_whose_provider_or_model_changed_and_says_why(tm
     assert line.startswith("recomputing 2 finished run(s): provider s3 changed (profile digest ") and "->" in line
 
     # a new model version: everything is recomputed
-    monkeypatch.setattr(runner, "MODEL_VERSION", 2)
-    monkeypatch.setattr(task, "MODEL_VERSION", 2)
+    v = runner.MODEL_VERSION
+    monkeypatch.setattr(runner, "MODEL_VERSION", v + 1)
+    monkeypatch.setattr(task, "MODEL_VERSION", v + 1)
     logs = []
     assert _sweep(out, logs).ran == 4
-    assert "recomputing 4 finished run(s): model version 1 -> 2" in logs
+    assert f"recomputing 4 finished run(s): model version {v} -> {v + 1}" in logs
 
     # a run file from before run keys were recorded: stale, with a reason
     f = next((out / "runs").glob("*.json"))

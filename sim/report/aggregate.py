@@ -164,7 +164,7 @@ def aggregate(df: pd.DataFrame, by: list[str] | None = None,
     out = out.reset_index()
     if not by:
         out = out.drop(columns="_all")
-    return out
+    return out.copy()   # one block per dtype: reset_index inserted a column per key (pandas warns downstream)
 
 
 # --------------------------------------------------------------------------------------------
