@@ -4,7 +4,7 @@ from . import catalog, history
 from .draws import take
 from .io import lanes_ms
 from .jit import handler, model_function
-from .layout import (O_ABORTED, O_COMMITTED, PC_BACKOFFREAD, PC_BASE, PC_CAS, PC_FAILREAD, PC_REFRESH1, PF_G,
+from .layout import (O_ABORTED, O_COMMITTED, PC_BACKOFFREAD, PC_CAS, PC_FAILREAD, PC_REFRESH1, PF_G,
                      PF_JIT_CAT, PF_JIT_TAB, PI_CONFLICT, PI_INLINED, PI_MAX_ATTEMPTS, PI_MAX_PARALLEL, PI_POL_CAT,
                      PI_POL_TAB, PI_READ_MD, PI_REFRESH_FIRST, R_EXHAUSTED, R_NONE, R_VALIDATION, S_BACKOFF,
                      S_CONFLICT, S_GET, S_PUT_ML, S_PUT_TM, TF_BACKOFF, TF_L, TF_RTEND, TF_RUNTIME, TI_ATTEMPTS,
