@@ -26,7 +26,7 @@ def max_gets_per_event(m):
 
 @model_function
 def _short(arr, m, s, n):
-    return m.step[s] != 0 and m.cur[s] + n > arr.shape[0]
+    return m.step[s] != 0 and m.cur[s] + n > len(arr)
 
 
 @model_function
@@ -45,11 +45,11 @@ def needs(m):
         need |= 1 << S_PUT_TM
     if _short(m.pcp, m, S_PUT_CP, 1):
         need |= 1 << S_PUT_CP
-    if m.cur[S_BACKOFF] + 1 > m.bo.shape[0]:
+    if m.cur[S_BACKOFF] + 1 > len(m.bo):
         need |= 1 << S_BACKOFF
-    if m.cur[S_THROTTLE] + 1 > m.th.shape[0]:
+    if m.cur[S_THROTTLE] + 1 > len(m.th):
         need |= 1 << S_THROTTLE
-    if m.cur[S_CONFLICT] + 1 > m.cu.shape[0]:
+    if m.cur[S_CONFLICT] + 1 > len(m.cu):
         need |= 1 << S_CONFLICT
     if m.pi[PI_HIST] != 0 and m.st[ST_HIST_N] + HIST_ROWS_PER_EVENT > m.H_i.shape[1]:
         need |= 1 << NEED_HISTORY
@@ -61,7 +61,7 @@ def _left(arr, m, s):
     """Draws left in source s (a constant source never runs out)."""
     if m.step[s] == 0:
         return 1 << 62
-    return arr.shape[0] - m.cur[s]
+    return len(arr) - m.cur[s]
 
 
 @model_function
@@ -71,12 +71,12 @@ def events_before_refill(m):
     source but GET, at most `max_gets_per_event` GETs (which grows by at most one per event), and at most
     HIST_ROWS_PER_EVENT history rows."""
     n = min(_left(m.rd, m, S_READ), _left(m.cs, m, S_CAS), _left(m.pm, m, S_PUT_ML), _left(m.pt, m, S_PUT_TM),
-            _left(m.pcp, m, S_PUT_CP), m.bo.shape[0] - m.cur[S_BACKOFF], m.th.shape[0] - m.cur[S_THROTTLE],
-            m.cu.shape[0] - m.cur[S_CONFLICT])
+            _left(m.pcp, m, S_PUT_CP), len(m.bo) - m.cur[S_BACKOFF], len(m.th) - m.cur[S_THROTTLE],
+            len(m.cu) - m.cur[S_CONFLICT])
     if m.pi[PI_HIST] != 0:
         n = min(n, (m.H_i.shape[1] - m.st[ST_HIST_N]) // HIST_ROWS_PER_EVENT)
     if m.step[S_GET] != 0:
-        gets_left = m.gt.shape[0] - m.cur[S_GET]
+        gets_left = len(m.gt) - m.cur[S_GET]
         g0 = max_gets_per_event(m)
         while n > 0 and n * g0 + n * (n - 1) // 2 > gets_left:
             n //= 2

@@ -35,8 +35,8 @@ def delay_table(policy, max_attempts: int) -> tuple[int, float, np.ndarray]:
 def delay_ms(m, kind, jitter, table, k, uniforms, source):
     """Sleep before the k-th retry: fixed, or min(base * factor^(k-1), max) * (1 + jitter * U), U the next
     draw of `source` (whose array is `uniforms`); past the table's end, its last entry."""
-    if k >= table.shape[0]:
-        k = table.shape[0] - 1
+    if k >= len(table):
+        k = len(table) - 1
     delay = table[k]
     if kind == P_EXPONENTIAL and jitter != 0.0:
         delay *= 1.0 + jitter * take(uniforms, m, source)

@@ -47,7 +47,7 @@ def entry_slot(m, t, name):
     c = m.bk_head[t]
     for _ in range(newest - name):
         c = m.bk_prev[c]
-    return m.versions.shape[0] + c
+    return len(m.versions) + c
 
 
 @model_function
@@ -55,7 +55,7 @@ def entry_created(m, t):
     """Table t's next log entry was just created (the st[ST_SEQ]-th commit): its bucket moves to that entry's
     slot, and the name after it starts with a full bucket."""
     c = m.st[ST_SEQ] - 1
-    slot = m.versions.shape[0] + c
+    slot = len(m.versions) + c
     m.bk_tokens[slot] = m.bk_tokens[t]
     m.bk_last[slot] = m.bk_last[t]
     m.bk_prev[c] = m.bk_head[t]
