@@ -232,11 +232,12 @@ def fieller(level, slope) -> tuple[float, float, float]:
     return theta, (h - math.sqrt(disc)) / a, (h + math.sqrt(disc)) / a
 
 
-def pair_crossing(a: Point, b: Point, prefix: str, thr: float) -> tuple[float, float, float]:
-    """(estimate, low, high) of log rate where `prefix`success crosses `thr`, from the replications run at both
+def pair_crossing(a: Point, b: Point, prefix: str, thr: float) -> tuple[float, float, float, float]:
+    """(estimate, low, high, sd) of log rate where `prefix`success crosses `thr`, from the replications run at both
     points: replication i gives its level at the pair's middle (mean success - thr) and its slope (success lost
     per unit log rate) - under common random numbers both points of a replication share the workload, so the
-    slope is sharp - and the crossing is the middle plus the ratio of their means (`fieller`)."""
+    slope is sharp - and the crossing is the middle plus the ratio of their means (`fieller`); sd is one
+    replication's standard deviation of the crossing by the delta method (to project the half-width)."""
     xa, xb = math.log(a.rate_cps), math.log(b.rate_cps)
     n = min(a.n, b.n)
     sa = [run_success(r, prefix) for r in a.runs[:n]]
@@ -245,7 +246,8 @@ def pair_crossing(a: Point, b: Point, prefix: str, thr: float) -> tuple[float, f
     slope = [(u - v) / (xb - xa) for u, v in zip(sa, sb)]
     theta, lo, hi = fieller(level, slope)
     mid = (xa + xb) / 2
-    return mid + theta, mid + lo, mid + hi
+    sd = float(np.std(np.subtract(level, np.multiply(theta, slope)), ddof=1)) / np.mean(slope) if n > 1 else math.inf
+    return mid + theta, mid + lo, mid + hi, sd
 
 
 class KneeSearch:
@@ -379,22 +381,23 @@ class KneeSearch:
         self.placements += 1
         self.reps = max(1, min(p.n for p in self.pair))
 
-    def estimate(self) -> tuple[float, float, float]:
-        """(knee, low, high) in arrivals/s from the pair: the lowest crossing over the checked metrics, its CI
-        [lowest low, lowest high] (NaN knee when a metric's mean slope is not positive)."""
+    def estimate(self) -> tuple[float, float, float, float]:
+        """(knee, low, high, sd) in arrivals/s from the pair: the lowest crossing over the checked metrics, its
+        CI [lowest low, lowest high] (NaN knee when a metric's mean slope is not positive), and the binding
+        metric's per-replication sd of log knee."""
         a, b = self.pair
         est = [pair_crossing(a, b, c, self.spec.threshold) for c in self.check]
         if any(math.isnan(e[0]) for e in est):
-            return math.nan, 0.0, math.inf
+            return math.nan, 0.0, math.inf, math.inf
         return (math.exp(min(e[0] for e in est)), math.exp(min(e[1] for e in est)),
-                math.exp(min(e[2] for e in est)))
+                math.exp(min(e[2] for e in est)), min(est)[3])
 
     def _step_pair(self) -> None:
         spec, thr = self.spec, self.spec.threshold
         least = min(spec.knee_replications, spec.max_replications)
         a, b = self.pair
         n = min(a.n, b.n)
-        knee, low, high = self.estimate()
+        knee, low, high, sd = self.estimate()
         width = b.rate_cps / a.rate_cps
         inside = a.rate_cps / math.sqrt(width) <= knee <= b.rate_cps * math.sqrt(width)
         if math.isnan(knee) and a.passes(thr) == b.passes(thr):   # flat or rising: step off by two widths
@@ -411,15 +414,16 @@ class KneeSearch:
             self.status, self.stopped = "ok", "halfwidth"
         elif n >= spec.max_replications:
             self.status, self.stopped = "ok", "max_replications"
-        elif n >= least and math.isfinite(hw) and hw * self._projection(n) > FUTILE * spec.halfwidth:
+        elif n >= least and math.isfinite(sd) and self._projection(sd) > FUTILE * spec.halfwidth:
             self.status, self.stopped = "ok", "futile"
         else:
             self.reps = max(n + 1, least)
 
-    def _projection(self, n: int) -> float:
-        """How a half-width shrinks from n to max_replications replications at the same spread."""
+    def _projection(self, sd: float) -> float:
+        """The relative half-width max_replications would give at a per-replication sd of log knee (the delta
+        method: Fieller's interval at n = 3 is too erratic to project from)."""
         m = self.spec.max_replications
-        return stats.t.ppf(0.975, m - 1) / stats.t.ppf(0.975, n - 1) * math.sqrt(n / m)
+        return math.expm1(stats.t.ppf(0.975, m - 1) * sd / math.sqrt(m))
 
     # -- the answer
     def result(self) -> dict:
@@ -435,7 +439,7 @@ class KneeSearch:
         out["simulated_hours"] = sum(self.hours_of(p) for p in pts)
         knee = low = high = math.nan
         if self.status in ("ok", "max_points") and self.pair is not None and min(p.n for p in self.pair):
-            knee, low, high = self.estimate()
+            knee, low, high, _ = self.estimate()
         if math.isnan(knee):
             out.update({"offered_cps": math.nan, "offered_cps_low": math.nan, "offered_cps_high": math.nan,
                         "value": math.nan, "replications": 0, "decided": False})
