@@ -23,7 +23,8 @@ bracket of pass/fail decisions. Replications are independent, so the interval ne
 correlation between transactions of one run; it is infinite while the slope is not clearly positive.
 Success is interpolated linearly: on a power-law failure curve that misses the crossing by well under 1 %
 with 4 % spread (tests). After the first replication, a crossing off the pair by more than half its
-spacing moves the pair there (at most 4 widths per move); then replications are added (at least
+spacing moves the pair to where log(failure share), extrapolated linearly in log rate from the pair, reaches
+the allowed share (at most 1.5x per move; short pilot runs can sit 15 % off, see README); then replications are added (at least
 `knee_replications`) until the CI half-width / knee <= `halfwidth`, or `max_replications`, or until it is
 futile: the delta-method half-width projected to `max_replications` exceeds 1.5 x the target. Throughput and
 latencies at the knee are interpolated per replication between the pair (linear in log rate), with
@@ -419,7 +420,10 @@ class KneeSearch:
                 self.status, self.stopped = "max_points", "max_points"
                 return
             mid = math.sqrt(a.rate_cps * b.rate_cps)
-            self._place(min(max(knee, mid / width ** 4), mid * width ** 4))
+            ga, gb = a.margin(thr), b.margin(thr)
+            if gb > ga:   # extrapolate log(failure share), linear in log rate (a power law), not success
+                knee = math.exp(math.log(a.rate_cps) - ga / (gb - ga) * math.log(width))
+            self._place(min(max(knee, mid / MOVE), mid * MOVE))
             return
         hw = (high - low) / 2 / knee if not math.isnan(knee) else math.inf
         if n >= least and hw <= spec.halfwidth:
@@ -486,6 +490,8 @@ class KneeSearch:
         return rows
 
 
+#: a pair moves by at most this factor at a time
+MOVE = 1.5
 #: stop adding replications when even max_replications would leave the half-width this many times the target
 FUTILE = 1.5
 
