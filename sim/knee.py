@@ -23,7 +23,7 @@ bracket of pass/fail decisions. Replications are independent, so the interval ne
 correlation between transactions of one run; it is infinite while the slope is not clearly positive.
 Success is interpolated linearly: on a power-law failure curve that misses the crossing by well under 1 %
 with 4 % spread (tests). After the first replication, a crossing off the pair by more than half its
-spacing moves the pair to where log(failure share), extrapolated linearly in log rate from the pair, reaches
+spacing moves the pair (keeping its nearer point when the pair stays within (1 + spread)^3) to where log(failure share), extrapolated linearly in log rate from the pair, reaches
 the allowed share (at most 1.5x per move; short pilot runs can sit 15 % off, see README); then replications are added (at least
 `knee_replications`) until the CI half-width / knee <= `halfwidth`, or `max_replications`, or until it is
 futile: the delta-method half-width projected to `max_replications` exceeds 1.5 x the target. Throughput and
@@ -394,6 +394,21 @@ class KneeSearch:
         self.placements += 1
         self.reps = max(1, min(p.n for p in self.pair))
 
+    def _move(self, rate_cps: float) -> None:
+        """Put the pair around `rate_cps`: keep the nearer point and add one beyond the crossing when the pair
+        stays within (1 + spread)^3 wide (one new run per replication, not two), else place a new pair."""
+        a, b = self.pair
+        s = self.spec.spread
+        new = self._at_rate(rate_cps / (1 + s), False) if rate_cps < a.rate_cps else \
+            self._at_rate(rate_cps * (1 + s), False)
+        pair = (new, a) if rate_cps < a.rate_cps else (b, new)
+        if pair[1].rate_cps / pair[0].rate_cps > (1 + s) ** 3:
+            self._place(rate_cps)
+            return
+        self.pair = pair
+        self.placements += 1
+        self.reps = max(1, min(p.n for p in self.pair))
+
     def estimate(self) -> tuple[float, float, float, float]:
         """(knee, low, high, sd) in arrivals/s from the pair: the lowest crossing over the checked metrics, its
         CI [lowest low, lowest high] (NaN knee when a metric's mean slope is not positive), and the binding
@@ -423,7 +438,7 @@ class KneeSearch:
             ga, gb = a.margin(thr), b.margin(thr)
             if gb > ga:   # extrapolate log(failure share), linear in log rate (a power law), not success
                 knee = math.exp(math.log(a.rate_cps) - ga / (gb - ga) * math.log(width))
-            self._place(min(max(knee, mid / MOVE), mid * MOVE))
+            self._move(min(max(knee, mid / MOVE), mid * MOVE))
             return
         hw = (high - low) / 2 / knee if not math.isnan(knee) else math.inf
         if n >= least and hw <= spec.halfwidth:
