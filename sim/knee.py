@@ -65,7 +65,7 @@ class KneeSpec:
     precision: float = 0.05             # the pilot stops when its bracket's hi / lo - 1 is at most this
     start: tuple[float, float] = (20.0, 5000.0)   # gap ms: the fast (high-rate) and slow ends
     max_replications: int = 12          # replications of the pair at most
-    knee_replications: int = 3          # replications of the pair at least
+    knee_replications: int = 2          # replications of the pair at least
     expansions: int = 2
     design_effect: float = 3.0          # within-run correlation, for the per-point success intervals (trace)
     common_random_numbers: bool = True
