@@ -283,6 +283,7 @@ class KneeSearch:
         self.full: dict[float, Point] = {}
         self.pair: tuple[Point, Point] | None = None
         self.placements = 0            # pairs placed (a pair is moved when the crossing lies outside it)
+        self._visited: set[tuple[float, float]] = set()
         self.reps = 1                  # replications wanted at the pair
         self.stopped = ""              # why the pair phase ended
         self.status = "searching"
@@ -324,7 +325,9 @@ class KneeSearch:
 
     def pending(self) -> list[tuple[Point, int]]:
         """Runs needed before the search can move on (empty when done)."""
-        while not self.done:
+        for _ in range(10_000):      # each step adds a point or a replication, or ends the search
+            if self.done:
+                break
             if self.pair is None:
                 need = [(p, 0) for p in self.pilot.values() if p.n == 0]
             else:
@@ -332,6 +335,8 @@ class KneeSearch:
             if need:
                 return need
             self._step_pilot() if self.pair is None else self._step_pair()
+        else:
+            self.status, self.error = "failed", "knee search made no progress"
         return []
 
     # -- phase 1: pilot bracket (one short run per point, classified by its mean)
@@ -388,26 +393,32 @@ class KneeSearch:
         return 1000.0 / (math.exp(x) * self.unit)
 
     # -- phase 2: replications of a pair of full runs around the crossing
-    def _place(self, rate_cps: float) -> None:
+    def _place(self, rate_cps: float) -> bool:
         s = self.spec.spread
-        self.pair = (self._at_rate(rate_cps / (1 + s), False), self._at_rate(rate_cps * (1 + s), False))
-        self.placements += 1
-        self.reps = max(1, min(p.n for p in self.pair))
+        return self._set_pair((self._at_rate(rate_cps / (1 + s), False), self._at_rate(rate_cps * (1 + s), False)))
 
-    def _move(self, rate_cps: float) -> None:
+    def _move(self, rate_cps: float) -> bool:
         """Put the pair around `rate_cps`: keep the nearer point and add one beyond the crossing when the pair
-        stays within (1 + spread)^3 wide (one new run per replication, not two), else place a new pair."""
+        stays within (1 + spread)^3 wide (one new run per replication, not two), else place a new pair. False
+        when that pair was used before (noise would make the pair oscillate): it stays."""
         a, b = self.pair
         s = self.spec.spread
         new = self._at_rate(rate_cps / (1 + s), False) if rate_cps < a.rate_cps else \
             self._at_rate(rate_cps * (1 + s), False)
         pair = (new, a) if rate_cps < a.rate_cps else (b, new)
         if pair[1].rate_cps / pair[0].rate_cps > (1 + s) ** 3:
-            self._place(rate_cps)
-            return
+            return self._place(rate_cps)
+        return self._set_pair(pair)
+
+    def _set_pair(self, pair: tuple[Point, Point]) -> bool:
+        key = (pair[0].rate_cps, pair[1].rate_cps)
+        if key in self._visited:
+            return False
+        self._visited.add(key)
         self.pair = pair
         self.placements += 1
-        self.reps = max(1, min(p.n for p in self.pair))
+        self.reps = max(1, min(p.n for p in pair))
+        return True
 
     def estimate(self) -> tuple[float, float, float, float]:
         """(knee, low, high, sd) in arrivals/s from the pair: the lowest crossing over the checked metrics, its
@@ -438,8 +449,8 @@ class KneeSearch:
             ga, gb = a.margin(thr), b.margin(thr)
             if gb > ga:   # extrapolate log(failure share), linear in log rate (a power law), not success
                 knee = math.exp(math.log(a.rate_cps) - ga / (gb - ga) * math.log(width))
-            self._move(min(max(knee, mid / MOVE), mid * MOVE))
-            return
+            if self._move(min(max(knee, mid / MOVE), mid * MOVE)):
+                return
         hw = (high - low) / 2 / knee if not math.isnan(knee) else math.inf
         if n >= least and hw <= spec.halfwidth:
             self.status, self.stopped = "ok", "halfwidth"
