@@ -222,8 +222,11 @@ class Point:
 
 
 def run_success(run: dict, prefix: str) -> float:
-    """A run's success share of one kind (1 when none of that kind finished: nothing failed)."""
-    finished = run[f"{prefix}committed"] + run[f"{prefix}aborted"]
+    """A run's success share of one kind (1 when none of that kind finished: nothing failed). Overall, window
+    transactions still unfinished at the drain limit count as not successful (the summary's success rate
+    leaves them out, which an overloaded run - gcp's 1 write/s per object - would pass); per kind the summary
+    has no unfinished count."""
+    finished = run[f"{prefix}committed"] + run[f"{prefix}aborted"] + (run.get("unfinished") or 0 if not prefix else 0)
     return run[f"{prefix}committed"] / finished if finished else 1.0
 
 
@@ -442,7 +445,7 @@ class KneeSearch:
         if math.isnan(knee) and a.passes(thr) == b.passes(thr):   # flat or rising: step off by two widths
             knee = math.sqrt(a.rate_cps * b.rate_cps) * width ** (2 if a.passes(thr) else -2)
         if not math.isnan(knee) and not inside:          # the crossing lies off the pair: move the pair there
-            if len(self.full) + 2 > spec.max_points:
+            if len(self.full) + 2 > spec.max_points or self.placements >= MAX_PLACEMENTS:
                 self.status, self.stopped = "max_points", "max_points"
                 return
             mid = math.sqrt(a.rate_cps * b.rate_cps)
@@ -516,8 +519,9 @@ class KneeSearch:
         return rows
 
 
-#: a pair moves by at most this factor at a time
+#: a pair moves by at most this factor at a time, and is placed at most this many times
 MOVE = 1.5
+MAX_PLACEMENTS = 6
 #: stop adding replications when even max_replications would leave the half-width this many times the target
 FUTILE = 1.5
 
