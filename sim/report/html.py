@@ -158,9 +158,9 @@ def _knee_search_html(knees: pd.DataFrame) -> str:
     hours = float(pd.to_numeric(knees["simulated_hours"], errors="coerce").sum())
     head = (f"<p>{len(knees)} knee searches, {int(knees['runs'].sum())} runs, {hours:,.0f} simulated hours "
             "(<a href=\"../knees.csv\">knees.csv</a>). The knee is the highest offered rate at which success "
-            "(and VO success for a mix) is at least the threshold; its CI is the bracket between the nearest "
-            "load points whose success CI lies above and below the threshold. Throughput and latencies are "
-            "measured at the knee.</p>")
+            "(and VO success for a mix) is at least the threshold, estimated where the success curve crosses it "
+            "from replications of two full-length load points around it, with a Fieller 95 % CI over "
+            "replications. Throughput and latencies are interpolated at the knee between those two points.</p>")
     return head + _table(pd.DataFrame(rows), left=set(plots.axis_label(c) for c in keys))
 
 

@@ -76,7 +76,7 @@ def cmd_knee(args) -> int:
 
     cfg = load(args.config, dict(parse_override(s) for s in args.set or []))
     spec = parse_spec({}, where="--", param=args.param, threshold=args.threshold, precision=args.precision,
-                      max_replications=args.max_replications,
+                      max_replications=args.max_replications, halfwidth=args.halfwidth,
                       start=[float(x) for x in args.start.split(",")] if args.start else None,
                       common_random_numbers=False if args.no_crn else None)
     search = KneeSearch(cfg, spec)
@@ -142,9 +142,13 @@ def add_commands(sub) -> None:
     k.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a config value (repeatable)")
     k.add_argument("--param", help="load parameter (default: workload.inter_arrival.mean_ms, or median_ms)")
     k.add_argument("--threshold", type=float, help="success threshold (default 0.95)")
-    k.add_argument("--precision", type=float, help="stop when the bracket's hi/lo - 1 is at most this (0.02)")
+    k.add_argument("--precision", type=float, help="the short pilot stops when its bracket's hi/lo - 1 is at most "
+                   "this (0.05)")
+    k.add_argument("--halfwidth", type=float, help="stop when the knee's 95 %% CI half-width / knee is at most this "
+                   "(0.05)")
     k.add_argument("--start", help="start bracket as FAST_MS,SLOW_MS gaps (default 20,5000)")
-    k.add_argument("--max-replications", type=int, help="replications per point at most (default 6)")
+    k.add_argument("--max-replications", type=int, help="replications of the pair around the knee at most "
+                   "(default 12)")
     k.add_argument("--no-crn", action="store_true", help="without common random numbers")
     k.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
     k.add_argument("--out", help="run cache and knee.json (default: results/knee-<config name>)")

@@ -97,7 +97,8 @@ def knee_json(search: KneeSearch, rec: dict) -> dict:
         },
         "threshold": rec["threshold"], "precision": rec["precision"],
         "common_random_numbers": rec["common_random_numbers"],
-        "runs": rec["runs"], "new_runs": rec.get("new_runs"), "simulated_hours": rec["simulated_hours"],
+        "runs": rec["runs"], "pilot_runs": rec["pilot_runs"], "new_runs": rec.get("new_runs"),
+        "simulated_hours": rec["simulated_hours"],
         "error": rec["error"], "config_hash": search.base.hash, "points": search.trace(),
     }
 
