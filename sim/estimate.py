@@ -28,6 +28,8 @@ HISTORY_BYTES_PER_ARRIVAL = 8_200   # (3,146 - 358) MiB / 360,000: the history's
 BASE_BYTES = 230 * MIB              # the interpreter with numpy, pandas, pyarrow and numba loaded
 SLOT_BYTES = 32                     # arrays sized by tables, attempts and I/O lanes (int64/float64, a few each)
 
+STREAM_ARRIVALS = 2_000_000         # a run expected to have more streams its records (`streams`)
+
 LIMIT_WALL_S = 3600.0               # one run longer than an hour is refused without --yes
 LIMIT_MEMORY_SHARE = 0.5            # ... and one needing more than half of this machine's memory
 
@@ -55,6 +57,12 @@ def estimate(cfg: Config, history: bool = False) -> Estimate:
     per_arrival = RECORD_BYTES_PER_ARRIVAL + (HISTORY_BYTES_PER_ARRIVAL if history else 0)
     slots = cfg.workload.num_tables + cfg.max_attempts + cfg.io.max_parallel
     return Estimate(arrivals, arrivals * WALL_S_PER_ARRIVAL, BASE_BYTES + arrivals * per_arrival + slots * SLOT_BYTES)
+
+
+def streams(cfg: Config) -> bool:
+    """Whether a run summarizes its records as they come instead of keeping them (`sim.run.run`): above
+    STREAM_ARRIVALS expected arrivals, whose records would take ~RECORD_BYTES_PER_ARRIVAL each."""
+    return cfg.duration_ms / mean_gap_ms(cfg.workload.inter_arrival) > STREAM_ARRIVALS
 
 
 def physical_memory_bytes() -> float:
