@@ -24,7 +24,7 @@ HISTORY_COLUMNS = ("kind", "time_ms", "txn", "table", "op", "seq", "version", "e
 
 
 # the record columns `history_frame` reads (a streaming sink keeps these when the history is recorded)
-HISTORY_NEEDS = ("table", "op", "outcome", "attempts")
+HISTORY_NEEDS = ("txn", "table", "op", "outcome", "attempts")
 
 # record columns held as codes into these labels (`record_columns`); strings in a frame
 CODED = {"op": OPS, "outcome": OUTCOMES, "reason": REASONS}

@@ -1,5 +1,5 @@
-"""Where a run's records go as its transactions finish (`sim.model.build.Run.flush` hands them out in id order,
-in chunks): kept in memory (`MemorySink`, every run's default: exact summaries from whole columns), or
+"""Where a run's records go as its transactions finish (`sim.model.build.Run.flush` hands them out in batches,
+each in id order): kept in memory (`MemorySink`, every run's default: exact summaries from whole columns), or
 summarized on the fly and optionally written to parquet row group by row group (`StreamSink`), so that memory
 stays flat however long the run."""
 from __future__ import annotations
@@ -19,6 +19,15 @@ def _concat(chunks: list[dict], names) -> dict[str, np.ndarray]:
     return {k: np.concatenate([c[k] for c in chunks]) for k in names}
 
 
+def _by_id(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The records in transaction-id order (they come in batches, each in id order, as transactions finish)."""
+    txn = cols["txn"]
+    if len(txn) < 2 or (txn[1:] > txn[:-1]).all():
+        return cols
+    order = np.argsort(txn, kind="stable")
+    return {k: v[order] for k, v in cols.items()}
+
+
 class MemorySink:
     """Every record kept: `columns()` is `sim.records.record_columns` of the whole run."""
 
@@ -32,7 +41,7 @@ class MemorySink:
 
     def columns(self) -> dict[str, np.ndarray]:
         if self._cols is None:
-            self._cols = _concat(self._chunks, RECORD_COLUMNS)
+            self._cols = _by_id(_concat(self._chunks, RECORD_COLUMNS))
             self._chunks = [self._cols]
         return self._cols
 
@@ -45,8 +54,9 @@ ROW_GROUP_ROWS = 1 << 18   # records per parquet row group
 
 class StreamSink:
     """Records summarized as they come (`sim.metrics.StreamSummary`, if `summarize`), written to `parquet_path`
-    in row groups of `row_group_rows` if given, and only the columns in `keep` kept (the history frame needs a
-    few; a run small enough keeps all, for its exact summary)."""
+    in row groups of `row_group_rows` if given (in the order they come: batches of finished transactions, each
+    in id order), and only the columns in `keep` kept (the history frame needs a few; a run small enough keeps
+    all, for its exact summary)."""
 
     def __init__(self, window_ms: tuple[float, float], num_tables: int, parquet_path: Path | None = None,
                  row_group_rows: int = ROW_GROUP_ROWS, keep: tuple = (), summarize: bool = True):
@@ -88,7 +98,7 @@ class StreamSink:
 
     def columns(self) -> dict[str, np.ndarray]:
         """The kept columns of every record, in id order."""
-        return _concat(self._kept, self.keep)
+        return _by_id(_concat(self._kept, self.keep))
 
     def close(self) -> None:
         if self.path is not None:

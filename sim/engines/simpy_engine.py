@@ -60,9 +60,8 @@ class SimPyEngine(EngineBase):
         env = self.env
         while True:
             m = self._model()
-            s = j & (m.tx_i.shape[0] - 1)   # transaction j's slot (the ring may have grown since)
-            delay = step(m, s, env.now)
-            if m.tx_i[s, TI_PC] == PC_DONE:
+            delay = step(m, j, env.now)
+            if m.tx_i[j, TI_PC] == PC_DONE:
                 if m.st[ST_STOP]:
                     self._stop()
                 return

@@ -4,7 +4,7 @@ from . import history
 from .draws import take
 from .jit import model_function
 from .layout import (ARR_CLOSE, ARR_NEXT, PC_INIT, PF_DURATION, PF_HI, PF_LO, PI_MAX_ATTEMPTS, S_GAP, ST_ARR_DONE,
-                     ST_ARR_BASE, ST_ARR_PC, ST_NEXT_TXN, ST_OPEN, ST_STOP, TF_ARRIVAL, TF_RUNTIME, TI_INWIN, TI_ISVO,
+                     ST_ARR_BASE, ST_ARR_PC, ST_FREE, ST_NEXT_TXN, ST_OPEN, ST_STOP, TF_ARRIVAL, TF_RUNTIME, TI_INWIN, TI_ISVO,
                      TI_PC, TI_TABLE, TI_TXN)
 
 
@@ -22,8 +22,8 @@ def next_arrival(m, now):
 
 @model_function
 def on_arrival(m, now):
-    """The arrivals' pending event: a new transaction (its id, to start; it lives in slot id & (rows - 1)), or -1
-    when arrivals have ended (the run may then stop, once no window transaction is open)."""
+    """The arrivals' pending event: a new transaction (the slot it takes, to start), or -1 when arrivals have
+    ended (the run may then stop, once no window transaction is open)."""
     if m.st[ST_ARR_PC] == ARR_CLOSE:
         m.st[ST_ARR_DONE] = 1
         if m.st[ST_OPEN] == 0:
@@ -32,7 +32,9 @@ def on_arrival(m, now):
     j = m.st[ST_NEXT_TXN]
     m.st[ST_NEXT_TXN] = j + 1
     a = j - m.st[ST_ARR_BASE]
-    s = j & (m.tx_i.shape[0] - 1)
+    f = m.st[ST_FREE] - 1
+    m.st[ST_FREE] = f
+    s = m.free[f]
     t = m.tables[a]
     inwin = m.pf[PF_LO] <= now < m.pf[PF_HI]
     m.tx_i[s, TI_TXN] = j
@@ -46,4 +48,4 @@ def on_arrival(m, now):
         m.st[ST_OPEN] += 1
     if history.on(m):
         history.begin(m, now, s, t, m.pi[PI_MAX_ATTEMPTS])
-    return j
+    return s

@@ -9,11 +9,13 @@ way, in chunks: their gaps, and each arrival's table (drawn with `integers`, alw
 numbers are those of one long draw), operation and runtime. Nobody counts the arrivals up front: the gaps end
 at the first `now + gap >= duration_ms`.
 
-Memory is flat in the run's length: transactions live in a ring of slots (id j in row j & (rows - 1)). When an
-arrival finds the ring full, the engine stops like for a refill; the finished transactions at the ring's start
-hand their records, in id order, to the run's record sink (`sim.sink`), and if that frees less than half of the
-ring (a long-lived transaction holds its oldest slot) the ring doubles. Arrays indexed by a count of commits
-(the conflict table, a throttled log's buckets) grow by doubling at the same stops.
+Memory is flat in the run's length: a transaction takes a free slot (a row of `tx_i`/`tx_f`) at its arrival and
+keeps it until its record is handed out. When an arrival finds no free slot, the engine stops like for a refill;
+every finished transaction hands its record to the run's record sink (`sim.sink`) and frees its slot, and if
+that freed less than half of them, the slots double. So the slots track the transactions in flight, however
+long one of them lives (runtimes are heavy-tailed: a transaction can outlive most of the run), and records reach
+the sink in batches, each in id order but not in id order overall (`txn` says whose; `MemorySink` sorts). Arrays
+indexed by a count of commits (the conflict table, a throttled log's buckets) grow by doubling at the same stops.
 """
 from __future__ import annotations
 
@@ -31,15 +33,15 @@ from .layout import (N_HF, N_HI, N_PF, N_PI, N_SF, N_SRC, N_ST, N_TF, N_TI, NEED
                      PI_CKPT_INTERVAL, PI_CONFLICT, PI_HIST, PI_INLINED, PI_LOG, PI_MAX_ATTEMPTS, PI_MAX_PARALLEL,
                      PI_POL_CAT, PI_POL_TAB, PI_POL_THR, PI_READ_MD, PI_REFRESH_FIRST, PI_SCOPE_TABLE, PI_THROTTLE,
                      R_UNFINISHED, S_BACKOFF, S_CAS, S_CONFLICT, S_GAP, S_GET, S_PUT_CP, S_PUT_ML, S_PUT_TM, S_READ,
-                     S_THROTTLE, SRC_STREAM, ST_ARR_BASE, ST_FLUSHED, ST_HIST_N, ST_NEXT_TXN, TF_END, TF_RTEND,
-                     TI_OUTCOME, TI_PC, TI_REASON, Model)
+                     S_THROTTLE, SRC_STREAM, ST_ARR_BASE, ST_FREE, ST_HIST_N, ST_NEXT_TXN, TF_END, TF_RTEND,
+                     TI_OUTCOME, TI_PC, TI_REASON, TI_TXN, Model)
 from .retry import delay_table
 
 THROTTLE_RESENDS = 64     # the resend delay table's length; later 429s in a row sleep its last (capped) delay
 
 CHUNK = 1 << 20           # draws per refill of a source, at most (beyond what one event needs)
 HIST_CHUNK = 1 << 20      # history rows per buffer
-SLOTS = 1 << 14           # transaction slots of a fresh ring, at most (fewer for a run expected to be smaller)
+SLOTS = 1 << 14           # transaction slots at the start, at most (fewer for a run expected to be smaller)
 ARRIVAL_CHUNK = 1 << 16   # arrivals' tables, operations and runtimes drawn per refill, at most
 COUNT_CHUNK = 1 << 12     # first length of the arrays indexed by a count of commits
 _ARRAY = {S_READ: "rd", S_CAS: "cs", S_GET: "gt", S_PUT_ML: "pm", S_PUT_TM: "pt", S_BACKOFF: "bo",
@@ -84,13 +86,11 @@ class Source:
         return self.values
 
 
-def _pow2(n: int) -> int:
-    return 1 << max(0, int(n) - 1).bit_length()
-
-
 def _blank_rows(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """n fresh transaction rows: nothing happened yet, the outcome unfinished, no runtime end nor end."""
+    """n free transaction slots: no transaction, nothing happened yet, the outcome unfinished, no runtime end
+    nor end."""
     tx_i = np.zeros((n, N_TI), dtype=np.int64)
+    tx_i[:, TI_TXN] = -1
     tx_i[:, TI_OUTCOME] = O_UNFINISHED
     tx_i[:, TI_REASON] = R_UNFINISHED
     tx_f = np.zeros((n, N_TF), dtype=np.float64)
@@ -130,7 +130,8 @@ class Run:
     def __init__(self, cfg: Config, replication: int = 0, record_history: bool = False, sink=None,
                  slots: int | None = None):
         """`sink`: where finished transactions' records go (`sim.sink`; default: kept in memory). `slots`: the
-        first size of the ring and of the arrays indexed by a count of commits (tests force tiny ones)."""
+        first number of transaction slots and length of the arrays indexed by a count of commits (tests force
+        tiny ones)."""
         from ..sink import MemorySink
         self.cfg = cfg
         self.window = (cfg.warmup_ms, cfg.duration_ms - cfg.cooldown_ms)
@@ -207,7 +208,7 @@ class Run:
             src[s] = Source(dist, rng[SRC_STREAM[s]], min(guess[s], CHUNK))
         self.sources = src
 
-        tx_i, tx_f = _blank_rows(_pow2(slots if slots is not None else min(n_guess + 1, SLOTS)))
+        tx_i, tx_f = _blank_rows(slots if slots is not None else min(n_guess + 1, SLOTS))
         # history buffers, column-major; a full one is set aside (`hist_chunks`) and the run goes on in a fresh
         # one, so nothing is copied before the frame is built
         hcap = min(8 * n_guess + 64, HIST_CHUNK) if record_history else 0
@@ -222,7 +223,7 @@ class Run:
             rd=src[S_READ].values, cs=src[S_CAS].values, gt=src[S_GET].values, pm=src[S_PUT_ML].values,
             pt=src[S_PUT_TM].values, bo=src[S_BACKOFF].values, cu=src[S_CONFLICT].values, gaps=gap_src.values,
             thr=thr, bo_cat=bo_cat, bo_tab=bo_tab, tables=tables, isvo=isvo, runtimes=runtimes,
-            tx_i=tx_i, tx_f=tx_f, versions=np.zeros(w.num_tables, dtype=np.int64),
+            tx_i=tx_i, tx_f=tx_f, free=np.arange(len(tx_i) - 1, -1, -1, dtype=np.int64), versions=np.zeros(w.num_tables, dtype=np.int64),
             H_i=np.zeros((N_HI, hcap), dtype=np.int64), H_f=np.zeros((N_HF, hcap), dtype=np.float64),
             lanes=np.zeros(max(1, cfg.io.max_parallel), dtype=np.float64), sf=np.zeros(N_SF, dtype=np.float64),
             pcp=src[S_PUT_CP].values, th=src[S_THROTTLE].values, bo_thr=bo_thr,
@@ -231,6 +232,7 @@ class Run:
             bk_last=np.full(n_buckets, -np.inf, dtype=np.float64),
             bk_head=np.full(w.num_tables, -1, dtype=np.int64),
             bk_prev=np.full(n_entries, -1, dtype=np.int64))
+        self.m.st[ST_FREE] = len(tx_i)
         self.record_history = record_history
         self.end_ms = 0.0
 
@@ -271,15 +273,15 @@ class Run:
         self.m = m._replace(**fresh)
 
     def _make_room(self, m) -> dict:
-        """Room for the next arrival: a full ring hands out its finished prefix (and doubles if that freed
-        less than half of it); drawn arrivals that ran out are drawn on."""
+        """Room for the next arrival: with no slot free, finished transactions hand out their records (and the
+        slots double if that freed less than half of them); drawn arrivals that ran out are drawn on."""
         fresh = {}
         st = m.st
         rows = m.tx_i.shape[0]
-        if st[ST_NEXT_TXN] - st[ST_FLUSHED] >= rows:
+        if st[ST_FREE] == 0:
             self.flush(m, finished_only=True)
-            if st[ST_NEXT_TXN] - st[ST_FLUSHED] > rows // 2:
-                fresh["tx_i"], fresh["tx_f"] = self._grown(m, 2 * rows)
+            if st[ST_FREE] < rows // 2 + 1:
+                fresh.update(self._grown(m, 2 * rows))
         a = int(st[ST_NEXT_TXN] - st[ST_ARR_BASE])
         if a >= len(m.tables):
             tables, isvo, runtimes = self.arrivals.draw(ARRIVAL_CHUNK)
@@ -290,32 +292,35 @@ class Run:
         return fresh
 
     @staticmethod
-    def _grown(m, rows: int) -> tuple[np.ndarray, np.ndarray]:
-        """The ring's live rows moved into a fresh ring of `rows` slots."""
+    def _grown(m, rows: int) -> dict:
+        """The slots, `rows` of them now: the old ones where they were (engines hold slots), the new ones free."""
+        old = m.tx_i.shape[0]
         tx_i, tx_f = _blank_rows(rows)
-        ids = np.arange(m.st[ST_FLUSHED], m.st[ST_NEXT_TXN])
-        old = ids & (m.tx_i.shape[0] - 1)
-        tx_i[ids & (rows - 1)] = m.tx_i[old]
-        tx_f[ids & (rows - 1)] = m.tx_f[old]
-        return tx_i, tx_f
+        tx_i[:old], tx_f[:old] = m.tx_i, m.tx_f
+        free = np.empty(rows, dtype=np.int64)
+        n = int(m.st[ST_FREE])
+        free[:n] = m.free[:n]
+        free[n:n + rows - old] = np.arange(rows - 1, old - 1, -1)
+        m.st[ST_FREE] = n + rows - old
+        return {"tx_i": tx_i, "tx_f": tx_f, "free": free}
 
     def flush(self, m, finished_only: bool) -> None:
-        """Hand the records of the ring's oldest transactions to the sink, in id order: the finished prefix, or
-        (at the end) all of them; their slots start blank again."""
+        """Hand the records of the finished transactions (or, at the end, of all) to the sink, in id order, and
+        free their slots."""
         from ..records import record_rows
-        st = m.st
-        ids = np.arange(st[ST_FLUSHED], st[ST_NEXT_TXN])
-        slots = ids & (m.tx_i.shape[0] - 1)
-        k = len(ids)
+        txn = m.tx_i[:, TI_TXN]
+        used = txn >= 0
         if finished_only:
-            done = m.tx_i[slots, TI_PC] == PC_DONE
-            k = k if done.all() else int(np.argmin(done))
-        if k == 0:
+            used &= m.tx_i[:, TI_PC] == PC_DONE
+        slots = np.flatnonzero(used)
+        if not len(slots):
             return
-        slots = slots[:k]
+        slots = slots[np.argsort(txn[slots], kind="stable")]
         self.sink.add(record_rows(m.tx_i[slots], m.tx_f[slots]))
         m.tx_i[slots], m.tx_f[slots] = _BLANK_I, _BLANK_F
-        st[ST_FLUSHED] += k
+        n = int(m.st[ST_FREE])
+        m.free[n:n + len(slots)] = np.sort(slots)[::-1]   # the lowest slot is taken first
+        m.st[ST_FREE] = n + len(slots)
 
     def finish(self, end_ms: float) -> None:
         self.end_ms = float(end_ms)

@@ -2,14 +2,14 @@
 
 The arrays are refilled between events (`sim.model.build.Run.refill`), so a handler never runs short: `needs`
 says, before an event, which sources could not serve the largest event there can be now. The same stop serves
-the arrays that grow with the run: the transaction slots (a full ring hands out its finished records or
-doubles), the arrivals' drawn tables, operations and runtimes, the conflict table and a throttled log's buckets.
+the arrays that grow with the run: the transaction slots (when none is free, finished transactions hand
+out their records, and the slots double if that freed too few), the arrivals' drawn tables, operations and runtimes, the conflict table and a throttled log's buckets.
 """
 from .jit import model_function
 
 from .layout import HIST_ROWS_PER_EVENT, NEED_BUCKETS, NEED_HISTORY, NEED_THR, NEED_TXN, PI_CONFLICT, PI_HIST, \
     PI_LOG, PI_THROTTLE, S_BACKOFF, S_CAS, S_CONFLICT, S_GAP, S_GET, S_PUT_CP, S_PUT_ML, S_PUT_TM, S_READ, \
-    S_THROTTLE, ST_ARR_BASE, ST_FLUSHED, ST_HIST_N, ST_NEXT_TXN, ST_SEQ
+    S_THROTTLE, ST_ARR_BASE, ST_ARR_DONE, ST_FREE, ST_HIST_N, ST_NEXT_TXN, ST_SEQ
 
 
 @model_function
@@ -34,9 +34,10 @@ def _short(arr, m, s, n):
 
 @model_function
 def _arrivals_left(m):
-    """Arrivals that can start before the ring of slots is full or the drawn tables run out."""
-    nxt = m.st[ST_NEXT_TXN]
-    return min(m.tx_i.shape[0] - (nxt - m.st[ST_FLUSHED]), m.tables.shape[0] - (nxt - m.st[ST_ARR_BASE]))
+    """Arrivals that can start before no slot is free or the drawn tables run out (all, once arrivals ended)."""
+    if m.st[ST_ARR_DONE] != 0:
+        return 1 << 62
+    return min(m.st[ST_FREE], m.tables.shape[0] - (m.st[ST_NEXT_TXN] - m.st[ST_ARR_BASE]))
 
 
 @model_function

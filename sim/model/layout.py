@@ -35,8 +35,8 @@ P_IMMEDIATE, P_FIXED, P_EXPONENTIAL = 0, 1, 2
 TI_TABLE, TI_ISVO, TI_INWIN, TI_PC, TI_SEQ, TI_V, TI_PREPARED, TI_VALIDATED, TI_OUTCOME, TI_REASON, \
     TI_ATTEMPTS, TI_CATC, TI_TABC, TI_MLREAD, TI_CREADS, TI_GETS, TI_PUTS, TI_THR, TI_THR_K, TI_TXN = range(20)
 N_TI = 20                 # TI_THR: requests answered 429; TI_THR_K: 429s in a row of the request in flight
-# TI_TXN: the transaction id. Rows are slots of a ring (`sim.model.build`): transaction id j lives in row
-# j & (rows - 1) from its arrival until its record is handed out; handlers get the slot, history the id
+# TI_TXN: the transaction id, -1 in a free slot. Rows are slots (`sim.model.build`): a transaction takes a free one
+# at its arrival and keeps it until its record is handed out; handlers and engines use the slot, history the id
 TF_ARRIVAL, TF_RUNTIME, TF_RTEND, TF_END, TF_L, TF_BACKOFF = range(6)
 N_TF = 6
 
@@ -59,8 +59,8 @@ NEED_THR = N_SRC + 2       # ... the conflict table `thr` could be indexed past 
 NEED_BUCKETS = N_SRC + 3   # ... a throttled log's next entry has no bucket yet
 
 # ---------------------------------------------------------------------------------------------- run state
-ST_SEQ, ST_OPEN, ST_ARR_DONE, ST_ARR_PC, ST_NEXT_TXN, ST_HIST_N, ST_STOP, ST_FLUSHED, ST_ARR_BASE = range(9)
-N_ST = 9                  # ST_FLUSHED: ids below it have left the ring; ST_ARR_BASE: the id of tables[0]
+ST_SEQ, ST_OPEN, ST_ARR_DONE, ST_ARR_PC, ST_NEXT_TXN, ST_HIST_N, ST_STOP, ST_FREE, ST_ARR_BASE = range(9)
+N_ST = 9                  # ST_FREE: free slots (on the `free` stack); ST_ARR_BASE: the id of tables[0]
 ARR_NEXT, ARR_CLOSE = 1, 2            # the arrivals' pending event: the next arrival, or the end of arrivals
 SF_NOW = 0
 N_SF = 1
@@ -95,8 +95,9 @@ class Model(NamedTuple):
     tables: np.ndarray      # per arrival from id st[ST_ARR_BASE] on: table id
     isvo: np.ndarray        # ... 1 for a ValidatedOverwrite
     runtimes: np.ndarray    # ... runtime
-    tx_i: np.ndarray        # per transaction slot (a ring, TI_TXN), int columns (TI_*)
+    tx_i: np.ndarray        # per transaction slot (TI_TXN: whose), int columns (TI_*)
     tx_f: np.ndarray        # ... float columns (TF_*)
+    free: np.ndarray        # the free slots, a stack of st[ST_FREE]
     versions: np.ndarray    # the catalog: v[t] per table (the global seq is st[ST_SEQ])
     H_i: np.ndarray         # history buffer, int columns (HI_*), column-major
     H_f: np.ndarray         # history buffer, float columns (HF_*)
