@@ -25,6 +25,7 @@ GIB = 1024 * MIB
 WALL_S_PER_ARRIVAL = 52e-6          # 9.4 s / 180,000
 RECORD_BYTES_PER_ARRIVAL = 1_050    # 358 MiB / 360,000 (records and the engine's per-transaction arrays)
 HISTORY_BYTES_PER_ARRIVAL = 8_200   # (3,146 - 358) MiB / 360,000: the history's rows, ~20 per transaction
+STREAM_BYTES = 128 * MIB               # a streaming run (`streams`) keeps no records: what it holds does not grow
 BASE_BYTES = 230 * MIB              # the interpreter with numpy, pandas, pyarrow and numba loaded
 SLOT_BYTES = 32                     # arrays sized by tables, attempts and I/O lanes (int64/float64, a few each)
 
@@ -54,9 +55,10 @@ class Estimate:
 
 def estimate(cfg: Config, history: bool = False) -> Estimate:
     arrivals = cfg.duration_ms / mean_gap_ms(cfg.workload.inter_arrival)
-    per_arrival = RECORD_BYTES_PER_ARRIVAL + (HISTORY_BYTES_PER_ARRIVAL if history else 0)
+    records = STREAM_BYTES if streams(cfg) else arrivals * RECORD_BYTES_PER_ARRIVAL
     slots = cfg.workload.num_tables + cfg.max_attempts + cfg.io.max_parallel
-    return Estimate(arrivals, arrivals * WALL_S_PER_ARRIVAL, BASE_BYTES + arrivals * per_arrival + slots * SLOT_BYTES)
+    memory = BASE_BYTES + records + arrivals * (HISTORY_BYTES_PER_ARRIVAL if history else 0) + slots * SLOT_BYTES
+    return Estimate(arrivals, arrivals * WALL_S_PER_ARRIVAL, memory)
 
 
 def streams(cfg: Config) -> bool:

@@ -20,7 +20,6 @@ indexed by a count of commits (the conflict table, a throttled log's buckets) gr
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..config import Config
 from ..latency import BATCH, LogNormal, latency_model
