@@ -5,6 +5,7 @@ and CPU seconds (user + system) of each, and writes benchmarks/memory.md.
 
     python benchmarks/memory.py                 # 1, 10 and 100 h (the 100-hour runs take CPU minutes each)
     python benchmarks/memory.py --hours 1 10    # a subset
+    python benchmarks/memory.py --hours 100 --modes out --md /tmp/out.md   # one command (run two at once)
 """
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ def measure(cmd: list[str]) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hours", type=int, nargs="+", default=[1, 10, 100])
+    ap.add_argument("--modes", nargs="+", choices=("json", "out"), default=["json", "out"],
+                    help="json: `run --json`; out: `run --json --out DIR`")
     ap.add_argument("--md", default=str(ROOT / "benchmarks" / "memory.md"), help="write the table here")
     args = ap.parse_args()
     rows = []
@@ -54,7 +57,8 @@ def main() -> None:
             cfg = scratch / f"{hours}h.yaml"
             cfg.write_text(CONFIG % (hours * 3_600_000))
             base = [sys.executable, "-m", "sim", "run", str(cfg), "--json"]
-            for mode, extra in (("--json", []), ("--json --out", ["--out", str(scratch / f"out{hours}")])):
+            modes = {"json": ("--json", []), "out": ("--json --out", ["--out", str(scratch / f"out{hours}")])}
+            for mode, extra in (modes[k] for k in args.modes):
                 r = measure(base + extra)
                 s = json.loads(r["stdout"])
                 row = {"hours": hours, "mode": mode, "arrived": s["transactions"]["arrived"],

@@ -32,8 +32,9 @@ from .layout import (N_HF, N_HI, N_PF, N_PI, N_SF, N_SRC, N_ST, N_TF, N_TI, NEED
                      PI_CKPT_INTERVAL, PI_CONFLICT, PI_HIST, PI_INLINED, PI_LOG, PI_MAX_ATTEMPTS, PI_MAX_PARALLEL,
                      PI_POL_CAT, PI_POL_TAB, PI_POL_THR, PI_READ_MD, PI_REFRESH_FIRST, PI_SCOPE_TABLE, PI_THROTTLE,
                      R_UNFINISHED, S_BACKOFF, S_CAS, S_CONFLICT, S_GAP, S_GET, S_PUT_CP, S_PUT_ML, S_PUT_TM, S_READ,
-                     S_THROTTLE, SRC_STREAM, ST_ARR_BASE, ST_FREE, ST_HIST_N, ST_NEXT_TXN, TF_END, TF_RTEND,
-                     TI_OUTCOME, TI_PC, TI_REASON, TI_TXN, Model)
+                     S_THROTTLE, SRC_STREAM, ST_ARR_BASE, ST_FREE, ST_HIST_N, ST_NEXT_TXN, ST_SEQ, ST_SEQ_LIVE, TF_END, TF_RTEND,
+                     TI_OUTCOME, TI_PC, TI_REASON, TI_SEQ0, TI_TXN, Model)
+from .draws import max_gets_per_event
 from .retry import delay_table
 
 THROTTLE_RESENDS = 64     # the resend delay table's length; later 429s in a row sleep its last (capped) delay
@@ -249,6 +250,9 @@ class Run:
         """Refill the sources in the `needs` mask (`max_gets`: GETs the next event may take), swap a full
         history buffer for a fresh one, and make room for the next arrival and the next commit."""
         m = self.m
+        used = m.tx_i[:, TI_TXN] >= 0   # the oldest transaction in flight bounds the GETs of an event
+        m.st[ST_SEQ_LIVE] = m.tx_i[used, TI_SEQ0].min() if used.any() else m.st[ST_SEQ]
+        max_gets = min(max_gets, int(max_gets_per_event(m)))
         fresh = {}
         for s in range(N_SRC):
             if need & (1 << s):
