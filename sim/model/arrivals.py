@@ -4,8 +4,8 @@ from . import history
 from .draws import take
 from .jit import model_function
 from .layout import (ARR_CLOSE, ARR_NEXT, PC_INIT, PF_DURATION, PF_HI, PF_LO, PI_MAX_ATTEMPTS, S_GAP, ST_ARR_DONE,
-                     ST_ARR_BASE, ST_ARR_PC, ST_FREE, ST_NEXT_TXN, ST_OPEN, ST_SEQ, ST_STOP, TF_ARRIVAL, TF_RUNTIME, TI_INWIN, TI_ISVO,
-                     TI_PC, TI_SEQ0, TI_TABLE, TI_TXN)
+                     ST_ARR_BASE, ST_ARR_PC, ST_FREE, ST_NEXT_TXN, ST_OPEN, ST_STOP, TF_ARRIVAL, TF_RUNTIME, TI_INWIN, TI_ISVO,
+                     TI_PC, TI_TABLE, TI_TXN)
 
 
 @model_function
@@ -38,7 +38,6 @@ def on_arrival(m, now):
     t = m.tables[a]
     inwin = m.pf[PF_LO] <= now < m.pf[PF_HI]
     m.tx_i[s, TI_TXN] = j
-    m.tx_i[s, TI_SEQ0] = m.st[ST_SEQ]
     m.tx_i[s, TI_TABLE] = t
     m.tx_i[s, TI_ISVO] = m.isvo[a]
     m.tx_i[s, TI_INWIN] = 1 if inwin else 0

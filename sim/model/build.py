@@ -27,13 +27,13 @@ from ..rng import run_streams
 from ..workload import IsValidatedOverwrite, inter_arrival_dist, runtime_dist, table_dist
 from ..providers import load_provider
 from .layout import (N_HF, N_HI, N_PF, N_PI, N_SF, N_SRC, N_ST, N_TF, N_TI, NEED_BUCKETS, NEED_HISTORY, NEED_THR,
-                     NEED_TXN, O_UNFINISHED, PC_DONE, PF_BURST,
+                     NEED_TXN, O_UNFINISHED, PC_BASE, PC_DONE, PC_INIT, PC_L_BASE, PF_BURST,
                      PF_DURATION, PF_F, PF_G, PF_HI, PF_JIT_CAT, PF_JIT_TAB, PF_JIT_THR, PF_LO, PF_RATE_PER_MS,
                      PI_CKPT_INTERVAL, PI_CONFLICT, PI_HIST, PI_INLINED, PI_LOG, PI_MAX_ATTEMPTS, PI_MAX_PARALLEL,
                      PI_POL_CAT, PI_POL_TAB, PI_POL_THR, PI_READ_MD, PI_REFRESH_FIRST, PI_SCOPE_TABLE, PI_THROTTLE,
                      R_UNFINISHED, S_BACKOFF, S_CAS, S_CONFLICT, S_GAP, S_GET, S_PUT_CP, S_PUT_ML, S_PUT_TM, S_READ,
-                     S_THROTTLE, SRC_STREAM, ST_ARR_BASE, ST_FREE, ST_HIST_N, ST_NEXT_TXN, ST_SEQ, ST_SEQ_LIVE, TF_END, TF_RTEND,
-                     TI_OUTCOME, TI_PC, TI_REASON, TI_SEQ0, TI_TXN, Model)
+                     S_THROTTLE, SRC_STREAM, ST_ARR_BASE, ST_FREE, ST_HIST_N, ST_NEXT_TXN, ST_SEQ, ST_SEQ_STOP, ST_VAL_MAX, TF_END, TF_RTEND,
+                     TI_ISVO, TI_OUTCOME, TI_PC, TI_REASON, TI_TABLE, TI_TXN, TI_VALIDATED, Model)
 from .draws import max_gets_per_event
 from .retry import delay_table
 
@@ -250,8 +250,7 @@ class Run:
         """Refill the sources in the `needs` mask (`max_gets`: GETs the next event may take), swap a full
         history buffer for a fresh one, and make room for the next arrival and the next commit."""
         m = self.m
-        used = m.tx_i[:, TI_TXN] >= 0   # the oldest transaction in flight bounds the GETs of an event
-        m.st[ST_SEQ_LIVE] = m.tx_i[used, TI_SEQ0].min() if used.any() else m.st[ST_SEQ]
+        self._validation_bound(m)
         max_gets = min(max_gets, int(max_gets_per_event(m)))
         fresh = {}
         for s in range(N_SRC):
@@ -274,6 +273,20 @@ class Run:
             fresh["bk_last"] = np.concatenate([m.bk_last, np.full(n, -np.inf)])
             fresh["bk_prev"] = np.concatenate([m.bk_prev, np.full(n, -1, dtype=np.int64)])
         self.m = m._replace(**fresh)
+
+    @staticmethod
+    def _validation_bound(m) -> None:
+        """ST_VAL_MAX: the most snapshots a transaction in flight has yet to validate (v[t] - TI_VALIDATED),
+        counting those that validate (a rewrite's VOs; every log writer) once they have read their base snapshot
+        (the ones that have not will see only later commits); `max_gets_per_event` adds the commits since."""
+        tx = m.tx_i
+        pc = tx[:, TI_PC]
+        live = (tx[:, TI_TXN] >= 0) & (pc != PC_DONE) & (pc != PC_INIT) & (pc != PC_BASE) & (pc != PC_L_BASE)
+        if m.pi[PI_LOG] == 0:
+            live &= tx[:, TI_ISVO] != 0
+        val = m.versions[tx[live, TI_TABLE]] - tx[live, TI_VALIDATED]
+        m.st[ST_VAL_MAX] = max(0, int(val.max())) if len(val) else 0
+        m.st[ST_SEQ_STOP] = m.st[ST_SEQ]
 
     def _make_room(self, m) -> dict:
         """Room for the next arrival: with no slot free, finished transactions hand out their records (and the

@@ -9,7 +9,7 @@ from .jit import model_function
 
 from .layout import HIST_ROWS_PER_EVENT, NEED_BUCKETS, NEED_HISTORY, NEED_THR, NEED_TXN, PI_CKPT_INTERVAL, \
     PI_CONFLICT, PI_HIST, PI_LOG, PI_THROTTLE, S_BACKOFF, S_CAS, S_CONFLICT, S_GAP, S_GET, S_PUT_CP, S_PUT_ML, S_PUT_TM, S_READ, \
-    S_THROTTLE, ST_ARR_BASE, ST_ARR_DONE, ST_FREE, ST_HIST_N, ST_NEXT_TXN, ST_SEQ, ST_SEQ_LIVE
+    S_THROTTLE, ST_ARR_BASE, ST_ARR_DONE, ST_FREE, ST_HIST_N, ST_NEXT_TXN, ST_SEQ, ST_SEQ_STOP, ST_VAL_MAX
 
 
 @model_function
@@ -23,11 +23,11 @@ def take(arr, m, s):
 @model_function
 def max_gets_per_event(m):
     """GETs one event may draw: a prepare's metadata and manifest-list reads, its n - 1 validation reads, a
-    metadata read after a failure (or a log's n entries to check); n is at most the commits since the
-    transaction arrived, so since the oldest one in flight did (ST_SEQ_LIVE, which keeps this bound flat in
-    the run's length). Or a log snapshot's checkpoint and entries: at most checkpoint_interval + 1, or with no
-    checkpoints every entry of the table. Grows by at most one per event."""
-    n = m.st[ST_SEQ] - m.st[ST_SEQ_LIVE]
+    metadata read after a failure (or a log's n entries to check); n is at most what a transaction in flight
+    had yet to validate at the last stop (ST_VAL_MAX) plus the commits since, so it follows the transactions in
+    flight, not the run's length. Or a log snapshot's checkpoint and entries: at most checkpoint_interval + 1,
+    or with no checkpoints every entry of the table. Grows by at most one per event."""
+    n = m.st[ST_VAL_MAX] + m.st[ST_SEQ] - m.st[ST_SEQ_STOP]
     if m.pi[PI_LOG] != 0:
         ci = m.pi[PI_CKPT_INTERVAL]
         snap = ci + 1 if ci > 0 else m.st[ST_SEQ]

@@ -33,9 +33,8 @@ P_IMMEDIATE, P_FIXED, P_EXPONENTIAL = 0, 1, 2
 
 # ---------------------------------------------------------------------------------------------- per-transaction columns
 TI_TABLE, TI_ISVO, TI_INWIN, TI_PC, TI_SEQ, TI_V, TI_PREPARED, TI_VALIDATED, TI_OUTCOME, TI_REASON, \
-    TI_ATTEMPTS, TI_CATC, TI_TABC, TI_MLREAD, TI_CREADS, TI_GETS, TI_PUTS, TI_THR, TI_THR_K, TI_TXN, TI_SEQ0 = range(21)
-N_TI = 21                 # TI_THR: requests answered 429; TI_THR_K: 429s in a row of the request in flight
-# TI_SEQ0: commits (st[ST_SEQ]) when it arrived
+    TI_ATTEMPTS, TI_CATC, TI_TABC, TI_MLREAD, TI_CREADS, TI_GETS, TI_PUTS, TI_THR, TI_THR_K, TI_TXN = range(20)
+N_TI = 20                 # TI_THR: requests answered 429; TI_THR_K: 429s in a row of the request in flight
 # TI_TXN: the transaction id, -1 in a free slot. Rows are slots (`sim.model.build`): a transaction takes a free one
 # at its arrival and keeps it until its record is handed out; handlers and engines use the slot, history the id
 TF_ARRIVAL, TF_RUNTIME, TF_RTEND, TF_END, TF_L, TF_BACKOFF = range(6)
@@ -60,9 +59,11 @@ NEED_THR = N_SRC + 2       # ... the conflict table `thr` could be indexed past 
 NEED_BUCKETS = N_SRC + 3   # ... a throttled log's next entry has no bucket yet
 
 # ---------------------------------------------------------------------------------------------- run state
-ST_SEQ, ST_OPEN, ST_ARR_DONE, ST_ARR_PC, ST_NEXT_TXN, ST_HIST_N, ST_STOP, ST_FREE, ST_ARR_BASE, ST_SEQ_LIVE = range(10)
-N_ST = 10                 # ST_FREE: free slots (on the `free` stack); ST_ARR_BASE: the id of tables[0];
-# ST_SEQ_LIVE: at most the least TI_SEQ0 of a transaction in flight (set between events)
+ST_SEQ, ST_OPEN, ST_ARR_DONE, ST_ARR_PC, ST_NEXT_TXN, ST_HIST_N, ST_STOP, ST_FREE, ST_ARR_BASE, ST_VAL_MAX, \
+    ST_SEQ_STOP = range(11)
+N_ST = 11                 # ST_FREE: free slots (on the `free` stack); ST_ARR_BASE: the id of tables[0];
+# ST_VAL_MAX: at the last stop between events (st[ST_SEQ] was ST_SEQ_STOP then), the most snapshots a transaction
+# in flight had yet to validate
 ARR_NEXT, ARR_CLOSE = 1, 2            # the arrivals' pending event: the next arrival, or the end of arrivals
 SF_NOW = 0
 N_SF = 1
