@@ -10,6 +10,9 @@ sim, numpy, pandas, pyarrow and numba (227 MiB):
   history 1,367 MiB;
 - s3, 1 table, FA only, mean gap 100 ms, 10 h (360,000 arrivals): 5.3 s, 358 MiB; with history 3,146 MiB.
 The larger per-arrival figure of each is kept, so estimates err on the heavy side.
+A run above STREAM_ARRIVALS streams its records (`streams`), and its memory no longer grows with its length:
+STREAM_BYTES is the heaviest such run measured (benchmarks/memory.md, 2026-11-22: s3x, 20 tables, FA 0.9,
+100 arrivals/s, 100 h, `run --json --out`) less BASE_BYTES.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ GIB = 1024 * MIB
 WALL_S_PER_ARRIVAL = 52e-6          # 9.4 s / 180,000
 RECORD_BYTES_PER_ARRIVAL = 1_050    # 358 MiB / 360,000 (records and the engine's per-transaction arrays)
 HISTORY_BYTES_PER_ARRIVAL = 8_200   # (3,146 - 358) MiB / 360,000: the history's rows, ~20 per transaction
-STREAM_BYTES = 128 * MIB               # a streaming run (`streams`) keeps no records: what it holds does not grow
+STREAM_BYTES = 780 * MIB               # a streaming run (`streams`) keeps no records: what it holds does not grow
 BASE_BYTES = 230 * MIB              # the interpreter with numpy, pandas, pyarrow and numba loaded
 SLOT_BYTES = 32                     # arrays sized by tables, attempts and I/O lanes (int64/float64, a few each)
 
