@@ -37,9 +37,10 @@ def config(source: str | Path | dict | Config | None = None, **overrides: Any) -
 
 
 def run(cfg: Config | dict | str | Path, replication: int = 0, *, history: bool = False,
-        engine: str = "fast") -> RunResult:
-    """One replication of one configuration."""
-    return _run(config(cfg), replication, history=history, engine=engine)
+        engine: str = "fast", stream: bool | None = None) -> RunResult:
+    """One replication of one configuration. A large run streams (keeps no records, `sim.run.run`) unless
+    `stream=False`."""
+    return _run(config(cfg), replication, history=history, engine=engine, stream=stream)
 
 
 def replicate(cfg: Config | dict | str | Path, replications: int, *, engine: str = "fast") -> pd.DataFrame:

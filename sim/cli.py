@@ -76,15 +76,19 @@ def cmd_run(args) -> int:
     est = estimate(cfg, history=args.history)
     print(f"estimate: {est.describe()}", file=sys.stderr)
     guard(est, None if args.yes else Limits.default(), "this run")
-    with _numba_without_scipy_blas():
-        result = run(cfg, args.replication, history=args.history, engine=args.engine)
     if args.out:
         with staged_dir(Path(args.out), replace=False) as out:   # all files, or none
-            atomic_write_parquet(out / "transactions.parquet", result.records)
+            # the records stream to parquet in row groups as transactions finish
+            with _numba_without_scipy_blas():
+                result = run(cfg, args.replication, history=args.history, engine=args.engine,
+                             records_path=out / "transactions.parquet")
             atomic_write_text(out / "summary.json", dumps({**result.summary, "per_table": result.per_table}))
             atomic_write_text(out / "config.yaml", yaml.safe_dump(result.resolved, sort_keys=False))
             if result.history is not None:
                 atomic_write_parquet(out / "history.parquet", result.history)
+    else:
+        with _numba_without_scipy_blas():
+            result = run(cfg, args.replication, history=args.history, engine=args.engine)
     if args.json:
         print(dumps({**metrics.nested(result.summary), "config_hash": result.summary["config_hash"],
                      "replication": args.replication, "events": result.summary["events"],

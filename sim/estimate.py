@@ -10,6 +10,9 @@ sim, numpy, pandas, pyarrow and numba (227 MiB):
   history 1,367 MiB;
 - s3, 1 table, FA only, mean gap 100 ms, 10 h (360,000 arrivals): 5.3 s, 358 MiB; with history 3,146 MiB.
 The larger per-arrival figure of each is kept, so estimates err on the heavy side.
+A run above STREAM_ARRIVALS streams its records (`streams`), and its memory no longer grows with its length:
+STREAM_BYTES is the heaviest such run measured (benchmarks/memory.md, 2026-11-22: s3x, 20 tables, FA 0.9,
+100 arrivals/s, 100 h, `run --json --out`) less BASE_BYTES.
 """
 from __future__ import annotations
 
@@ -25,8 +28,11 @@ GIB = 1024 * MIB
 WALL_S_PER_ARRIVAL = 52e-6          # 9.4 s / 180,000
 RECORD_BYTES_PER_ARRIVAL = 1_050    # 358 MiB / 360,000 (records and the engine's per-transaction arrays)
 HISTORY_BYTES_PER_ARRIVAL = 8_200   # (3,146 - 358) MiB / 360,000: the history's rows, ~20 per transaction
+STREAM_BYTES = 780 * MIB               # a streaming run (`streams`) keeps no records: what it holds does not grow
 BASE_BYTES = 230 * MIB              # the interpreter with numpy, pandas, pyarrow and numba loaded
 SLOT_BYTES = 32                     # arrays sized by tables, attempts and I/O lanes (int64/float64, a few each)
+
+STREAM_ARRIVALS = 2_000_000         # a run expected to have more streams its records (`streams`)
 
 LIMIT_WALL_S = 3600.0               # one run longer than an hour is refused without --yes
 LIMIT_MEMORY_SHARE = 0.5            # ... and one needing more than half of this machine's memory
@@ -52,9 +58,16 @@ class Estimate:
 
 def estimate(cfg: Config, history: bool = False) -> Estimate:
     arrivals = cfg.duration_ms / mean_gap_ms(cfg.workload.inter_arrival)
-    per_arrival = RECORD_BYTES_PER_ARRIVAL + (HISTORY_BYTES_PER_ARRIVAL if history else 0)
+    records = STREAM_BYTES if streams(cfg) else arrivals * RECORD_BYTES_PER_ARRIVAL
     slots = cfg.workload.num_tables + cfg.max_attempts + cfg.io.max_parallel
-    return Estimate(arrivals, arrivals * WALL_S_PER_ARRIVAL, BASE_BYTES + arrivals * per_arrival + slots * SLOT_BYTES)
+    memory = BASE_BYTES + records + arrivals * (HISTORY_BYTES_PER_ARRIVAL if history else 0) + slots * SLOT_BYTES
+    return Estimate(arrivals, arrivals * WALL_S_PER_ARRIVAL, memory)
+
+
+def streams(cfg: Config) -> bool:
+    """Whether a run summarizes its records as they come instead of keeping them (`sim.run.run`): above
+    STREAM_ARRIVALS expected arrivals, whose records would take ~RECORD_BYTES_PER_ARRIVAL each."""
+    return cfg.duration_ms / mean_gap_ms(cfg.workload.inter_arrival) > STREAM_ARRIVALS
 
 
 def physical_memory_bytes() -> float:

@@ -13,7 +13,7 @@ from .model.layout import (HF_ANSWER, HF_TIME, HI_ATTEMPTS, HI_BASE, HI_EXPECTED
                            K_FINAL, KINDS, N_HF, N_HI, O_NONE, O_UNFINISHED, OPS, OUTCOMES, R_NONE, R_UNFINISHED,
                            REASONS, ST_SEQ, TF_ARRIVAL, TF_BACKOFF, TF_END, TF_RTEND, TI_ATTEMPTS, TI_CATC,
                            TI_CREADS, TI_GETS, TI_INWIN, TI_ISVO, TI_MLREAD, TI_OUTCOME, TI_PUTS, TI_REASON,
-                           TI_TABC, TI_TABLE, TI_THR)
+                           TI_TABC, TI_TABLE, TI_THR, TI_TXN)
 
 RECORD_COLUMNS = ("txn", "table", "table_rank", "op", "arrival_ms", "runtime_end_ms", "end_ms", "outcome",
                   "reason", "attempts", "catalog_conflicts", "table_conflicts", "manifest_lists_read",
@@ -22,6 +22,9 @@ RECORD_COLUMNS = ("txn", "table", "table_rank", "op", "arrival_ms", "runtime_end
 HISTORY_COLUMNS = ("kind", "time_ms", "txn", "table", "op", "seq", "version", "expected", "ok", "base_version",
                    "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts")
 
+
+# the record columns `history_frame` reads (a streaming sink keeps these when the history is recorded)
+HISTORY_NEEDS = ("txn", "table", "op", "outcome", "attempts")
 
 # record columns held as codes into these labels (`record_columns`); strings in a frame
 CODED = {"op": OPS, "outcome": OUTCOMES, "reason": REASONS}
@@ -43,14 +46,13 @@ def _strings(labels: tuple, codes: np.ndarray, dtype):
     return pd.array(np.array(labels, dtype=object)[codes], dtype=dtype)
 
 
-def record_columns(run) -> dict[str, np.ndarray]:
-    """One array per RECORD_COLUMNS entry, one element per transaction in id order; `op`, `outcome` and `reason`
-    are codes into CODED's labels. Fresh arrays, not views of the run's state."""
-    tx_i, tx_f = run.m.tx_i, run.m.tx_f
+def record_rows(tx_i: np.ndarray, tx_f: np.ndarray) -> dict[str, np.ndarray]:
+    """One array per RECORD_COLUMNS entry from transaction rows (`sim.model.layout` TI_*/TF_* columns, fresh
+    copies, in id order); `op`, `outcome` and `reason` are codes into CODED's labels."""
     table = tx_i[:, TI_TABLE].copy()
     attempts = tx_i[:, TI_ATTEMPTS].copy()
     cols = {
-        "txn": np.arange(run.n_txn, dtype=np.int64),
+        "txn": tx_i[:, TI_TXN].copy(),
         "table": table,
         "table_rank": table + 1,
         "op": tx_i[:, TI_ISVO].copy(),
@@ -75,6 +77,12 @@ def record_columns(run) -> dict[str, np.ndarray]:
     return cols
 
 
+def record_columns(run) -> dict[str, np.ndarray]:
+    """The finished run's records, one array per RECORD_COLUMNS entry in id order, as its sink kept them (all
+    columns in memory; a streaming sink keeps only those it was asked to)."""
+    return run.sink.columns()
+
+
 def records_frame_of(cols: dict[str, np.ndarray]):
     """The records DataFrame (RECORD_COLUMNS, strings for the coded columns) of `record_columns`' arrays."""
     import pandas as pd
@@ -93,10 +101,10 @@ def history_frame(run):
     id order) and a `final` row per table; None if the run recorded none."""
     if not run.record_history:
         return None
-    tx_i = run.m.tx_i
+    rec = run.sink.columns()   # the records of every transaction (`op`, `table`, `outcome`, `attempts`)
     versions = run.m.versions
     end = run.end_ms
-    live = np.flatnonzero(tx_i[:, TI_OUTCOME] == O_UNFINISHED)
+    live = np.flatnonzero(rec["outcome"] == O_UNFINISHED)
     nt = len(versions)
     k = len(live)
     m = k + nt
@@ -107,10 +115,10 @@ def history_frame(run):
     X_i[HI_REASON] = R_NONE
     X_i[HI_KIND, :k] = K_END
     X_i[HI_TXN, :k] = live
-    X_i[HI_TABLE, :k] = tx_i[live, TI_TABLE]
+    X_i[HI_TABLE, :k] = rec["table"][live]
     X_i[HI_OUTCOME, :k] = O_UNFINISHED
     X_i[HI_REASON, :k] = R_UNFINISHED
-    X_i[HI_ATTEMPTS, :k] = tx_i[live, TI_ATTEMPTS]
+    X_i[HI_ATTEMPTS, :k] = rec["attempts"][live]
     X_i[HI_KIND, k:] = K_FINAL
     X_i[HI_TABLE, k:] = np.arange(nt)
     X_i[HI_SEQ, k:] = run.m.st[ST_SEQ]
@@ -125,7 +133,7 @@ def history_frame(run):
     txn = H_i[HI_TXN]
     is_begin = kind == K_BEGIN
     op_code = np.zeros(len(kind), dtype=np.int64)   # 0: "", 1: fa, 2: vo
-    op_code[is_begin] = 1 + tx_i[txn[is_begin], TI_ISVO]
+    op_code[is_begin] = 1 + rec["op"][txn[is_begin]]
     cols = {
         "i": np.arange(len(kind), dtype=np.int64),
         "kind": _strings(KINDS, kind, sdt),

@@ -124,6 +124,38 @@ def atomic_write_parquet(path: Path, df: "pd.DataFrame") -> None:
     atomic_write_with(path, lambda tmp: df.to_parquet(tmp, index=False))
 
 
+class ParquetStream:
+    """A parquet file written row group by row group (pyarrow's ParquetWriter) with the schema of `empty`, an
+    empty frame; the file appears at `path` only on `close()`, like every atomic write here."""
+
+    def __init__(self, path: Path, empty: "pd.DataFrame"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        self.path = Path(path)
+        _mkdir(self.path.parent)
+        self._tmp = self.path.parent / f".{self.path.name}.{os.getpid()}.tmp"
+        self._schema = pa.Table.from_pandas(empty, preserve_index=False).schema
+        with _writing(self.path):
+            self._writer = pq.ParquetWriter(self._tmp, self._schema)
+
+    def write(self, frame: "pd.DataFrame") -> None:
+        """One row group."""
+        import pyarrow as pa
+        table = pa.Table.from_pandas(frame, schema=self._schema, preserve_index=False)
+        with _writing(self.path):
+            self._writer.write_table(table, row_group_size=max(1, len(frame)))
+
+    def close(self) -> None:
+        try:
+            with _writing(self.path):
+                self._writer.close()
+                os.chmod(self._tmp, file_mode())
+                os.replace(self._tmp, self.path)
+        except BaseException:
+            self._tmp.unlink(missing_ok=True)
+            raise
+
+
 def atomic_write_csv(path: Path, df: "pd.DataFrame") -> None:
     atomic_write_with(path, lambda tmp: df.to_csv(tmp, index=False))
 

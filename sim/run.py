@@ -6,10 +6,13 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pathlib import Path
+
 from . import metrics, records as records_mod
 from .config import Config, config_hash
 from .engines import ENGINES, make_engine
 from .providers import load_provider
+from .sink import ROW_GROUP_ROWS, StreamSink
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,7 +33,8 @@ class RunResult:
     replication: int
     summary: dict                 # flat metrics (sim.metrics.summarize) plus run facts
     per_table: list[dict]
-    columns: dict                 # the records as numpy arrays, codes for op/outcome/reason (sim.records)
+    columns: dict | None          # the records as numpy arrays, codes for op/outcome/reason (sim.records);
+                                  # None if they were streamed (`run(stream=True)`)
     history: "pd.DataFrame | None" = None
     resolved: dict = field(default_factory=dict)
 
@@ -38,24 +42,46 @@ class RunResult:
     def records(self) -> "pd.DataFrame":
         """One row per transaction (in and out of the window); built when first asked for, so that a sweep or
         `run --json` never pays for (or imports) pandas."""
+        if self.columns is None:
+            raise ValueError("this run streamed its records (to its --out directory, if any) and kept none")
         return records_mod.records_frame_of(self.columns)
 
 
-def run(cfg: Config, replication: int = 0, *, history: bool = False, engine: str = "fast") -> RunResult:
+def run(cfg: Config, replication: int = 0, *, history: bool = False, engine: str = "fast",
+        stream: bool | None = None, records_path: Path | None = None, row_group_rows: int = ROW_GROUP_ROWS,
+        slots: int | None = None) -> RunResult:
     """`engine`: `fast` (compiled, the default) or `simpy` (SimPy processes); both run the one model of
-    `sim.model` and give identical results."""
+    `sim.model` and give identical results.
+
+    `stream`: summarize the records as transactions finish instead of keeping them (memory flat in the run's
+    length; percentiles within `metrics.ALPHA_SUMMARY`, see `metrics.StreamSummary`); None: if the run is
+    large (`sim.estimate.streams`). `records_path`: write the records there (parquet, row groups of
+    `row_group_rows`) as transactions finish; a run that does not stream keeps them too, for its exact
+    summary. `slots`: the first size of the transactions' ring (`sim.model.build.Run`)."""
+    from .estimate import streams
     start = time.perf_counter()
-    eng = make_engine(cfg, replication, history, engine).run()
-    cols = records_mod.record_columns(eng.r)
+    stream = streams(cfg) if stream is None else stream
+    sink = None
+    if stream or records_path is not None:
+        keep = (records_mod.HISTORY_NEEDS if history else ()) if stream else records_mod.RECORD_COLUMNS
+        sink = StreamSink((cfg.warmup_ms, cfg.duration_ms - cfg.cooldown_ms), cfg.workload.num_tables,
+                          records_path, row_group_rows, keep=keep, summarize=stream)
+    eng = make_engine(cfg, replication, history, engine, sink=sink, slots=slots).run()
     window = eng.window
-    summary = metrics.summarize(cols, window)
-    n = len(cols["txn"])
+    if stream:
+        cols = None
+        summary, per_table, total = sink.summary.summary(), sink.summary.per_table(), sink.summary.total
+    else:
+        cols = records_mod.record_columns(eng.r)
+        summary, per_table = metrics.summarize(cols, window), metrics.per_table(cols, window)
+        total = {"transactions": len(cols["txn"]), "catalog_reads": int(cols["catalog_reads"].sum()),
+                 "cases": int(cols["cases"].sum())}
+    n = total["transactions"]
     summary.update({
         "config_hash": config_hash(cfg), "replication": replication,
         # engine-independent event count: arrivals plus catalog effect points (reads and CASes)
-        "events": int(n + cols["catalog_reads"].sum() + cols["cases"].sum()),
+        "events": int(n + total["catalog_reads"] + total["cases"]),
         "sim_end_ms": eng.end_ms, "transactions_total": n,
         "wall_s": time.perf_counter() - start,
     })
-    return RunResult(cfg, replication, summary, metrics.per_table(cols, window), cols, eng.history_frame(),
-                     resolved_config(cfg))
+    return RunResult(cfg, replication, summary, per_table, cols, eng.history_frame(), resolved_config(cfg))

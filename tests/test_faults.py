@@ -118,27 +118,28 @@ def test_disk_full_during_a_report_leaves_the_old_report_whole(tiny_reference, t
 
 def test_disk_full_in_run_out_writes_nothing(tmp_path, monkeypatch):
     """`run --out DIR --history`: the disk fills up at the last file (history.parquet; simulated in-process by a
-    parquet writer raising ENOSPC on its second call). Exit 74 naming it, and DIR is not left with the first
-    files of a run whose output is incomplete."""
+    parquet writer raising ENOSPC on its first call: the records went before, streamed through pyarrow's
+    ParquetWriter). Exit 74 naming it, and DIR is not left with the first files of a run whose output is
+    incomplete."""
     import errno
 
     from sim import cli
     real, calls = pd.DataFrame.to_parquet, []
 
-    def full_on_second(self, path, *a, **kw):
+    def full_on_first(self, path, *a, **kw):
         calls.append(path)
-        if len(calls) == 2:
+        if len(calls) == 1:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
         return real(self, path, *a, **kw)
 
-    monkeypatch.setattr(pd.DataFrame, "to_parquet", full_on_second)
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", full_on_first)
     cfg = tmp_path / "c.yaml"
     cfg.write_text(yaml.safe_dump(TINY_SWEEP["base"]))
     out = tmp_path / "out"
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         code = cli.main(["run", str(cfg), "--out", str(out), "--history", "--json"])
-    assert code == EXIT_IO and len(calls) == 2
+    assert code == EXIT_IO and len(calls) == 1
     assert err.getvalue().strip().splitlines()[-1] == \
         f"error: cannot write {out / 'history.parquet'}: No space left on device"
     assert not out.exists() and not _leftovers(tmp_path)

@@ -53,18 +53,19 @@ def test_floats_with_an_exponent_are_numbers(tmp_path):
 
 
 def test_a_runaway_config_is_refused_with_its_estimate(tmp_path):
-    """duration_ms 1000x too large (a typo): exit 2 before anything runs, with arrivals, time and memory. On code
-    without the guard the run would start and take half an hour: the timeout turns that into a failure."""
+    """duration_ms 10,000x too large (a typo): exit 2 before anything runs, with arrivals, time and memory. On
+    code without the guard the run would start and take hours: the timeout turns that into a failure. (A large
+    run streams its records, so its memory no longer grows with it; its run time does.)"""
     p = tmp_path / "c.yaml"
-    p.write_text("duration_ms: 3.6e9\n")
+    p.write_text("duration_ms: 3.6e10\n")
     try:
         r = run_cli("run", p, "--out", tmp_path / "out", timeout=60)
     except subprocess.TimeoutExpired:
-        pytest.fail("a run estimated at ~36 M arrivals started without a word")
+        pytest.fail("a run estimated at ~360 M arrivals started without a word")
     assert r.returncode == 2, r.stderr
     err = r.stderr.strip().splitlines()[-1]
-    assert err.startswith("error: this run looks too big: ~36,000,000 arrivals") and "--yes" in err, err
-    assert "of run time" in err and "GiB of memory" in err
+    assert err.startswith("error: this run looks too big: ~360,000,000 arrivals") and "--yes" in err, err
+    assert "of run time" in err and "of memory" in err and "run time above" in err
     assert not (tmp_path / "out").exists()
 
 

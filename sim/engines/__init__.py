@@ -8,11 +8,12 @@ from __future__ import annotations
 ENGINES = ("fast", "simpy")
 
 
-def make_engine(cfg, replication: int = 0, history: bool = False, engine: str = "fast"):
+def make_engine(cfg, replication: int = 0, history: bool = False, engine: str = "fast", **kw):
+    """`kw`: `sink`, `slots` (`sim.model.build.Run`)."""
     if engine == "fast":
         from .fast import FastEngine
-        return FastEngine(cfg, replication, record_history=history)
+        return FastEngine(cfg, replication, record_history=history, **kw)
     if engine == "simpy":
         from .simpy_engine import SimPyEngine
-        return SimPyEngine(cfg, replication, record_history=history)
+        return SimPyEngine(cfg, replication, record_history=history, **kw)
     raise ValueError(f"unknown engine {engine!r} (expected one of: {', '.join(ENGINES)})")

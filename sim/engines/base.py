@@ -9,9 +9,11 @@ from .. import records
 class EngineBase:
     """One replication of one configuration. `run()` simulates; then `records_frame()`, `history_frame()`."""
 
-    def __init__(self, cfg: Config, replication: int = 0, record_history: bool = False):
+    def __init__(self, cfg: Config, replication: int = 0, record_history: bool = False, *, sink=None,
+                 slots: int | None = None):
+        """`sink`, `slots`: see `sim.model.build.Run` (where records go; the ring's first size)."""
         self.cfg = cfg
-        self.r = Run(cfg, replication, record_history)
+        self.r = Run(cfg, replication, record_history, sink=sink, slots=slots)
         self.window = self.r.window
         self.watchdog_ms = cfg.duration_ms + cfg.drain_limit_ms   # the drain limit bounds the run
 

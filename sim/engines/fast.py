@@ -25,7 +25,7 @@ from ..model.draws import events_before_refill, max_gets_per_event, needs
 from ..model.layout import PC_DONE, ST_STOP, TI_PC
 from .base import EngineBase
 
-# heap "who": >= 0 a transaction; else:
+# heap "who": >= 0 a transaction (its slot); else:
 W_ARRIVALS_START, W_ARRIVALS, W_WATCHDOG, W_STOP = np.int64(-1), np.int64(-2), np.int64(-3), np.int64(-4)
 URGENT, NORMAL = np.int64(0), np.int64(1)
 _PRIO_SHIFT = np.int64(1) << np.int64(62)   # heap key = priority * 2^62 + eid
@@ -135,7 +135,7 @@ def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
         now = h_t[0]
         who = h_w[0]
         hsize = _pop(h_t, h_k, h_w, hsize)
-        if who >= 0:
+        if who >= 0:   # a transaction's slot
             delay = step(m, who, now)
             if m.tx_i[who, TI_PC] != PC_DONE:
                 hsize = _push(h_t, h_k, h_w, hsize, now + delay, NORMAL * _PRIO_SHIFT + eid, who)
@@ -174,13 +174,16 @@ class FastEngine(EngineBase):
 
     def run(self) -> "FastEngine":
         r = self.r
-        cap = r.n_txn + 8
-        h_t = np.zeros(cap, dtype=np.float64)
-        h_k = np.zeros(cap, dtype=np.int64)
-        h_w = np.zeros(cap, dtype=np.int64)
+        # the heap holds each transaction in flight (one per slot in use), the arrivals, watchdog and stop
+        h_t = h_k = h_w = np.zeros(0, dtype=np.int64)
         e = np.zeros(N_E, dtype=np.int64)
         end = np.zeros(1, dtype=np.float64)
         while True:
+            cap = r.m.tx_i.shape[0] + 8
+            if len(h_t) < cap:   # the slots grew (or the run starts): so does the heap, between events
+                n = int(e[E_HEAP])
+                h_t, h_k, h_w = (np.concatenate([h[:n], np.zeros(cap - n, dtype=dt)])
+                                 for h, dt in ((h_t, np.float64), (h_k, np.int64), (h_w, np.int64)))
             status = _loop(r.m, e, h_t, h_k, h_w, self.watchdog_ms, end)
             if status == STATUS_DONE:
                 break

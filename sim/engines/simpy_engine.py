@@ -10,8 +10,9 @@ are lists, and the per-transaction columns numpy arrays of dtype object. Python 
 what numpy's scalars do (IEEE doubles, 64-bit ints that never overflow here), at a fraction of the cost: a
 numpy scalar costs 2-3x a Python number per operation, and an int64 scalar plus a float about 5 us. The history
 buffers stay the run's own arrays. What the handlers write is copied back into the run's arrays before a
-refill and at the end, the only times anything outside the model reads them. This halved the engine's time on
-the benchmark configuration (s3, 1 table, 90/10, 200 ms).
+refill and at the end, the only times anything outside the model reads them (a refill also hands out finished
+transactions' records and frees their slots, so the view is rebuilt after it). This halved the engine's time
+on the benchmark configuration (s3, 1 table, 90/10, 200 ms).
 """
 from __future__ import annotations
 
@@ -25,8 +26,7 @@ from .base import EngineBase
 
 _OBJECTS = ("tx_i", "tx_f")         # per transaction: numpy arrays of Python numbers (dtype object)
 _LISTS = tuple(f for f in Model._fields if f not in _OBJECTS + ("H_i", "H_f"))
-GET_HEADROOM_EVENTS = 64
-_STATE = ("st", "cur", "versions", "sf", "bk_tokens", "bk_last", "bk_head", "bk_prev")   # what handlers write
+_STATE = ("st", "cur", "versions", "sf", "bk_tokens", "bk_last", "bk_head", "bk_prev", "free")   # handlers write
 
 
 class SimPyEngine(EngineBase):
@@ -40,27 +40,22 @@ class SimPyEngine(EngineBase):
         watchdog = env.timeout(self.watchdog_ms)
         watchdog.callbacks.append(self._stop)
         env.run(until=self.stop)
-        self._write_back(end=True)
+        self._write_back()
         self.r.finish(env.now)
         return self
 
     def _view(self, before: dict | None = None) -> None:
         """Build the view of the run's arrays (`before`: the arrays of the view being refreshed after a refill;
-        only arrays replaced since are converted again, and the state lists are taken from the arrays they
-        were just copied to)."""
+        lists of arrays not replaced since are kept, the state is taken from the arrays it was copied to)."""
         m = self.r.m
-        if before is None:
-            view = {f: getattr(m, f).tolist() for f in _LISTS}
-            view.update({f: getattr(m, f).astype(object) for f in _OBJECTS})
-        else:
-            view = {f: getattr(self.m, f) if before[f] is getattr(m, f) and f not in _STATE
-                    else getattr(m, f).tolist() for f in _LISTS}
-            view.update({f: getattr(self.m, f) for f in _OBJECTS})
+        view = {f: getattr(self.m, f) if before is not None and before[f] is getattr(m, f) and f not in _STATE
+                else getattr(m, f).tolist() for f in _LISTS}
+        view.update({f: getattr(m, f).astype(object) for f in _OBJECTS})
         self.m = m._replace(**view)
 
-    def _write_back(self, end: bool = False) -> None:
-        """Copy the state the handlers wrote into the run's arrays (at the end, the per-transaction columns)."""
-        for f in _STATE + (_OBJECTS if end else ()):
+    def _write_back(self) -> None:
+        """Copy what the handlers wrote into the run's arrays (a refill hands out finished records, frees slots)."""
+        for f in _STATE + _OBJECTS:
             getattr(self.r.m, f)[:] = getattr(self.m, f)
 
     def _stop(self, _event=None):
@@ -77,9 +72,7 @@ class SimPyEngine(EngineBase):
             r = self.r
             self._write_back()
             before = {f: getattr(r.m, f) for f in _LISTS}
-            # GETs for many events at once: their bound (`max_gets_per_event`) grows with the commits so far,
-            # and a check costs as much as an interpreted event
-            r.refill(need, GET_HEADROOM_EVENTS * int(max_gets_per_event(self.m)))
+            r.refill(need, int(max_gets_per_event(self.m)))
             self._view(before)
         self._safe = events_before_refill(self.m)
         return self.m

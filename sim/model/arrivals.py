@@ -1,11 +1,11 @@
 """Open-loop arrivals (docs/MODEL.md, "Workload"): gaps from one stream until the first that reaches
-`duration_ms`; each arrival's table, operation and runtime were drawn up front (`sim.model.build`)."""
+`duration_ms`; each arrival's table, operation and runtime were drawn ahead, in chunks (`sim.model.build`)."""
 from . import history
 from .draws import take
 from .jit import model_function
 from .layout import (ARR_CLOSE, ARR_NEXT, PC_INIT, PF_DURATION, PF_HI, PF_LO, PI_MAX_ATTEMPTS, S_GAP, ST_ARR_DONE,
-                     ST_ARR_PC, ST_NEXT_TXN, ST_OPEN, ST_STOP, TF_ARRIVAL, TF_RUNTIME, TI_INWIN, TI_ISVO, TI_PC,
-                     TI_TABLE)
+                     ST_ARR_BASE, ST_ARR_PC, ST_FREE, ST_NEXT_TXN, ST_OPEN, ST_STOP, TF_ARRIVAL, TF_RUNTIME, TI_INWIN, TI_ISVO,
+                     TI_PC, TI_TABLE, TI_TXN)
 
 
 @model_function
@@ -22,8 +22,8 @@ def next_arrival(m, now):
 
 @model_function
 def on_arrival(m, now):
-    """The arrivals' pending event: a new transaction (its id, to start), or -1 when arrivals have ended (the
-    run may then stop, once no window transaction is open)."""
+    """The arrivals' pending event: a new transaction (the slot it takes, to start), or -1 when arrivals have
+    ended (the run may then stop, once no window transaction is open)."""
     if m.st[ST_ARR_PC] == ARR_CLOSE:
         m.st[ST_ARR_DONE] = 1
         if m.st[ST_OPEN] == 0:
@@ -31,16 +31,21 @@ def on_arrival(m, now):
         return -1
     j = m.st[ST_NEXT_TXN]
     m.st[ST_NEXT_TXN] = j + 1
-    t = m.tables[j]
+    a = j - m.st[ST_ARR_BASE]
+    f = m.st[ST_FREE] - 1
+    m.st[ST_FREE] = f
+    s = m.free[f]
+    t = m.tables[a]
     inwin = m.pf[PF_LO] <= now < m.pf[PF_HI]
-    m.tx_i[j, TI_TABLE] = t
-    m.tx_i[j, TI_ISVO] = m.isvo[j]
-    m.tx_i[j, TI_INWIN] = 1 if inwin else 0
-    m.tx_i[j, TI_PC] = PC_INIT
-    m.tx_f[j, TF_ARRIVAL] = now
-    m.tx_f[j, TF_RUNTIME] = m.runtimes[j]
+    m.tx_i[s, TI_TXN] = j
+    m.tx_i[s, TI_TABLE] = t
+    m.tx_i[s, TI_ISVO] = m.isvo[a]
+    m.tx_i[s, TI_INWIN] = 1 if inwin else 0
+    m.tx_i[s, TI_PC] = PC_INIT
+    m.tx_f[s, TF_ARRIVAL] = now
+    m.tx_f[s, TF_RUNTIME] = m.runtimes[a]
     if inwin:
         m.st[ST_OPEN] += 1
     if history.on(m):
-        history.begin(m, now, j, t, m.pi[PI_MAX_ATTEMPTS])
-    return j
+        history.begin(m, now, s, t, m.pi[PI_MAX_ATTEMPTS])
+    return s

@@ -1,20 +1,22 @@
-"""Recording the history (docs/FORMATS.md, "History"): one row per catalog read, prepare, CAS, begin and end."""
+"""Recording the history (docs/FORMATS.md, "History"): one row per catalog read, prepare, CAS, begin and end.
+
+Callers pass the transaction's slot `j`; the row holds its id (TI_TXN)."""
 import numpy as np
 
 from .jit import model_function
 
 from .layout import HF_ANSWER, HF_TIME, HI_ATTEMPTS, HI_BASE, HI_EXPECTED, HI_KIND, HI_OK, HI_OUTCOME, HI_REASON, \
     HI_SEQ, HI_TABLE, HI_TXN, HI_VERSION, HI_VFROM, HI_VTO, K_BEGIN, K_CAS, K_END, K_PREPARE, K_READ, K_THROTTLED, O_NONE, \
-    PI_HIST, R_NONE, ST_HIST_N, _FALSE, _NA, _TRUE
+    PI_HIST, R_NONE, ST_HIST_N, TI_TXN, _FALSE, _NA, _TRUE
 
 
 @model_function
-def _row(m, kind, time, txn, table, seq, version, expected, ok, base, vfrom, vto, answer, outcome, reason,
+def _row(m, kind, time, j, table, seq, version, expected, ok, base, vfrom, vto, answer, outcome, reason,
          attempts):
     n = m.st[ST_HIST_N]
     H, F = m.H_i, m.H_f
     H[HI_KIND, n] = kind
-    H[HI_TXN, n] = txn
+    H[HI_TXN, n] = m.tx_i[j, TI_TXN]
     H[HI_TABLE, n] = table
     H[HI_SEQ, n] = seq
     H[HI_VERSION, n] = version

@@ -33,8 +33,10 @@ P_IMMEDIATE, P_FIXED, P_EXPONENTIAL = 0, 1, 2
 
 # ---------------------------------------------------------------------------------------------- per-transaction columns
 TI_TABLE, TI_ISVO, TI_INWIN, TI_PC, TI_SEQ, TI_V, TI_PREPARED, TI_VALIDATED, TI_OUTCOME, TI_REASON, \
-    TI_ATTEMPTS, TI_CATC, TI_TABC, TI_MLREAD, TI_CREADS, TI_GETS, TI_PUTS, TI_THR, TI_THR_K = range(19)
-N_TI = 19                 # TI_THR: requests answered 429; TI_THR_K: 429s in a row of the request in flight
+    TI_ATTEMPTS, TI_CATC, TI_TABC, TI_MLREAD, TI_CREADS, TI_GETS, TI_PUTS, TI_THR, TI_THR_K, TI_TXN = range(20)
+N_TI = 20                 # TI_THR: requests answered 429; TI_THR_K: 429s in a row of the request in flight
+# TI_TXN: the transaction id, -1 in a free slot. Rows are slots (`sim.model.build`): a transaction takes a free one
+# at its arrival and keeps it until its record is handed out; handlers and engines use the slot, history the id
 TF_ARRIVAL, TF_RUNTIME, TF_RTEND, TF_END, TF_L, TF_BACKOFF = range(6)
 N_TF = 6
 
@@ -52,10 +54,16 @@ N_SRC = 10
 SRC_STREAM = ("catalog_read", "catalog_cas", "get", "put_manifest_list", "put_table_metadata", "backoff",
               "validation_conflict", "arrival", "put_checkpoint", "throttle")
 NEED_HISTORY = N_SRC       # bit of the `needs` mask: the history buffer is full
+NEED_TXN = N_SRC + 1       # ... the next arrival has no free slot or no drawn table/operation/runtime
+NEED_THR = N_SRC + 2       # ... the conflict table `thr` could be indexed past its end
+NEED_BUCKETS = N_SRC + 3   # ... a throttled log's next entry has no bucket yet
 
 # ---------------------------------------------------------------------------------------------- run state
-ST_SEQ, ST_OPEN, ST_ARR_DONE, ST_ARR_PC, ST_NEXT_TXN, ST_HIST_N, ST_STOP = range(7)
-N_ST = 7
+ST_SEQ, ST_OPEN, ST_ARR_DONE, ST_ARR_PC, ST_NEXT_TXN, ST_HIST_N, ST_STOP, ST_FREE, ST_ARR_BASE, ST_VAL_MAX, \
+    ST_SEQ_STOP = range(11)
+N_ST = 11                 # ST_FREE: free slots (on the `free` stack); ST_ARR_BASE: the id of tables[0];
+# ST_VAL_MAX: at the last stop between events (st[ST_SEQ] was ST_SEQ_STOP then), the most snapshots a transaction
+# in flight had yet to validate
 ARR_NEXT, ARR_CLOSE = 1, 2            # the arrivals' pending event: the next arrival, or the end of arrivals
 SF_NOW = 0
 N_SF = 1
@@ -83,14 +91,16 @@ class Model(NamedTuple):
     bo: np.ndarray          # U(0, 1) for backoff jitter
     cu: np.ndarray          # U(0, 1) for real VO conflicts
     gaps: np.ndarray        # inter-arrival gaps
-    thr: np.ndarray         # P(a real conflict among n snapshots) for n = 0, 1, ...
+    thr: np.ndarray         # P(a real conflict among n snapshots) for n = 0, 1, ... (the last one for any larger n
+                            # once it is 1.0)
     bo_cat: np.ndarray      # backoff before jitter for the k-th catalog conflict
     bo_tab: np.ndarray      # ... for the k-th table conflict
-    tables: np.ndarray      # per transaction: table id
-    isvo: np.ndarray        # per transaction: 1 for a ValidatedOverwrite
-    runtimes: np.ndarray    # per transaction: runtime
-    tx_i: np.ndarray        # per transaction int columns (TI_*)
-    tx_f: np.ndarray        # per transaction float columns (TF_*)
+    tables: np.ndarray      # per arrival from id st[ST_ARR_BASE] on: table id
+    isvo: np.ndarray        # ... 1 for a ValidatedOverwrite
+    runtimes: np.ndarray    # ... runtime
+    tx_i: np.ndarray        # per transaction slot (TI_TXN: whose), int columns (TI_*)
+    tx_f: np.ndarray        # ... float columns (TF_*)
+    free: np.ndarray        # the free slots, a stack of st[ST_FREE]
     versions: np.ndarray    # the catalog: v[t] per table (the global seq is st[ST_SEQ])
     H_i: np.ndarray         # history buffer, int columns (HI_*), column-major
     H_f: np.ndarray         # history buffer, float columns (HF_*)

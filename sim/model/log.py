@@ -76,7 +76,7 @@ def on_list(m, j, now):
     m.tx_i[j, TI_PREPARED] = v
     aborted = False
     if m.tx_i[j, TI_ISVO] != 0 and m.pi[PI_CONFLICT] != 0 and n > 0:
-        aborted = take(m.cu, m, S_CONFLICT) < m.thr[n]
+        aborted = take(m.cu, m, S_CONFLICT) < m.thr[min(n, len(m.thr) - 1)]
     if history.on(m):
         history.prepare(m, now, j, m.tx_i[j, TI_TABLE], v, checked, v)
     if aborted:

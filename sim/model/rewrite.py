@@ -44,7 +44,7 @@ def prepare(m, j, now, v):
             m.tx_i[j, TI_MLREAD] += n - 1
         m.tx_i[j, TI_VALIDATED] = v
         if m.pi[PI_CONFLICT] != 0 and n > 0:
-            if take(m.cu, m, S_CONFLICT) < m.thr[n]:
+            if take(m.cu, m, S_CONFLICT) < m.thr[min(n, len(m.thr) - 1)]:
                 aborted = True
     if not aborted:
         cost += take(m.pm, m, S_PUT_ML)

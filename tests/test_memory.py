@@ -1,0 +1,143 @@
+"""Memory flat in run length (issue 11): transactions in slots that hand their records to a record sink when
+they finish, records streamed to parquet, the summary accumulated as records come. Small configs and forced tiny
+capacities (2 slots, row groups of a few hundred rows) so that every path runs many times in a second or two."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from pandas.testing import assert_frame_equal
+
+from sim import metrics
+from sim.config import from_dict
+from sim.engines import make_engine
+from sim.run import run
+from sim.sink import MemorySink
+from test_fast_engine import BASE, CASES, CONTENDED, merge
+
+ZIPF_VO = merge(BASE, {"workload": {"inter_arrival": {"mean_ms": 40}, "num_tables": 3, "fast_append_ratio": 0.6,
+                                    "vo_conflict_probability": 0.3,
+                                    "table_selection": {"distribution": "zipf", "alpha": 1.2}}})
+# long-lived transactions (seconds, tens of arrivals; backoff up to 5 s): the slots must grow
+LONG_LIVED = merge(BASE, {"workload": {"num_tables": 10, "fast_append_ratio": 0.8,
+                                       "runtime": {"median_ms": 2000, "sigma": 0.5, "min_ms": 500}},
+                          "retry": {"table": {"policy": "exponential", "base_ms": 500, "max_ms": 5000}}})
+
+
+def _close(a: float, b: float, rel: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= rel * abs(a)
+
+
+def test_streamed_summary_matches_in_memory():
+    """Counts and integer sums exact; means within 1e-12 relative (float summation order); percentiles within
+    ALPHA_SUMMARY relative, per-table p99 within ALPHA_TABLE (plus float rounding)."""
+    cfg = from_dict(ZIPF_VO)
+    exact = run(cfg, 0, stream=False)
+    streamed = run(cfg, 0, stream=True, slots=2)
+    assert streamed.columns is None and exact.columns is not None
+    a, b = exact.summary, streamed.summary
+    assert list(a) == list(b)
+    assert a["committed"] > 500 and a["vo_aborted"] > 0
+    pct = [k for k in a if "latency_p" in k]
+    means = [k for k in a if k.endswith("_mean_ms") or k.endswith("_per_commit") or k == "mean_attempts"]
+    for k in a:
+        if k == "wall_s":
+            continue
+        if k in pct:
+            assert _close(a[k], b[k], metrics.ALPHA_SUMMARY * (1 + 1e-9)), (k, a[k], b[k])
+        elif k in means:
+            assert _close(a[k], b[k], 1e-12), (k, a[k], b[k])
+        else:
+            assert a[k] == b[k] or (a[k] != a[k] and b[k] != b[k]), (k, a[k], b[k])
+    assert any(a[k] != b[k] for k in pct)   # the percentiles really are the histogram's
+    assert [r["table_rank"] for r in exact.per_table] == [r["table_rank"] for r in streamed.per_table]
+    for ra, rb in zip(exact.per_table, streamed.per_table):
+        for k in ra:
+            rel = {"commit_latency_p99_ms": metrics.ALPHA_TABLE * (1 + 1e-9), "commit_latency_mean_ms": 1e-12}
+            assert _close(ra[k], rb[k], rel.get(k, 0.0)), (ra["table_rank"], k, ra[k], rb[k])
+
+
+@pytest.mark.parametrize("alpha", [metrics.ALPHA_SUMMARY, metrics.ALPHA_TABLE])
+def test_log_histogram_percentiles_within_alpha(alpha):
+    """Against np.percentile over wide-ranging values with ties, zeros and one group empty."""
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.lognormal(5.0, 2.0, 20_000), np.zeros(300), np.full(500, 123.456)])
+    rows = rng.integers(0, 2, len(x))
+    h = metrics.LogHistogram(alpha, 3)
+    for part in np.array_split(np.arange(len(x)), 7):   # chunks widen the bucket range both ways
+        h.add(rows[part], x[part])
+    qs = (0, 1, 50, 95, 99, 99.9, 100)
+    for sel, mask in (([0], rows == 0), ([1], rows == 1), ([0, 1], rows >= 0)):
+        exact = np.percentile(x[mask], qs)
+        got = h.percentiles(sel, qs)
+        assert np.all(np.abs(got - exact) <= alpha * (1 + 1e-9) * exact), (sel, got, exact)
+    assert all(math.isnan(v) for v in h.percentiles([2], qs))
+
+
+def test_streamed_parquet_equals_records(tmp_path):
+    """Records written row group by row group (batches as transactions finish) read back, in id order, as the
+    in-memory records frame; a small run given a records path keeps its exact summary."""
+    cfg = from_dict(ZIPF_VO)
+    ref = run(cfg, 0, history=True)
+    ref.records.to_parquet(tmp_path / "ref.parquet", index=False)
+    for stream in (True, False):
+        path = tmp_path / f"t{stream}.parquet"
+        got = run(cfg, 0, history=True, stream=stream, records_path=path, row_group_rows=300, slots=2)
+        assert pq.ParquetFile(path).num_row_groups >= len(ref.records) // 300
+        assert pq.read_schema(path) == pq.read_schema(tmp_path / "ref.parquet")
+        back = pd.read_parquet(path)
+        assert not back["txn"].is_monotonic_increasing    # the order transactions finished in
+        assert_frame_equal(back.sort_values("txn", ignore_index=True), ref.records, check_exact=True)
+        assert_frame_equal(got.history, ref.history, check_exact=True)
+        if not stream:
+            assert {k: v for k, v in got.summary.items() if k != "wall_s"} == \
+                {k: v for k, v in ref.summary.items() if k != "wall_s"}
+
+
+class CountingSink(MemorySink):
+    def __init__(self):
+        super().__init__()
+        self.chunks = 0
+
+    def add(self, cols):
+        self.chunks += 1
+        super().add(cols)
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+def test_slots_grow_and_hand_out_records_identically(engine):
+    """2 slots at first, long-lived transactions: records are handed out many times and the slots double, and
+    the records and history are those of a run whose slots never ran out; a second fresh engine gives them
+    again."""
+    cfg = from_dict(LONG_LIVED)
+    ref = make_engine(cfg, 0, True, engine).run()
+    sink = CountingSink()
+    tiny = make_engine(cfg, 0, True, engine, sink=sink, slots=2).run()
+    again = make_engine(cfg, 0, True, engine, sink=CountingSink(), slots=2).run()
+    assert sink.chunks > 5                                   # records handed out mid-run, many times
+    assert 2 < tiny.r.m.tx_i.shape[0] < len(ref.records_frame())   # grew, yet stayed below the run's size
+    assert tiny.records_frame()["outcome"].eq("unfinished").sum() < len(ref.records_frame())
+    for other in (tiny, again):
+        assert other.end_ms == ref.end_ms
+        assert_frame_equal(other.records_frame(), ref.records_frame(), check_exact=True)
+        assert_frame_equal(other.history_frame(), ref.history_frame(), check_exact=True)
+
+
+def test_engines_agree_with_tiny_capacities():
+    """Both engines, the arrays that grow with the run forced to start tiny (slots, a throttled log's buckets,
+    the conflict table): the same records and histories."""
+    cfg = from_dict(merge(BASE, CASES["throttle_log"]))
+    fast = make_engine(cfg, 0, True, "fast", slots=2).run()
+    ref = make_engine(cfg, 0, True, "simpy", slots=4).run()
+    assert len(fast.r.m.bk_prev) > 2
+    assert_frame_equal(fast.records_frame(), ref.records_frame(), check_exact=True)
+    assert_frame_equal(fast.history_frame(), ref.history_frame(), check_exact=True)
+    cfg = from_dict(merge(BASE, CASES["log_vo_conflicts_backoff"]))
+    assert_frame_equal(make_engine(cfg, 0, True, "fast", slots=2).run().history_frame(),
+                       make_engine(cfg, 0, True, "fast").run().history_frame(), check_exact=True)
+    contended = from_dict(merge(BASE, CONTENDED))
+    assert_frame_equal(make_engine(contended, 0, False, "fast", slots=2).run().records_frame(),
+                       make_engine(contended, 0, False, "fast").run().records_frame(), check_exact=True)
