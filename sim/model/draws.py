@@ -3,13 +3,15 @@
 The arrays are refilled between events (`sim.model.build.Run.refill`), so a handler never runs short: `needs`
 says, before an event, which sources could not serve the largest event there can be now. The same stop serves
 the arrays that grow with the run: the transaction slots (when none is free, finished transactions hand
-out their records, and the slots double if that freed too few), the arrivals' drawn tables, operations and runtimes, the conflict table and a throttled log's buckets.
+out their records, and the slots double if that freed too few), the arrivals' drawn tables, operations and
+runtimes, the conflict table and a throttled log's buckets.
 """
 from .jit import model_function
 
 from .layout import HIST_ROWS_PER_EVENT, NEED_BUCKETS, NEED_HISTORY, NEED_THR, NEED_TXN, PI_CKPT_INTERVAL, \
-    PI_CONFLICT, PI_HIST, PI_LOG, PI_THROTTLE, S_BACKOFF, S_CAS, S_CONFLICT, S_GAP, S_GET, S_PUT_CP, S_PUT_ML, S_PUT_TM, S_READ, \
-    S_THROTTLE, ST_ARR_BASE, ST_ARR_DONE, ST_FREE, ST_HIST_N, ST_NEXT_TXN, ST_SEQ, ST_SEQ_STOP, ST_VAL_MAX
+    PI_CONFLICT, PI_HIST, PI_LOG, PI_THROTTLE, S_BACKOFF, S_CAS, S_CONFLICT, S_GAP, S_GET, S_PUT_CP, S_PUT_ML, \
+    S_PUT_TM, S_READ, S_THROTTLE, ST_ARR_BASE, ST_ARR_DONE, ST_FREE, ST_HIST_N, ST_NEXT_TXN, ST_SEQ, ST_SEQ_STOP, \
+    ST_VAL_MAX
 
 
 @model_function
