@@ -4,8 +4,8 @@ from . import history
 from .draws import take
 from .jit import model_function
 from .layout import (ARR_CLOSE, ARR_NEXT, PC_INIT, PF_DURATION, PF_HI, PF_LO, PI_MAX_ATTEMPTS, S_GAP, ST_ARR_DONE,
-                     ST_ARR_BASE, ST_ARR_PC, ST_FREE, ST_NEXT_TXN, ST_OPEN, ST_STOP, TF_ARRIVAL, TF_RUNTIME, TI_INWIN, TI_ISVO,
-                     TI_PC, TI_TABLE, TI_TXN)
+                     ST_ARR_BASE, ST_ARR_PC, ST_FREE, ST_NEXT_TXN, ST_OPEN, ST_STOP, TF_ARRIVAL, TF_RUNTIME,
+                     TI_INWIN, TI_ISVO, TI_PC, TI_TABLE, TI_TXN)
 
 
 @model_function

@@ -32,7 +32,8 @@ from .layout import (N_HF, N_HI, N_PF, N_PI, N_SF, N_SRC, N_ST, N_TF, N_TI, NEED
                      PI_CKPT_INTERVAL, PI_CONFLICT, PI_HIST, PI_INLINED, PI_LOG, PI_MAX_ATTEMPTS, PI_MAX_PARALLEL,
                      PI_POL_CAT, PI_POL_TAB, PI_POL_THR, PI_READ_MD, PI_REFRESH_FIRST, PI_SCOPE_TABLE, PI_THROTTLE,
                      R_UNFINISHED, S_BACKOFF, S_CAS, S_CONFLICT, S_GAP, S_GET, S_PUT_CP, S_PUT_ML, S_PUT_TM, S_READ,
-                     S_THROTTLE, SRC_STREAM, ST_ARR_BASE, ST_FREE, ST_HIST_N, ST_NEXT_TXN, ST_SEQ, ST_SEQ_STOP, ST_VAL_MAX, TF_END, TF_RTEND,
+                     S_THROTTLE, SRC_STREAM, ST_ARR_BASE, ST_FREE, ST_HIST_N, ST_NEXT_TXN, ST_SEQ, ST_SEQ_STOP,
+                     ST_VAL_MAX, TF_END, TF_RTEND,
                      TI_ISVO, TI_OUTCOME, TI_PC, TI_REASON, TI_TABLE, TI_TXN, TI_VALIDATED, Model)
 from .draws import max_gets_per_event
 from .retry import delay_table
@@ -197,7 +198,8 @@ class Run:
         pi[PI_POL_THR] = pol_thr
 
         # first guesses of what the run consumes (at most CHUNK); `refill` draws more when they run short
-        guess = {S_READ: 3 * n_guess, S_CAS: 2 * n_guess, S_GET: 4 * n_guess, S_PUT_ML: 2 * n_guess, S_PUT_TM: 2 * n_guess,
+        guess = {S_READ: 3 * n_guess, S_CAS: 2 * n_guess, S_GET: 4 * n_guess, S_PUT_ML: 2 * n_guess,
+                 S_PUT_TM: 2 * n_guess,
                  S_BACKOFF: n_guess if (jit_cat or jit_tab) else 0, S_CONFLICT: n_guess if conflict else 0,
                  S_PUT_CP: n_guess // max(1, cfg.commit.checkpoint_interval or 0) if log else 0,
                  S_THROTTLE: n_guess if throttled else 0}
@@ -223,7 +225,8 @@ class Run:
             rd=src[S_READ].values, cs=src[S_CAS].values, gt=src[S_GET].values, pm=src[S_PUT_ML].values,
             pt=src[S_PUT_TM].values, bo=src[S_BACKOFF].values, cu=src[S_CONFLICT].values, gaps=gap_src.values,
             thr=thr, bo_cat=bo_cat, bo_tab=bo_tab, tables=tables, isvo=isvo, runtimes=runtimes,
-            tx_i=tx_i, tx_f=tx_f, free=np.arange(len(tx_i) - 1, -1, -1, dtype=np.int64), versions=np.zeros(w.num_tables, dtype=np.int64),
+            tx_i=tx_i, tx_f=tx_f, free=np.arange(len(tx_i) - 1, -1, -1, dtype=np.int64),
+            versions=np.zeros(w.num_tables, dtype=np.int64),
             H_i=np.zeros((N_HI, hcap), dtype=np.int64), H_f=np.zeros((N_HF, hcap), dtype=np.float64),
             lanes=np.zeros(max(1, cfg.io.max_parallel), dtype=np.float64), sf=np.zeros(N_SF, dtype=np.float64),
             pcp=src[S_PUT_CP].values, th=src[S_THROTTLE].values, bo_thr=bo_thr,
