@@ -10,7 +10,7 @@ import yaml
 
 from helpers import run_cli
 from sim.config import ConfigError, config_hash, from_dict
-from sim.knee import KneeSearch, KneeSpec, fieller, parse_spec, wilson
+from sim.knee import KneeSearch, KneeSpec, fieller, parse_spec, run_success, wilson
 from sim.rng import run_streams
 from sim.run import run
 from sim.report import write_report
@@ -27,7 +27,7 @@ def _fake_summary(rate, rng, sd=0.004, window_s=1800.0, shift=0.0):
     s = min(1.0, max(0.0, s + rng.normal(0, sd)))
     n = max(int(window_s * rate), 1)
     c = int(round(s * n))
-    return {"success_rate": c / n, "committed": c, "aborted": n - c, "throughput_cps": c / window_s,
+    return {"success_rate": c / n, "arrived": n, "committed": c, "aborted": n - c, "throughput_cps": c / window_s,
             "offered_cps": rate, "commit_latency_mean_ms": 100.0, "commit_latency_p99_ms": 300.0}
 
 
@@ -76,9 +76,38 @@ def test_fieller_interval():
 def test_search_without_noise_is_within_the_interpolation_bias():
     """Without noise the CI collapses; linear interpolation of success between the pair (4 % each side) misses
     a crossing of a fourth-power failure curve by well under 1 %."""
-    rec = _drive(KneeSearch(from_dict({}), KneeSpec()), np.random.default_rng(0), sd=0.0, window_s=1e6)
+    spec = KneeSpec(pilot_bias=1.0)     # this pilot is unbiased: its guess is the first probe, and a pair end
+    rec = _drive(KneeSearch(from_dict({}), spec), np.random.default_rng(0), sd=0.0, window_s=1e6)
     assert rec["offered_cps"] == pytest.approx(KNEE_CPS, rel=0.005)
     assert rec["runs"] == rec["pilot_runs"] + 2 * 2       # two replications of the pair, no move
+
+
+@pytest.mark.parametrize("bias", [1.5, 3.3, 1.0, 0.7])
+def test_full_length_probes_correct_a_biased_pilot(bias):
+    """Short pilot runs see less contention than full ones (4c: their crossing sits 1.4-1.65x above the full
+    runs', gcp's 3-4x). Pilot points here see the curve of a knee `bias` x KNEE_CPS: the first full-length
+    probe runs at the pilot's guess / pilot_bias (1.5), the next ones walk to the crossing (a step of 1.5x,
+    then secants, up to 2.25x and 5x while on one side), and the pair is placed there, reusing the nearest
+    probe as one end. A pilot biased as assumed costs no probe beyond the pair's end."""
+    rng = np.random.default_rng(5)
+    s = KneeSearch(from_dict({}), KneeSpec())
+    while (todo := s.pending()):
+        for p, rep in todo:
+            s.feed(p, _fake_summary(p.rate_cps / bias if p.pilot else p.rate_cps, rng, sd=0.002))
+    rec = s.result()
+    assert rec["status"] == "ok" and rec["stopped"] == "halfwidth" and rec["placements"] <= 2
+    assert rec["offered_cps_low"] <= KNEE_CPS <= rec["offered_cps_high"]
+    full = rec["runs"] - rec["pilot_runs"]
+    lost = {1.5: 0, 3.3: 3, 1.0: 3, 0.7: 5}[bias]       # full runs that are not the pair's
+    assert full - 2 * rec["replications"] <= lost and rec["probes"] <= lost + 1
+
+
+def test_unfinished_transactions_of_a_kind_count_as_failures():
+    """An overloaded run finishes few transactions, and those succeed: success is over window arrivals, per
+    kind too (`vo_arrived` counts the unfinished VO transactions)."""
+    run_ = {"arrived": 100, "committed": 60, "aborted": 2, "vo_arrived": 10, "vo_committed": 5, "vo_aborted": 0}
+    assert run_success(run_, "") == 0.6 and run_success(run_, "vo_") == 0.5
+    assert run_success({"vo_arrived": 0, "vo_committed": 0}, "vo_") == 1.0
 
 
 def test_pilot_runs_are_short_and_pair_runs_full():
@@ -101,7 +130,8 @@ def test_search_reports_censored_knees():
         while (todo := s.pending()):
             for p, _ in todo:
                 n = 10_000
-                s.feed(p, {"success_rate": success, "committed": int(n * success), "aborted": n - int(n * success)})
+                s.feed(p, {"success_rate": success, "arrived": n, "committed": int(n * success),
+                           "aborted": n - int(n * success)})
         return s.result()
     assert always(1.0)["status"] == "above_range"
     low = always(0.5)
