@@ -19,13 +19,15 @@ concurrency builds up over the runtimes (3 min median, heavy tail), so a 10-min 
 an hour; on 4c the pilot's crossing sat 1.4-1.65x above the full runs', and gcp's 3-4x (its 1 write/s per
 object collapses into 429 resends only once the backlog has built).
 
-Phase 2, probes (correct the pilot; one full run each). The first probe runs at the pilot's guess. Each next
+Phase 2, probes (correct the pilot; one full run each). The first probe runs at the pilot's guess /
+`pilot_bias` (1.5, from that measurement; it moves only where the walk starts, not the estimate). Each next
 one goes where the full runs so far put the crossing: inside a full-length bracket, log(failure share)
 interpolated in log rate (middle 70 %, bisected when the same end moved twice); outside one, the secant
 through the two points nearest it, or from a single point a step of 1.5x when its failure share is off the
 allowed one by more than 2x (else the pilot's local slope); a step from the nearest point may grow to 1.5^2
-and 1.5^4 while all points stay on one side. Once a full point lies within two spreads of that crossing, the
-pair is placed there with that point as one of its ends.
+and 1.5^4 while all points stay on one side. The pair is placed as soon as two full runs straddle that
+crossing within about a pair's width (they become the pair), or a full run lies within a spread and a
+standard spread of it (it becomes one end; a widened pair is centred on the crossing instead).
 
 Phase 3, pair (the estimate and its CI). Full runs at two points straddling the crossing, 2 x `spread` apart in
 log rate (widened, to at most 15 %, until the binding metric loses 2 sqrt 2 binomial sds of one run's
@@ -37,8 +39,8 @@ root-finding / ED95 estimate, using every run at both points rather than a brack
 Replications are independent, so the interval needs no model of the correlation between transactions of one
 run; it is infinite while the slope is not clearly positive. Success is interpolated linearly: on a
 power-law failure curve that misses the crossing by well under 1 % with 4 % spread (tests). After the first
-replication, a crossing off the pair (extrapolated beyond either point) moves the pair (keeping its nearer point
-when the pair stays within (1 + spread)^3) to where log(failure share), extrapolated linearly in log rate from
+replication, a crossing off the pair (extrapolated beyond either point) moves the pair (keeping its nearer
+point when the pair stays within (1 + spread)^3) to where log(failure share), extrapolated linearly in log rate from
 the pair, reaches the allowed share (at most 1.5x per move, and inside the full-length bracket); then
 replications are added (at least `knee_replications`) until the CI half-width / knee <= `halfwidth`, or
 `max_replications`, or, from 3 replications on, until it is futile: the delta-method half-width projected to
@@ -180,9 +182,9 @@ def mean_ci95(values) -> tuple[float, float]:
 
 def success_interval(runs: list[dict], prefix: str, design_effect: float,
                      max_replications: int) -> tuple[float, float, float, float]:
-    """(mean, low, high, projected half-width at `max_replications`) of `prefix` success over runs (`run_success`:
-    unfinished transactions count as failures); the projection scales the Wilson part by sqrt(n / max) and gives the t part the
-    t quantile and standard error it would have at max replications."""
+    """(mean, low, high, projected half-width at `max_replications`) of `prefix` success over runs
+    (`run_success`: unfinished transactions count as failures); the projection scales the Wilson part by
+    sqrt(n / max) and gives the t part the t quantile and standard error it would have at max replications."""
     committed = sum(r[f"{prefix}committed"] for r in runs)
     arrived = sum(r[f"{prefix}arrived"] for r in runs)
     if arrived == 0:
@@ -508,10 +510,10 @@ class KneeSearch:
     def _pair_spread(self) -> float:
         """The pair's spread: the spec's, widened (up to MAX_SPREAD) until the success the binding metric loses
         across the pair is SPREAD_SIGMAS binomial standard deviations of one run's success at the threshold, by
-        the slope of the full-length bracket (not the design effect's inflated sd: pairs that wide let linear
-        interpolation's bias on a curved success curve show, and the CI's coverage fell to 85 % in the tests). A kind with few transactions per run (gcp at 0.3 arrivals/s, 10 %
+        the slope of the full-length bracket. A kind with few transactions per run (gcp at 0.3 arrivals/s, 10 %
         VO: about 60 VO transactions a run) otherwise gives a slope lost in noise and a Fieller interval many
-        times the target."""
+        times the target. Not the design effect's inflated sd: pairs that wide let linear interpolation's bias
+        on a curved success curve show, and the CI's coverage fell to 85 % in the tests."""
         lo, hi = self.full_bracket()
         if lo is None or hi is None:
             return self.spec.spread
