@@ -430,9 +430,8 @@ class KneeSearch:
         interpolated in log rate (bisected when the same end moved twice in a row). Outside one: the secant
         through the two points nearest it; from a single point, a step of MOVE when its failure share is off the
         allowed one by more than 2x (a short pilot's slope says little about full runs that far out), else the
-        pilot's slope; the step
-        from the nearest point may grow to MOVE^2 and MOVE^4 while the points stay on one side (gcp's short
-        pilots sit 3x above its knee, where full runs collapse)."""
+        pilot's slope; the step from the nearest point may grow to MOVE^2 and MOVE^4 while the points stay on
+        one side (gcp's short pilots sit 3x above its knee, where full runs collapse)."""
         thr = self.spec.threshold
         lo, hi = self.full_bracket()
         if lo is not None and hi is not None:
