@@ -18,6 +18,7 @@ Writes benchmarks/knee_validation.md.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from pathlib import Path
 
@@ -73,6 +74,16 @@ def brute(cfg, anchor_cps, low_cps, high_cps, ex, store, vo: bool):
     g["binding"] = np.minimum(g["success_rate"], g["vo_success_rate"]) if vo else g["success_rate"]
     g["passes"] = g["binding"] >= 0.95
     return g, len(tasks)
+
+
+def grid_versions(grid_dir: Path) -> dict:
+    """How many of a sweep's cached runs recorded each model version ('none': written before runs recorded it)."""
+    counts: dict = {}
+    for f in (grid_dir / "runs").glob("*.json"):
+        v = json.loads(f.read_text()).get("run_key", {}) or {}
+        v = v.get("model_version", "none")
+        counts[v] = counts.get(v, 0) + 1
+    return counts
 
 
 def interpolated_crossing(g, lo_b: float, hi_b: float) -> float:
@@ -176,8 +187,12 @@ def main(argv=None) -> int:
                       f"{r['throughput_cps']:.3g} | {r['replications']} | {r['stopped']} | {r['runs']} | "
                       f"{r['simulated_hours']:.2f} | {r.get('knee_throughput_cps', float('nan')):.3g} | "
                       f"{r.get('knee_inter_arrival', float('nan')):g} |")
-        note = ("Grid knees come from the 4c grid sweep given by --grid; a grid run without a recorded model "
-                "version predates model version 2 (gcp's 1 write/s per object), so its gcp grid knees are stale.\n")
+        note = "No grid given (--grid): no grid knees.\n"
+        if args.grid:
+            versions = grid_versions(Path(args.grid))
+            note = (f"Grid knees come from the 4c grid sweep in {args.grid}: its runs' recorded model versions "
+                    f"{versions}. A run without one predates model version 2 (gcp's 1 write/s per object), so "
+                    "its gcp grid knees would be stale.\n")
         (HERE / "knee_4c.md").write_text(out[-1] + "\n" + note + "\n" + "\n".join(md) + "\n")
         out.append("4c knees beside the grid knees: benchmarks/knee_4c.md and knee_4c.csv.\n")
     if not args.skip_brute:
