@@ -285,8 +285,8 @@ def pair_crossing(a: Point, b: Point, prefix: str, thr: float) -> tuple[float, f
 class KneeSearch:
     """One configuration's knee. `pending()` lists the (point, replication) runs needed next, `config_of(point)`
     the config to run, `feed()` takes a run's summary; `done` when finished; `result()` the flat knee record.
-    Two phases (module docstring): short pilot runs bracket the knee, then replications of a pair of full runs
-    straddling it estimate the crossing with a CI."""
+    Three phases (module docstring): short pilot runs bracket the knee, full-length probes correct the pilot's
+    bias, then replications of a pair of full runs straddling the crossing estimate it with a CI."""
 
     def __init__(self, cfg: Config, spec: KneeSpec = KneeSpec()):
         self.spec = spec
@@ -425,15 +425,15 @@ class KneeSearch:
     def full_bracket(self) -> tuple[Point | None, Point | None]:
         return self.bracket(pilot=False)
 
-    def _full_target(self) -> float:
+    def _full_target(self, lo: Point | None, hi: Point | None) -> float:
         """Where the full-length runs so far put the crossing (arrivals/s). Inside a bracket: log(failure share)
         interpolated in log rate (bisected when the same end moved twice in a row). Outside one: the secant
         through the two points nearest it; from a single point, a step of MOVE when its failure share is off the
         allowed one by more than 2x (a short pilot's slope says little about full runs that far out), else the
         pilot's slope; the step from the nearest point may grow to MOVE^2 and MOVE^4 while the points stay on
-        one side (gcp's short pilots sit 3x above its knee, where full runs collapse)."""
+        one side (gcp's short pilots sit 3x above its knee, where full runs collapse). `lo`, `hi`: the
+        full-length bracket."""
         thr = self.spec.threshold
-        lo, hi = self.full_bracket()
         if lo is not None and hi is not None:
             last = [p.passes(thr) for p in self._probes[-2:]]
             if len(last) == 2 and last[0] == last[1] and lo in self._probes and hi in self._probes:
@@ -476,10 +476,10 @@ class KneeSearch:
         (that point becomes one end of the pair, so its run is not lost). A widened pair (noisy kinds) is
         centred on the crossing instead, reusing runs near its ends: an end sitting on the crossing would leave
         the interval's far side to extrapolation."""
-        x = self._full_target()
-        self.spread = self._pair_spread()
-        s, s0 = math.log1p(self.spread), math.log1p(self.spec.spread)
         lo, hi = self.full_bracket()
+        x = self._full_target(lo, hi)
+        self.spread = self._pair_spread(lo, hi)
+        s, s0 = math.log1p(self.spread), math.log1p(self.spec.spread)
         if lo is not None and hi is not None and math.log(hi.rate_cps / lo.rate_cps) <= 2 * s + s0:
             self.stage = "pair"           # two full runs already straddle the crossing closely: they are the pair
             self._set_pair((lo, hi))
@@ -506,14 +506,14 @@ class KneeSearch:
         ran = [p for p in self.full.values() if p.n and abs(math.log(p.rate_cps / rate_cps)) <= half]
         return min(ran, key=lambda p: abs(math.log(p.rate_cps / rate_cps))) if ran else self._at_rate(rate_cps, False)
 
-    def _pair_spread(self) -> float:
+    def _pair_spread(self, lo: Point | None, hi: Point | None) -> float:
         """The pair's spread: the spec's, widened (up to MAX_SPREAD) until the success the binding metric loses
         across the pair is SPREAD_SIGMAS binomial standard deviations of one run's success at the threshold, by
         the slope of the full-length bracket. A kind with few transactions per run (gcp at 0.3 arrivals/s, 10 %
         VO: about 60 VO transactions a run) otherwise gives a slope lost in noise and a Fieller interval many
         times the target. Not the design effect's inflated sd: pairs that wide let linear interpolation's bias
-        on a curved success curve show, and the CI's coverage fell to 85 % in the tests."""
-        lo, hi = self.full_bracket()
+        on a curved success curve show, and the CI's coverage fell to 85 % in the tests. `lo`, `hi`: the
+        full-length bracket."""
         if lo is None or hi is None:
             return self.spec.spread
         thr = self.spec.threshold

@@ -151,7 +151,7 @@ def test_spec_errors_name_the_key():
         parse_spec({"bogus": 1})
     with pytest.raises(ConfigError, match="knee.start"):
         parse_spec({"start": [500, 20]})
-    for key in ("halfwidth", "spread", "pilot_fraction"):
+    for key in ("halfwidth", "spread", "pilot_fraction", "pilot_bias"):
         with pytest.raises(ConfigError, match=f"knee.{key}"):
             parse_spec({key: 0})
     assert parse_spec({"halfwidth": 0.03, "pilot_fraction": 1}).halfwidth == 0.03

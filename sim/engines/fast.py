@@ -21,7 +21,7 @@ from numba import njit
 
 from ..model import arrivals
 from ..model.step import step
-from ..model.draws import events_before_refill, max_gets_per_event, needs
+from ..model.draws import events_before_refill, needs
 from ..model.layout import PC_DONE, ST_STOP, TI_PC
 from .base import EngineBase
 
@@ -30,8 +30,8 @@ W_ARRIVALS_START, W_ARRIVALS, W_WATCHDOG, W_STOP = np.int64(-1), np.int64(-2), n
 URGENT, NORMAL = np.int64(0), np.int64(1)
 _PRIO_SHIFT = np.int64(1) << np.int64(62)   # heap key = priority * 2^62 + eid
 # loop state kept between calls
-E_EID, E_HEAP, E_STOPPED, E_STARTED, E_NEED, E_NEED_GET, E_DONE = range(7)
-N_E = 7
+E_EID, E_HEAP, E_STOPPED, E_STARTED, E_NEED, E_DONE = range(6)
+N_E = 6
 STATUS_DONE, STATUS_NEED, STATUS_EMPTY = 0, 1, 2
 
 
@@ -123,7 +123,6 @@ def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
             need = needs(m)
             if need != 0:
                 e[E_NEED] = need
-                e[E_NEED_GET] = max_gets_per_event(m)
                 status = STATUS_NEED
                 break
             safe = events_before_refill(m)
@@ -189,6 +188,6 @@ class FastEngine(EngineBase):
                 break
             if status == STATUS_EMPTY:
                 raise RuntimeError("no scheduled events left before the run ended")
-            r.refill(int(e[E_NEED]), int(e[E_NEED_GET]))
+            r.refill(int(e[E_NEED]))
         r.finish(end[0])
         return self

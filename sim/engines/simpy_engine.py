@@ -20,7 +20,7 @@ import simpy
 
 from ..model import arrivals
 from ..model.step import step
-from ..model.draws import events_before_refill, max_gets_per_event, needs
+from ..model.draws import events_before_refill, needs
 from ..model.layout import PC_DONE, ST_STOP, TI_PC, Model
 from .base import EngineBase
 
@@ -72,7 +72,7 @@ class SimPyEngine(EngineBase):
             r = self.r
             self._write_back()
             before = {f: getattr(r.m, f) for f in _LISTS}
-            r.refill(need, int(max_gets_per_event(self.m)))
+            r.refill(need)
             self._view(before)
         self._safe = events_before_refill(self.m)
         return self.m

@@ -249,12 +249,13 @@ class Run:
         p = self.p_conflict
         return np.array([1.0 - (1.0 - p) ** n for n in range(lo, hi)], dtype=np.float64)
 
-    def refill(self, need: int, max_gets: int) -> None:
-        """Refill the sources in the `needs` mask (`max_gets`: GETs the next event may take), swap a full
-        history buffer for a fresh one, and make room for the next arrival and the next commit."""
+    def refill(self, need: int) -> None:
+        """Refill the sources in the `needs` mask (GET with room for what the next event may take, by the bound
+        made fresh here), swap a full history buffer for a fresh one, and make room for the next arrival and the
+        next commit."""
         m = self.m
         self._validation_bound(m)
-        max_gets = min(max_gets, int(max_gets_per_event(m)))
+        max_gets = int(max_gets_per_event(m))
         fresh = {}
         for s in range(N_SRC):
             if need & (1 << s):
