@@ -6,7 +6,8 @@
    and extended in 2 % steps to cover the anchor +- 8 % and the reported CI plus one step. The brute-force
    crossing is the bracket [highest grid rate whose mean success (and VO success) is >= threshold, next grid
    rate]; it agrees when it overlaps the knee's reported 95 % CI. Also shown: the crossing interpolated
-   linearly between the bracket's two grid means, and whether the CI contains it.
+   linearly between the bracket's two grid means, and whether the CI contains it. Then 5 more cells the same
+   way (EXTRA: where this search and the earlier pair search disagreed most).
 2. With --full DIR (the output of `python -m sim sweep experiments/4c-knee.yaml --out DIR`): the cost of the
    whole 4c knee search vs the 900-run grid, the largest CI half-width / rate, and the 4c knee table beside
    the grid knees (with --grid DIR of `python -m sim sweep experiments/4c.yaml`).
@@ -40,6 +41,10 @@ CELLS = [("s3", 1, 1.0), ("s3", 20, 1.0), ("s3x", 1, 0.9), ("s3x", 50, 1.0), ("a
 #: (gcp: 2857.14 ms = 0.35 arrivals/s, since model version 2's 1 write/s per object moved gcp's knees to about
 #: 0.3-0.45 arrivals/s, and the older gcp runs are stale; every other provider's runs are unchanged by it)
 ANCHOR_MS = [305.331, 61.0865, 55.581, 15.945, 162.169, 200.886, 2857.14, 2857.14, 80.7913, 73.4295]
+#: 5 more cells, checked the same way: where the fit (this search) and the earlier pair search disagreed most
+#: (gcp's cliffs; azurex 20 tables FA 0.9, which the pair search missed), anchored at their dense grids' middles
+EXTRA = [("gcp", 1, 1.0), ("gcp", 2, 1.0), ("gcp", 5, 1.0), ("azurex", 20, 0.9), ("gcp", 50, 0.9)]
+EXTRA_ANCHOR_MS = [2418.25, 2478.41, 2678.36, 72.5858, 3241.02]
 STEP = 1.02
 REPS = 10
 
@@ -110,7 +115,8 @@ def main(argv=None) -> int:
     spec = sweep.knee
     out = [f"# Knee search validation\n\nSpec: {spec}\n"]
     if not args.skip_brute:
-        cfgs = [cell_config(sweep.base, *c) for c in CELLS]
+        cells, anchors = CELLS + EXTRA, ANCHOR_MS + EXTRA_ANCHOR_MS
+        cfgs = [cell_config(sweep.base, *c) for c in cells]
         searches = [KneeSearch(c, spec) for c in cfgs]
         cache = Path(args.knee_cache or args.full or Path(args.cache) / "knee")
         res = run_searches(searches, cache, jobs=args.jobs)
@@ -119,9 +125,11 @@ def main(argv=None) -> int:
         lines = ["| cell | knee (arrivals/s) | knee 95 % CI | half-width | brute-force crossing | agrees | "
                  "interpolated crossing | in CI | search runs | simulated hours | brute runs |",
                  "|---|---|---|---|---|---|---|---|---|---|---|"]
-        agree = inside = brute_runs = new_brute = 0
+        agree = inside = agree_x = inside_x = brute_runs = new_brute = 0
         try:
-            for (prov, nt, fa), gap, cfg, rec in zip(CELLS, ANCHOR_MS, cfgs, res.results):
+            for i, ((prov, nt, fa), gap, cfg, rec) in enumerate(zip(cells, anchors, cfgs, res.results)):
+                if i == len(CELLS):
+                    lines.append(f"| *{len(EXTRA)} more cells* | | | | | | | | | | |")
                 if rec["status"] != "ok":
                     lines.append(f"| {prov} {nt} tables FA {fa} | {rec['status']} | | | | | | | {rec['runs']} | | |")
                     continue
@@ -137,8 +145,11 @@ def main(argv=None) -> int:
                 ok = (lo_b <= rec["offered_cps_high"]) and (hi_b >= rec["offered_cps_low"])
                 x = interpolated_crossing(g, lo_b, hi_b)
                 within = rec["offered_cps_low"] <= x <= rec["offered_cps_high"]
-                agree += bool(ok)
-                inside += bool(within)
+                first = i < len(CELLS)
+                agree += bool(ok) if first else 0
+                inside += bool(within) if first else 0
+                agree_x += bool(ok) if not first else 0
+                inside_x += bool(within) if not first else 0
                 lines.append(f"| {prov} {nt} tables FA {fa} | {rec['offered_cps']:.3f} | "
                              f"[{rec['offered_cps_low']:.3f}, {rec['offered_cps_high']:.3f}] | "
                              f"{rec['ci95_halfwidth_rel']:.1%} | [{lo_b:.3f}, {hi_b:.3f}] | {'yes' if ok else 'NO'} | "
@@ -150,7 +161,8 @@ def main(argv=None) -> int:
         out += [f"## Against a dense grid (2 % apart, {REPS} replications, covering the anchor x (1 +- "
                 f"{args.half_span}) and the CI plus a step)\n",
                 *lines, f"\n{agree} of {len(CELLS)} cells agree within the reported CI (brute-force bracket overlaps "
-                f"it); the interpolated brute-force crossing lies inside the CI in {inside} of {len(CELLS)}. The "
+                f"it); the interpolated brute-force crossing lies inside the CI in {inside} of {len(CELLS)}. The {len(EXTRA)} "
+                f"more cells: {agree_x} and {inside_x} of {len(EXTRA)}. The "
                 f"searches cost {sum(r['runs'] for r in res.results)} runs, "
                 f"{sum(r['simulated_hours'] for r in res.results):.1f} simulated hours; the dense grid "
                 f"{brute_runs} runs ({new_brute} run for this validation, the rest cached).\n"]
@@ -163,13 +175,13 @@ def main(argv=None) -> int:
                 f"{knees['simulated_hours'].sum():.1f} simulated hours "
                 "(the grid: 900 runs, 900 simulated hours); CI half-width / rate: median "
                 f"{ok['ci95_halfwidth_rel'].median():.3f}, max {ok['ci95_halfwidth_rel'].max():.3f}; "
-                f"cells above 5 %: {int((ok['ci95_halfwidth_rel'] > 0.05).sum())}; replications of the pair: "
-                f"median {ok['replications'].median():g}, max {ok['replications'].max():g}; pair placements: "
-                f"{knees['placements'].value_counts().sort_index().to_dict()}; stopped by: "
+                f"cells above 5 %: {int((ok['ci95_halfwidth_rel'] > 0.05).sum())}; full-length runs per cell: "
+                f"median {ok['full_runs'].median():g}, max {ok['full_runs'].max():g} (in the fit: median "
+                f"{ok['fit_runs'].median():g}); stopped by: "
                 f"{knees['stopped'].value_counts().to_dict()}.\n"]
         table = knees[["provider", "num_tables", "fast_append_ratio", "status", "offered_cps", "offered_cps_low",
                        "offered_cps_high", "ci95_halfwidth_rel", "throughput_cps", "throughput_cps_ci95",
-                       "replications", "stopped", "runs", "simulated_hours"]].copy()
+                       "full_runs", "fit_runs", "stopped", "runs", "simulated_hours"]].copy()
         if args.grid:
             from sim.report.aggregate import knee_table
             res = pd.read_parquet(Path(args.grid) / "results.parquet")
@@ -178,13 +190,13 @@ def main(argv=None) -> int:
                                     "knee_inter_arrival"]], on=["provider", "num_tables", "fast_append_ratio"],
                                 how="left")
         table.to_csv(HERE / "knee_4c.csv", index=False)
-        md = ["| provider | tables | FA ratio | knee arrivals/s [95 % CI] | half-width | knee c/s | replications "
+        md = ["| provider | tables | FA ratio | knee arrivals/s [95 % CI] | half-width | knee c/s | full runs (in fit) "
               "| stopped | runs | simulated hours | grid knee c/s | grid knee at ms |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for _, r in table.iterrows():
             md.append(f"| {r['provider']} | {r['num_tables']} | {r['fast_append_ratio']} | {r['offered_cps']:.3g} "
                       f"[{r['offered_cps_low']:.3g}, {r['offered_cps_high']:.3g}] | {r['ci95_halfwidth_rel']:.1%} | "
-                      f"{r['throughput_cps']:.3g} | {r['replications']} | {r['stopped']} | {r['runs']} | "
+                      f"{r['throughput_cps']:.3g} | {r['full_runs']} ({r['fit_runs']}) | {r['stopped']} | {r['runs']} | "
                       f"{r['simulated_hours']:.2f} | {r.get('knee_throughput_cps', float('nan')):.3g} | "
                       f"{r.get('knee_inter_arrival', float('nan')):g} |")
         note = "No grid given (--grid): no grid knees.\n"

@@ -159,8 +159,9 @@ def _knee_search_html(knees: pd.DataFrame) -> str:
     head = (f"<p>{len(knees)} knee searches, {int(knees['runs'].sum())} runs, {hours:,.0f} simulated hours "
             "(<a href=\"../knees.csv\">knees.csv</a>). The knee is the highest offered rate at which success "
             "(and VO success for a mix) is at least the threshold, estimated where the success curve crosses it "
-            "from replications of two full-length load points around it, with a Fieller 95 % CI over "
-            "replications. Throughput and latencies are interpolated at the knee between those two points.</p>")
+            "by a binomial (logistic) regression of success on log rate over independent full-length runs around "
+            "it, with a Fieller 95 % CI (over-dispersion estimated from the runs). Throughput and latencies are "
+            "read off least-squares lines through the same runs, at the knee.</p>")
     return head + _table(pd.DataFrame(rows), left=set(plots.axis_label(c) for c in keys))
 
 

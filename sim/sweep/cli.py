@@ -76,7 +76,7 @@ def cmd_knee(args) -> int:
 
     cfg = load(args.config, dict(parse_override(s) for s in args.set or []))
     spec = parse_spec({}, where="--", param=args.param, threshold=args.threshold, precision=args.precision,
-                      max_replications=args.max_replications, halfwidth=args.halfwidth,
+                      max_runs=args.max_runs, halfwidth=args.halfwidth,
                       start=[float(x) for x in args.start.split(",")] if args.start else None,
                       common_random_numbers=False if args.no_crn else None)
     search = KneeSearch(cfg, spec)
@@ -147,8 +147,7 @@ def add_commands(sub) -> None:
     k.add_argument("--halfwidth", type=float, help="stop when the knee's 95 %% CI half-width / knee is at most this "
                    "(0.05)")
     k.add_argument("--start", help="start bracket as FAST_MS,SLOW_MS gaps (default 20,5000)")
-    k.add_argument("--max-replications", type=int, help="replications of the pair around the knee at most "
-                   "(default 12)")
+    k.add_argument("--max-runs", type=int, help="full-length runs at most (default 24)")
     k.add_argument("--no-crn", action="store_true", help="without common random numbers")
     k.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
     k.add_argument("--out", help="run cache and knee.json (default: results/knee-<config name>)")

@@ -93,7 +93,7 @@ def knee_json(search: KneeSearch, rec: dict) -> dict:
             "param": rec["param"], "value": rec["value"],
             "success_rate": ci("success_rate"), "vo_success_rate": ci("vo_success_rate"),
             "throughput_cps": ci("throughput_cps"), "commit_latency": lat,
-            "replications": rec["replications"], "decided": rec["decided"],
+            "full_runs": rec["full_runs"], "fit_runs": rec["fit_runs"], "decided": rec["decided"],
         },
         "threshold": rec["threshold"], "precision": rec["precision"],
         "common_random_numbers": rec["common_random_numbers"],
