@@ -174,7 +174,7 @@ def main(argv=None) -> int:
                 f"{int(knees['runs'].sum())} runs ({int(knees['pilot_runs'].sum())} of them short pilot runs), "
                 f"{knees['simulated_hours'].sum():.1f} simulated hours "
                 "(the grid: 900 runs, 900 simulated hours); CI half-width / rate: median "
-                f"{ok['ci95_halfwidth_rel'].median():.3f}, max {ok['ci95_halfwidth_rel'].max():.3f}; "
+                f"{ok['ci95_halfwidth_rel'].median():.4f}, max {ok['ci95_halfwidth_rel'].max():.4f}; "
                 f"cells above 5 %: {int((ok['ci95_halfwidth_rel'] > 0.05).sum())}; full-length runs per cell: "
                 f"median {ok['full_runs'].median():g}, max {ok['full_runs'].max():g} (in the fit: median "
                 f"{ok['fit_runs'].median():g}); stopped by: "
@@ -202,7 +202,8 @@ def main(argv=None) -> int:
         note = "No grid given (--grid): no grid knees.\n"
         if args.grid:
             versions = grid_versions(Path(args.grid))
-            note = (f"Grid knees come from the 4c grid sweep in {args.grid}: its runs' recorded model versions "
+            note = ("Grid knees come from a 4c grid sweep (`python -m sim sweep experiments/4c.yaml`): its runs' "
+                    f"recorded model versions "
                     f"{versions}. A run without one predates model version 2 (gcp's 1 write/s per object), so "
                     "its gcp grid knees would be stale.\n")
         (HERE / "knee_4c.md").write_text(out[-1] + "\n" + note + "\n" + "\n".join(md) + "\n")
