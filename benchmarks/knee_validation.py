@@ -81,6 +81,31 @@ def brute(cfg, anchor_cps, low_cps, high_cps, ex, store, vo: bool):
     return g, len(tasks)
 
 
+def dispersion(store_dir: Path) -> list[str]:
+    """Run-to-run sd of success / the binomial sd sqrt(p (1 - p) / n), per cell and metric, over the dense
+    grids' points near the knee (mean success in [0.85, 0.99]): why a binomial regression with its dispersion
+    estimated from the runs (Pearson) fits these runs."""
+    groups: dict = {}
+    for f in sorted((store_dir / "runs").glob("*.json")):
+        d = json.loads(f.read_text())
+        c = d["resolved"]["config"]
+        cell = (c["storage"]["provider"], c["workload"]["num_tables"], c["workload"]["fast_append_ratio"])
+        groups.setdefault((cell, d["summary"]["config_hash"]), []).append(d["summary"])
+    ratios: dict = {}
+    for (cell, _), runs in groups.items():
+        for kind in ("", "vo_") if cell[2] < 1 else ("",):
+            x = np.array([run_success(r, kind) for r in runs])
+            n = np.mean([r[f"{kind}arrived"] for r in runs])
+            if len(runs) >= 5 and 0.85 < x.mean() < 0.99 and n > 0:
+                ratios.setdefault((*cell, kind or "all"), []).append(
+                    x.std(ddof=1) / math.sqrt(x.mean() * (1 - x.mean()) / n))
+    lines = ["| cell | metric | points | median sd / binomial sd | range |", "|---|---|---|---|---|"]
+    for (prov, nt, fa, kind), r in sorted(ratios.items()):
+        lines.append(f"| {prov} {nt} tables FA {fa} | {kind} | {len(r)} | {np.median(r):.2f} | "
+                     f"{min(r):.2f}-{max(r):.2f} |")
+    return lines
+
+
 def grid_versions(grid_dir: Path) -> dict:
     """How many of a sweep's cached runs recorded each model version ('none': written before runs recorded it)."""
     counts: dict = {}
@@ -165,7 +190,9 @@ def main(argv=None) -> int:
                 f"more cells: {agree_x} and {inside_x} of {len(EXTRA)}. The "
                 f"searches cost {sum(r['runs'] for r in res.results)} runs, "
                 f"{sum(r['simulated_hours'] for r in res.results):.1f} simulated hours; the dense grid "
-                f"{brute_runs} runs ({new_brute} run for this validation, the rest cached).\n"]
+                f"{brute_runs} runs ({new_brute} run for this validation, the rest cached).\n",
+                "## Run-to-run noise against binomial noise (the dense grids' points with mean success 0.85-0.99)\n",
+                *dispersion(Path(args.cache) / "brute"), ""]
     if args.full:
         knees = pd.read_parquet(Path(args.full) / "knees.parquet")
         ok = knees[knees["status"] == "ok"]
