@@ -167,7 +167,7 @@ CASES = {
     "throttle_pointer": merge(CONTENDED, {"design": "pointer", "storage": {"provider": THROTTLED}}),
     "throttle_log": merge(CONTENDED, {"design": "log", "storage": {"provider": THROTTLED}}),
     "throttle_fixed_resend": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle_retry": {
-        "policy": "fixed", "delay_ms": 30}}}),
+        "policy": "fixed", "delay_ms": 300}}}),
     "throttle_off": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle": False}}),
     "published_like": merge(BASE, {
         "drain_limit_ms": 0, "commit": {"first_attempt": "stale", "metadata_read_on_failure": True},
