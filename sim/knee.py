@@ -228,8 +228,6 @@ class Crossing:
     slope: float             # d logit(success) / d log rate: < 0 when success falls with load
     dispersion: float        # Pearson chi^2 / (m - 2), at least 1 (binomial)
     arrived: float           # mean window arrivals of this kind per run
-    x_min: float             # the runs' log rates span [x_min, x_max]
-    x_max: float
     se: float = math.inf     # the crossing's standard error by the delta method (to project the half-width)
     design: tuple = ()       # (weighted mean log rate, logit success there, sum of weights, weighted Sxx)
     all_pass: bool = False   # every run of the fit has success >= the threshold: the metric does not bind here
@@ -266,10 +264,9 @@ def logistic_crossing(x, committed, arrived, thr: float) -> Crossing:
     x, k, n = (np.asarray(v, float) for v in (x, committed, arrived))
     x, k, n = x[n > 0], k[n > 0], n[n > 0]
     m = x.size
-    span = (float(x.min()), float(x.max())) if m else (math.nan, math.nan)
     all_pass = bool(np.all(k >= thr * n))
-    if m < 3 or span[1] <= span[0] or k.sum() in (0.0, n.sum()):
-        return Crossing(math.nan, -math.inf, math.inf, math.nan, math.nan, float(n.mean()) if m else 0.0, *span,
+    if m < 3 or np.ptp(x) == 0 or k.sum() in (0.0, n.sum()):
+        return Crossing(math.nan, -math.inf, math.inf, math.nan, math.nan, float(n.mean()) if m else 0.0,
                         all_pass=all_pass)
     y = k / n
     eta = special.logit((k + 0.5) / (n + 1.0))
@@ -293,8 +290,8 @@ def logistic_crossing(x, committed, arrived, thr: float) -> Crossing:
     theta, lo, hi = fieller(gamma, -b, var_g, var_b, 0.0, m - 2)
     se = math.sqrt(var_g + theta * theta * var_b) / -b if b < 0 else math.inf
     x0 = xm + theta
-    return Crossing(x0, xm + lo, xm + hi, b, phi, float(n.mean()), *span, se, (xm, a, float(sw), sxx),
-                    all_pass, (int((x < x0).sum()), int((x > x0).sum())))
+    return Crossing(x0, xm + lo, xm + hi, b, phi, float(n.mean()), se, (xm, a, float(sw), sxx), all_pass,
+                    (int((x < x0).sum()), int((x > x0).sum())))
 
 
 def regression_at(x, y, x0: float) -> tuple[float, float]:
@@ -414,8 +411,9 @@ class KneeSearch:
         self.error = ""
         self._interior: list[Point] = []
         self._expanded = {"fast": 0, "slow": 0}
+        self._monotone: dict[Point, tuple[float, float]] = {}   # full point -> (monotone success, floor)
         for gap in spec.start:
-            self._point(gap, pilot=True).reps.append(0)
+            self._pilot_run(gap)
 
     def _point(self, gap_ms: float, pilot: bool) -> Point:
         gap_ms = float(f"{gap_ms:.6g}")
@@ -424,6 +422,16 @@ class KneeSearch:
         if rate not in pts:
             pts[rate] = Point(rate, gap_ms, pilot)
         return pts[rate]
+
+    def _pilot_run(self, gap_ms: float) -> Point | None:
+        """Ask for the pilot run at `gap_ms` (replication 0: pilot points share their workload); None when that
+        point exists already."""
+        n = len(self.pilot)
+        p = self._point(gap_ms, pilot=True)
+        if len(self.pilot) == n:
+            return None
+        p.reps.append(0)
+        return p
 
     def _at_rate(self, rate_cps: float, pilot: bool) -> Point:
         return self._point(1000.0 / (rate_cps * self.unit), pilot)
@@ -480,11 +488,9 @@ class KneeSearch:
         if lo is None:                                  # nothing passes: push the slow end out
             self._expand("slow", max(gaps) * 4, "below_range")
             return
-        n = len(self.pilot)
-        if hi.rate_cps / lo.rate_cps - 1 > self.spec.precision and n < self.spec.max_points:
-            p = self._point(self._split(lo, hi), pilot=True)
-            if len(self.pilot) > n:
-                p.reps.append(0)
+        if hi.rate_cps / lo.rate_cps - 1 > self.spec.precision and len(self.pilot) < self.spec.max_points:
+            p = self._pilot_run(self._split(lo, hi))
+            if p is not None:
                 self._interior.append(p)
                 return
         self.stage = "full"
@@ -495,7 +501,7 @@ class KneeSearch:
             self.status = censored
         else:
             self._expanded[side] += 1
-            self._point(gap_ms, pilot=True).reps.append(0)
+            self._pilot_run(gap_ms)
 
     def _log_crossing(self, lo: Point, hi: Point, clip: float = 0.0, margin=None) -> float:
         """log rate where log(failure share) interpolated linearly in log rate between lo and hi reaches the
@@ -548,7 +554,7 @@ class KneeSearch:
             iso = optimize.isotonic_regression(y, weights=np.maximum(arrived, 1), increasing=False).x
             value = np.minimum(value, iso)
             floor = np.maximum(floor, 0.5 / np.maximum(arrived, 1))
-        self._monotone = {p: (v, f) for p, v, f in zip(pts, value, floor)}
+        self._monotone = {p: (v, f) for p, v, f in zip(pts, value, floor)}   # for `_monotone_margin`
         i = int(np.argmax(value < thr)) if (value < thr).any() else len(pts)
         return (pts[i - 1] if i > 0 else None), (pts[i] if i < len(pts) else None)
 
@@ -683,7 +689,7 @@ class KneeSearch:
         x = min(max(b.x, c - d), c + d) if b is not None and b.inside else c
         below = sum(r < x for r, _ in fit.runs)
         above = sum(r > x for r, _ in fit.runs)
-        if b is None or not b.design or min(below, above) < MIN_SIDE:
+        if b is None or min(below, above) < MIN_SIDE:
             up = above < below or (above == below and self._last < x)
             return x + d if up else x - d
         return min((x + k * d for k in CANDIDATES), key=lambda z: b.variance_with(z, b.weight_at(z)))
