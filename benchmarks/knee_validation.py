@@ -12,15 +12,24 @@
    whole 4c knee search vs the 900-run grid, the largest CI half-width / rate, and the 4c knee table beside
    the grid knees (with --grid DIR of `python -m sim sweep experiments/4c.yaml`).
 
+3. With --time: the whole 4c knee sweep as one process (`python -m sim sweep experiments/4c-knee.yaml`) from an
+   empty cache, its wall and CPU time on this machine (the machine as `benchmarks/run.py` describes it); the
+   sweep's output directory is then used as --full.
+
 Writes benchmarks/knee_validation.md.
 
-    python benchmarks/knee_validation.py [--jobs 2] [--cache DIR] [--full DIR] [--grid DIR] [--skip-brute]
+    python benchmarks/knee_validation.py [--jobs 2] [--cache DIR] [--full DIR] [--grid DIR] [--skip-brute] [--time]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import resource
+import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -106,6 +115,26 @@ def dispersion(store_dir: Path) -> list[str]:
     return lines
 
 
+def time_sweep() -> tuple[Path, str]:
+    """Run the 4c knee sweep from an empty cache as one process: (its output dir, a markdown line with wall and
+    CPU time and the machine)."""
+    from run import machine     # benchmarks/run.py: this script's directory is on sys.path
+
+    out = Path(tempfile.mkdtemp(prefix="knee-4c-"))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "sim", "sweep", "experiments/4c-knee.yaml", "--out", str(out), "--yes",
+                    "--no-progress"], cwd=HERE.parent, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    runs = len(list((out / "runs").glob("*.json")))
+    m = machine()
+    return out, (f"Timed ({time.strftime('%Y-%m-%d')}): the 4c knee sweep from an empty cache, {runs} runs, report "
+                 f"included: {wall:.0f} s wall, {cpu:.0f} s CPU on {m['cores']} cores ({m['cpu']}, "
+                 f"{m['memory_gib']} GiB, Python {m['python']}).\n")
+
+
 def grid_versions(grid_dir: Path) -> dict:
     """How many of a sweep's cached runs recorded each model version ('none': written before runs recorded it)."""
     counts: dict = {}
@@ -135,7 +164,13 @@ def main(argv=None) -> int:
     ap.add_argument("--grid", help="results dir of the 4c grid sweep (for the grid knees)")
     ap.add_argument("--skip-brute", action="store_true")
     ap.add_argument("--knee-cache", help="run cache of the knee searches (default: --full, else CACHE/knee)")
+    ap.add_argument("--time", action="store_true", help="time the 4c knee sweep from an empty cache (as --full)")
     args = ap.parse_args(argv)
+    timing = ""
+    if args.time:
+        full, timing = time_sweep()
+        args.full = str(full)
+        print(timing, flush=True)
     sweep = load(HERE.parent / "experiments" / "4c-knee.yaml")
     spec = sweep.knee
     out = [f"# Knee search validation\n\nSpec: {spec}\n"]
@@ -233,6 +268,7 @@ def main(argv=None) -> int:
                     f"recorded model versions "
                     f"{versions}. A run without one predates model version 2 (gcp's 1 write/s per object), so "
                     "its gcp grid knees would be stale.\n")
+        out[-1] += timing
         (HERE / "knee_4c.md").write_text(out[-1] + "\n" + note + "\n" + "\n".join(md) + "\n")
         out.append("4c knees beside the grid knees: benchmarks/knee_4c.md and knee_4c.csv.\n")
     if not args.skip_brute:
