@@ -62,3 +62,15 @@ def test_unknown_provider_is_an_error():
     from sim.providers import ProviderError
     with pytest.raises(ProviderError, match="unknown provider 'nope'"):
         load_provider("nope")
+
+
+def test_lognormal_draws_use_libm_exp_on_every_machine():
+    """A draw is max(median * exp(sigma * z), floor) with z numpy's standard normal and exp libm's scalar exp
+    (Python's `math.exp`), bit for bit: numpy's own float64 exp is an AVX-512 kernel on CPUs that have it and
+    libm elsewhere, and results (goldens included) must not depend on the machine."""
+    import math
+    dist = LogNormal(27.0, 0.8, 4.0)
+    got = dist.draw(np.random.default_rng(11), 50_000)
+    z = np.random.default_rng(11).standard_normal(50_000)
+    want = np.array([max(27.0 * math.exp(0.8 * x), 4.0) for x in z.tolist()])
+    assert got.tobytes() == want.tobytes()
