@@ -105,29 +105,17 @@ def cmd_check(args) -> int:
     design the run had (catalog.scope, commit.protocol) and whether a per-object mutation limit applied
     (backend storage, storage.throttle not false, a provider rate): the checker verifies those rules too."""
     from .checker import check_history, format_violation, load_history
+    from .rules import checker_rules
 
     path = Path(args.dir)
     if not (path / "history.parquet").is_file() and not path.is_file():
         raise ConfigError("", f"no history.parquet in {path} (record one with `run --history --out DIR`)")
     run_dir = path if path.is_dir() else path.parent
-    rules = dict(scope="global", protocol="rewrite", mutation_rate_per_s=None, mutation_burst=1.0)
+    rules = checker_rules({"config": {}})
     cfg_path = run_dir / "config.yaml"
     if cfg_path.is_file():
         try:
-            stored = yaml.safe_load(cfg_path.read_text())
-            cfg = stored["config"]
-            profile = stored.get("provider_profile") or {}
-            catalog, commit, storage = (cfg.get(k) or {} for k in ("catalog", "commit", "storage"))
-            rules["scope"] = catalog.get("scope") or "global"
-            rules["protocol"] = commit.get("protocol") or "rewrite"
-            if rules["protocol"] == "log":
-                rules["scope"] = "table"     # the log protocol is always per table
-            rate = profile.get("mutation_rate_per_s")
-            if (catalog.get("backend", "storage") == "storage" and storage.get("throttle", True) is not False
-                    and rate is not None):
-                rules["mutation_rate_per_s"] = float(rate)
-                burst = profile.get("mutation_burst")
-                rules["mutation_burst"] = 1.0 if burst is None else float(burst)
+            rules = checker_rules(yaml.safe_load(cfg_path.read_text()))
         except (yaml.YAMLError, OSError, KeyError, TypeError, AttributeError, ValueError) as exc:
             raise ConfigError("", f"cannot read the run's design from {cfg_path}: {exc!r}") from None
     hist = load_history(path)

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .model.layout import O_ABORTED, O_COMMITTED, O_UNFINISHED, OPS
+from .model.state import OPS, Outcome
 
 PERCENTILES = (50, 95, 99)
 # what the window's blocks read; the other record columns are not copied
@@ -57,8 +57,8 @@ def _counts_out(prefix: str, n: int, n_c: int, n_a: int, window_s: float) -> dic
 
 def _block(cols: dict, window_s: float, prefix: str) -> dict:
     outcome = cols["outcome"]
-    committed = outcome == O_COMMITTED
-    n_c, n_a = int(committed.sum()), int((outcome == O_ABORTED).sum())
+    committed = outcome == Outcome.COMMITTED
+    n_c, n_a = int(committed.sum()), int((outcome == Outcome.ABORTED).sum())
     lat = (cols["end_ms"] - cols["runtime_end_ms"])[committed]
     out = _counts_out(prefix, len(outcome), n_c, n_a, window_s)
     out.update(_latency(lat, prefix))
@@ -75,9 +75,9 @@ def summarize(cols: dict, window_ms: tuple[float, float]) -> dict:
     out = _block(df, window_s, "")
     op = df["op"]
     blocks = [_block(_take(df, op == code, _BLOCK), window_s, f"{name}_") for code, name in enumerate(OPS)]
-    attempts = df["attempts"][df["outcome"] != O_UNFINISHED]
+    attempts = df["attempts"][df["outcome"] != Outcome.UNFINISHED]
     sums = {k: _sum(df[k]) for k in _SUMS}
-    return _summary_out(out, window_s, int((df["outcome"] == O_UNFINISHED).sum()), blocks,
+    return _summary_out(out, window_s, int((df["outcome"] == Outcome.UNFINISHED).sum()), blocks,
                         float(attempts.mean()) if len(attempts) else math.nan, sums)
 
 
@@ -249,7 +249,7 @@ class StreamSummary:
         g = table * 2 + op
         G = 2 * self.T
         self.outcomes += np.bincount(g * 4 + outcome, minlength=G * 4).reshape(G, 4)
-        c = outcome == O_COMMITTED
+        c = outcome == Outcome.COMMITTED
         lat = (cols["end_ms"][w] - cols["runtime_end_ms"][w])[c]
         self.lat_sums.append(np.bincount(g[c], weights=lat, minlength=G))
         self.hist_op.add(op[c], lat)
@@ -259,15 +259,15 @@ class StreamSummary:
         self.backoff.append(float(_sum(cols["backoff_ms"][w])))
         for i, k in enumerate(("catalog_conflicts", "table_conflicts")):
             self.conflicts[:, i] += np.bincount(table, weights=cols[k][w], minlength=self.T).astype(np.int64)
-        fin = outcome != O_UNFINISHED
+        fin = outcome != Outcome.UNFINISHED
         self.attempts[0] += int(cols["attempts"][w][fin].sum())
         self.attempts[1] += int(fin.sum())
 
     def _block(self, groups: np.ndarray, hist: LogHistogram, rows, prefix: str) -> dict:
         oc = self.outcomes[groups].sum(axis=0)
-        n_c = int(oc[O_COMMITTED])
+        n_c = int(oc[Outcome.COMMITTED])
         lat_sum = math.fsum(np.stack(self.lat_sums)[:, groups].ravel()) if self.lat_sums else 0.0
-        out = _counts_out(prefix, int(oc.sum()), n_c, int(oc[O_ABORTED]), self.window_s)
+        out = _counts_out(prefix, int(oc.sum()), n_c, int(oc[Outcome.ABORTED]), self.window_s)
         out.update(_latency_out(prefix, lat_sum / n_c if n_c else math.nan, hist.percentiles(rows, PERCENTILES)))
         return out
 
@@ -278,7 +278,7 @@ class StreamSummary:
         blocks = [self._block(G[G % 2 == code], self.hist_op, [code], f"{name}_") for code, name in enumerate(OPS)]
         sums = {**self.sums, "backoff_ms": math.fsum(self.backoff)}
         n_fin = self.attempts[1]
-        return _summary_out(out, self.window_s, int(self.outcomes[:, O_UNFINISHED].sum()), blocks,
+        return _summary_out(out, self.window_s, int(self.outcomes[:, Outcome.UNFINISHED].sum()), blocks,
                             self.attempts[0] / n_fin if n_fin else math.nan, sums)
 
     def per_table(self) -> list[dict]:

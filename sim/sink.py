@@ -1,4 +1,4 @@
-"""Where a run's records go as its transactions finish (`sim.model.build.Run.flush` hands them out in batches,
+"""Where a run's records go as its transactions finish (`sim.model.slots.flush` hands out their slots in batches,
 each in id order): kept in memory (`MemorySink`, every run's default: exact summaries from whole columns), or
 summarized on the fly and optionally written to parquet row group by row group (`StreamSink`), so that memory
 stays flat however long the run."""
@@ -8,14 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .records import RECORD_COLUMNS
+from .records import RECORD_COLUMNS, empty_columns, record_rows
 
 
 def _concat(chunks: list[dict], names) -> dict[str, np.ndarray]:
     if not chunks:
-        from .model.build import _blank_rows
-        from .records import record_rows
-        return {k: v for k, v in record_rows(*_blank_rows(0)).items() if k in names}
+        return empty_columns(names)
     return {k: np.concatenate([c[k] for c in chunks]) for k in names}
 
 
@@ -35,8 +33,8 @@ class MemorySink:
         self._chunks: list[dict] = []
         self._cols: dict | None = None
 
-    def add(self, cols: dict) -> None:
-        self._chunks.append(cols)
+    def add(self, slots: np.ndarray) -> None:
+        self._chunks.append(record_rows(slots))
         self._cols = None
 
     def columns(self) -> dict[str, np.ndarray]:
@@ -70,7 +68,8 @@ class StreamSink:
         self._pending_rows = 0
         self._writer = None
 
-    def add(self, cols: dict) -> None:
+    def add(self, slots: np.ndarray) -> None:
+        cols = record_rows(slots)
         if self.summary is not None:
             self.summary.add(cols)
         if self.keep:

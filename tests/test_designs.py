@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from sim.checker import check_history
+from sim.rules import checker_rules
 from sim.config import ConfigError, from_dict, seed_hash
 from sim.providers import load_provider
 from sim.run import run
@@ -79,9 +80,11 @@ def test_throttle_bounds_conditional_writes_on_one_object_in_every_window(design
         for k in range(1, min(len(times), 40)):
             gaps = times[k:] - times[:-k]                  # k + 1 writes within each gap
             assert (gaps >= (k + 1 - burst) / rate_per_ms - 1e-6).all(), (design, k, gaps.min())
-    assert check_history(h, scope="table" if design != "file" else "global",
-                         protocol="log" if design == "log" else "rewrite",
-                         mutation_rate_per_s=prof.mutation_rate_per_s, mutation_burst=burst) == []
+    rules = checker_rules(r.resolved)
+    assert (rules["scope"], rules["protocol"]) == ("table" if design != "file" else "global",
+                                                   "log" if design == "log" else "rewrite")
+    assert (rules["mutation_rate_per_s"], rules["mutation_burst"]) == (prof.mutation_rate_per_s, burst)
+    assert check_history(h, **rules) == []
     t = r.records
     assert (t.throttled >= 0).all() and (t.cases == t.attempts).all()    # 429s are not attempts
 

@@ -16,7 +16,7 @@ from sim.checker import check_history
 from sim.config import from_dict
 from sim.engines.fast import FastEngine
 from sim.engines.simpy_engine import SimPyEngine as Engine
-from sim.model import build
+from sim.model import build, sources
 from sim.records import HISTORY_COLUMNS, RECORD_COLUMNS
 
 THROTTLED = str(Path(__file__).resolve().parent / "data" / "throttled.yaml")
@@ -194,7 +194,7 @@ def test_identical_without_history():
 def test_refills_small_chunks(monkeypatch):
     """Sources and history buffers run short over and over (the kernel stops, the wrapper draws more or sets
     the full history buffer aside, the kernel resumes)."""
-    monkeypatch.setattr(build, "CHUNK", build.BATCH)
+    monkeypatch.setattr(sources, "CHUNK", sources.BATCH)
     monkeypatch.setattr(build, "HIST_CHUNK", 64)
     for name in ("all_vo", "parallel_4", "retry_mixed_md", "vo_conflicts", "md_read_on_failure"):
         assert_same(merge(BASE, CASES[name]))
@@ -219,12 +219,9 @@ def test_records_have_commits_and_conflicts():
 
 def _rules(c) -> dict:
     """The checker's rules for a config: its scope, protocol and per-object limit."""
-    from sim.providers import load_provider
-    prof = load_provider(c.storage.provider)
-    rules = {"scope": c.catalog.scope, "protocol": c.commit.protocol}
-    if c.storage.throttle and c.catalog.backend == "storage" and prof.mutation_rate_per_s:
-        rules.update(mutation_rate_per_s=prof.mutation_rate_per_s, mutation_burst=prof.mutation_burst)
-    return rules
+    from sim.rules import checker_rules
+    from sim.run import resolved_config
+    return checker_rules(resolved_config(c))
 
 
 @pytest.mark.parametrize("name", ["default", "zipf", "vo_conflicts", "ties_instant", "drain_0", "parallel_4",

@@ -11,9 +11,11 @@ class EngineBase:
 
     def __init__(self, cfg: Config, replication: int = 0, record_history: bool = False, *, sink=None,
                  slots: int | None = None):
-        """`sink`, `slots`: see `sim.model.build.Run` (where records go; the ring's first size)."""
+        """`sink`: where finished transactions' records go (`sim.sink`; default: kept in memory); `slots`: see
+        `sim.model.build.Run`."""
         self.cfg = cfg
-        self.r = Run(cfg, replication, record_history, sink=sink, slots=slots)
+        from ..sink import MemorySink
+        self.r = Run(cfg, replication, record_history, MemorySink() if sink is None else sink, slots=slots)
         self.window = self.r.window
         self.watchdog_ms = cfg.duration_ms + cfg.drain_limit_ms   # the drain limit bounds the run
 

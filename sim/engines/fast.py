@@ -22,7 +22,8 @@ from numba import njit
 from ..model import arrivals
 from ..model.step import step
 from ..model.draws import events_before_refill, needs
-from ..model.layout import PC_DONE, ST_STOP, TI_PC
+from ..model.jit import handler
+from ..model.state import PC
 from .base import EngineBase
 
 # heap "who": >= 0 a transaction (its slot); else:
@@ -104,6 +105,29 @@ def _pop(h_t, h_k, h_w, size):
     return size
 
 
+@handler
+def _at(h_t, h_k, h_w, hsize, eid, t, priority, who):
+    """Schedule `who` at t on SimPy's key (time, priority, eid): the heap's new size."""
+    return _push(h_t, h_k, h_w, hsize, t, priority * _PRIO_SHIFT + eid, who)
+
+
+@handler
+def _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid):
+    """The arrivals process: a new transaction starts now (URGENT), then the next arrival is scheduled.
+    Returns the heap's size and the next eid."""
+    j = -1
+    if who == W_ARRIVALS:
+        j = arrivals.on_arrival(m, now)
+        if j >= 0:
+            hsize = _at(h_t, h_k, h_w, hsize, eid, now, URGENT, j)
+            eid += 1
+    if who == W_ARRIVALS_START or j >= 0:
+        delay = arrivals.next_arrival(m, now)
+        hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, W_ARRIVALS)
+        eid += 1
+    return hsize, eid
+
+
 @njit(cache=True, nogil=True, _nrt=False)   # no allocation inside: no reference counting needed
 def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
     eid = e[E_EID]
@@ -112,10 +136,9 @@ def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
     if e[E_STARTED] == 0:
         e[E_STARTED] = 1
         # the arrivals process starts (URGENT at 0); the watchdog bounds the run
-        hsize = _push(h_t, h_k, h_w, hsize, 0.0, URGENT * _PRIO_SHIFT + eid, W_ARRIVALS_START)
-        eid += 1
-        hsize = _push(h_t, h_k, h_w, hsize, watchdog_ms, NORMAL * _PRIO_SHIFT + eid, W_WATCHDOG)
-        eid += 1
+        hsize = _at(h_t, h_k, h_w, hsize, eid, 0.0, URGENT, W_ARRIVALS_START)
+        hsize = _at(h_t, h_k, h_w, hsize, eid + 1, watchdog_ms, NORMAL, W_WATCHDOG)
+        eid += 2
     status = STATUS_DONE
     safe = 0       # events that can run before a source could run short (`needs` is checked only then)
     while True:
@@ -136,32 +159,19 @@ def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
         hsize = _pop(h_t, h_k, h_w, hsize)
         if who >= 0:   # a transaction's slot
             delay = step(m, who, now)
-            if m.tx_i[who, TI_PC] != PC_DONE:
-                hsize = _push(h_t, h_k, h_w, hsize, now + delay, NORMAL * _PRIO_SHIFT + eid, who)
+            if m.tx[who].pc != PC.DONE:
+                hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, who)
                 eid += 1
         elif who == W_ARRIVALS or who == W_ARRIVALS_START:
-            j = -1
-            if who == W_ARRIVALS:
-                j = arrivals.on_arrival(m, now)
-                if j >= 0:
-                    hsize = _push(h_t, h_k, h_w, hsize, now, URGENT * _PRIO_SHIFT + eid, j)
-                    eid += 1
-            if who == W_ARRIVALS_START or j >= 0:
-                delay = arrivals.next_arrival(m, now)
-                hsize = _push(h_t, h_k, h_w, hsize, now + delay, NORMAL * _PRIO_SHIFT + eid, W_ARRIVALS)
-                eid += 1
-        elif who == W_WATCHDOG:
-            if not stopped:
-                stopped = True
-                hsize = _push(h_t, h_k, h_w, hsize, now, NORMAL * _PRIO_SHIFT + eid, W_STOP)
-                eid += 1
-        else:   # the stop event: the run ends here
+            hsize, eid = _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid)
+        elif who == W_STOP:   # the run ends here
             e[E_DONE] = 1
             end[0] = now
             break
-        if m.st[ST_STOP] != 0 and not stopped:
+        # the watchdog, or the last window transaction's end once arrivals ended, schedules the stop
+        if (who == W_WATCHDOG or m.run[0].stop != 0) and not stopped:
             stopped = True
-            hsize = _push(h_t, h_k, h_w, hsize, now, NORMAL * _PRIO_SHIFT + eid, W_STOP)
+            hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, W_STOP)
             eid += 1
     e[E_EID] = eid
     e[E_HEAP] = hsize
@@ -178,7 +188,7 @@ class FastEngine(EngineBase):
         e = np.zeros(N_E, dtype=np.int64)
         end = np.zeros(1, dtype=np.float64)
         while True:
-            cap = r.m.tx_i.shape[0] + 8
+            cap = len(r.m.tx) + 8
             if len(h_t) < cap:   # the slots grew (or the run starts): so does the heap, between events
                 n = int(e[E_HEAP])
                 h_t, h_k, h_w = (np.concatenate([h[:n], np.zeros(cap - n, dtype=dt)])

@@ -4,15 +4,8 @@ A transaction's process calls `sim.model.step.step` at each of its catalog effec
 (`env.timeout`) for the delay the handler returns; the arrivals process does the same with
 `sim.model.arrivals`. The engine holds no protocol logic: read the handlers against docs/MODEL.md, and use this
 engine to step through them (`--engine simpy`). It gives the same results as the fast engine, bit for bit.
-
-Interpreted, the handlers run on a view of the run's `Model` made of Python numbers: its one-dimensional arrays
-are lists, and the per-transaction columns numpy arrays of dtype object. Python ints and floats compute exactly
-what numpy's scalars do (IEEE doubles, 64-bit ints that never overflow here), at a fraction of the cost: a
-numpy scalar costs 2-3x a Python number per operation, and an int64 scalar plus a float about 5 us. The history
-buffers stay the run's own arrays. What the handlers write is copied back into the run's arrays before a
-refill and at the end, the only times anything outside the model reads them (a refill also hands out finished
-transactions' records and frees their slots, so the view is rebuilt after it). This halved the engine's time
-on the benchmark configuration (s3, 1 table, 90/10, 200 ms).
+Interpreted, the handlers run on a view of the run's `Model` made of Python numbers (`sim.engines.view`); a
+refill also hands out finished transactions' records and frees their slots, so the view is rebuilt after it.
 """
 from __future__ import annotations
 
@@ -21,12 +14,10 @@ import simpy
 from ..model import arrivals
 from ..model.step import step
 from ..model.draws import events_before_refill, needs
-from ..model.layout import PC_DONE, ST_STOP, TI_PC, Model
+from ..model.build import VALIDATION_FIELDS
+from ..model.state import PC, Need
 from .base import EngineBase
-
-_OBJECTS = ("tx_i", "tx_f")         # per transaction: numpy arrays of Python numbers (dtype object)
-_LISTS = tuple(f for f in Model._fields if f not in _OBJECTS + ("H_i", "H_f"))
-_STATE = ("st", "cur", "versions", "sf", "bk_tokens", "bk_last", "bk_head", "bk_prev", "free")   # handlers write
+from .view import view, write_back
 
 
 class SimPyEngine(EngineBase):
@@ -34,29 +25,15 @@ class SimPyEngine(EngineBase):
     def run(self) -> "SimPyEngine":
         env = self.env = simpy.Environment()
         self._safe = 0
-        self._view()
+        self.m = view(self.r.m)
         self.stop = env.event()
         env.process(self._arrivals())
         watchdog = env.timeout(self.watchdog_ms)
         watchdog.callbacks.append(self._stop)
         env.run(until=self.stop)
-        self._write_back()
+        write_back(self.m, self.r.m)
         self.r.finish(env.now)
         return self
-
-    def _view(self, before: dict | None = None) -> None:
-        """Build the view of the run's arrays (`before`: the arrays of the view being refreshed after a refill;
-        lists of arrays not replaced since are kept, the state is taken from the arrays it was copied to)."""
-        m = self.r.m
-        view = {f: getattr(self.m, f) if before is not None and before[f] is getattr(m, f) and f not in _STATE
-                else getattr(m, f).tolist() for f in _LISTS}
-        view.update({f: getattr(m, f).astype(object) for f in _OBJECTS})
-        self.m = m._replace(**view)
-
-    def _write_back(self) -> None:
-        """Copy what the handlers wrote into the run's arrays (a refill hands out finished records, frees slots)."""
-        for f in _STATE + _OBJECTS:
-            getattr(self.r.m, f)[:] = getattr(self.m, f)
 
     def _stop(self, _event=None):
         if not self.stop.triggered:
@@ -70,10 +47,12 @@ class SimPyEngine(EngineBase):
         need = needs(self.m)
         if need:
             r = self.r
-            self._write_back()
-            before = {f: getattr(r.m, f) for f in _LISTS}
+            # a refill that makes no room for arrivals reads a few fields of the slots and leaves them be
+            keep = not need & (1 << Need.TXN)
+            write_back(self.m, r.m, VALIDATION_FIELDS if keep else None)
+            before = r.m
             r.refill(need)
-            self._view(before)
+            self.m = view(r.m, before, self.m, keep_slots=keep)
         self._safe = events_before_refill(self.m)
         return self.m
 
@@ -85,7 +64,7 @@ class SimPyEngine(EngineBase):
             if j < 0:
                 break
             env.process(self._txn(j))
-        if self.m.st[ST_STOP]:
+        if self.m.run[0].stop:
             self._stop()
 
     def _txn(self, j: int):
@@ -93,8 +72,8 @@ class SimPyEngine(EngineBase):
         while True:
             m = self._model()
             delay = step(m, j, env.now)
-            if m.tx_i[j, TI_PC] == PC_DONE:
-                if m.st[ST_STOP]:
+            if m.tx[j].pc == PC.DONE:
+                if m.run[0].stop:
                     self._stop()
                 return
             yield env.timeout(delay)

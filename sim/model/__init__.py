@@ -1,9 +1,13 @@
 """The model: what is simulated (docs/MODEL.md), written once and run by every engine.
 
-State is flat numpy arrays (`layout.Model`); each function is plain Python for the SimPy engine and is compiled
-into the fast engine's loop (`jit`). Modules, one concept each:
+State is named: a transaction slot's fields (`tx = m.tx[j]; tx.attempts`), the run's scalars (`m.run[0].seq`),
+the parameters (`m.p.max_attempts`) and codes (`PC.CAS`, `Outcome.COMMITTED`) are declared in `state`. Each
+function is plain Python for the SimPy engine and is compiled into the fast engine's loop (`jit`). Modules, one
+concept each:
 
-- `layout`: the state's columns, program counters and codes
+- `state`: the state's fields, the parameters, the codes, the `Model` tuple
+- `params`, `sources`, `slots`, `build`: a configuration's parameters; its random sources; the transaction slots
+  and where their records go; the run that keeps them filled between events
 - `draws`: random draws through cursors; what must be refilled before an event
 - `catalog`: the catalog (one object, or one pointer per table: `catalog.scope`), its reads and its CAS
 - `throttle`: per-object mutation limits (token buckets per object name)
@@ -12,5 +16,4 @@ into the fast engine's loop (`jit`). Modules, one concept each:
 - `rewrite`: Iceberg's protocol, one handler per catalog effect point; `log`: Delta Lake's log protocol
 - `step`: the dispatch engines call at each effect point
 - `retry`: retry policies; `io`: I/O timing on lanes; `history`: the recorded history
-- `build`: from a configuration to the arrays of one run, and their random sources
 """

@@ -1,22 +1,20 @@
 """Open-loop arrivals (docs/MODEL.md, "Workload"): gaps from one stream until the first that reaches
-`duration_ms`; each arrival's table, operation and runtime were drawn ahead, in chunks (`sim.model.build`)."""
+`duration_ms`; each arrival's table, operation and runtime were drawn ahead, in chunks (`sim.model.sources`)."""
 from . import history
 from .draws import take
 from .jit import model_function
-from .layout import (ARR_CLOSE, ARR_NEXT, PC_INIT, PF_DURATION, PF_HI, PF_LO, PI_MAX_ATTEMPTS, S_GAP, ST_ARR_DONE,
-                     ST_ARR_BASE, ST_ARR_PC, ST_FREE, ST_NEXT_TXN, ST_OPEN, ST_STOP, TF_ARRIVAL, TF_RUNTIME,
-                     TI_INWIN, TI_ISVO, TI_PC, TI_TABLE, TI_TXN)
+from .state import PC, ArrivalsAt, Src
 
 
 @model_function
 def next_arrival(m, now):
     """Draw the next gap: the delay to the next arrival, or to `duration_ms` when the gap reaches past it."""
-    gap = take(m.gaps, m, S_GAP)
-    duration = m.pf[PF_DURATION]
+    gap = take(m, Src.GAP)
+    duration = m.p.duration_ms
     if now + gap >= duration:
-        m.st[ST_ARR_PC] = ARR_CLOSE
+        m.run[0].arrivals_next = ArrivalsAt.CLOSE
         return duration - now
-    m.st[ST_ARR_PC] = ARR_NEXT
+    m.run[0].arrivals_next = ArrivalsAt.NEXT
     return gap
 
 
@@ -24,28 +22,30 @@ def next_arrival(m, now):
 def on_arrival(m, now):
     """The arrivals' pending event: a new transaction (the slot it takes, to start), or -1 when arrivals have
     ended (the run may then stop, once no window transaction is open)."""
-    if m.st[ST_ARR_PC] == ARR_CLOSE:
-        m.st[ST_ARR_DONE] = 1
-        if m.st[ST_OPEN] == 0:
-            m.st[ST_STOP] = 1
+    r = m.run[0]
+    if r.arrivals_next == ArrivalsAt.CLOSE:
+        r.arrivals_done = 1
+        if r.open_in_window == 0:
+            r.stop = 1
         return -1
-    j = m.st[ST_NEXT_TXN]
-    m.st[ST_NEXT_TXN] = j + 1
-    a = j - m.st[ST_ARR_BASE]
-    f = m.st[ST_FREE] - 1
-    m.st[ST_FREE] = f
-    s = m.free[f]
+    i = r.next_txn
+    r.next_txn = i + 1
+    a = i - r.arrivals_base
+    f = r.free_slots - 1
+    r.free_slots = f
+    j = m.free[f]
     t = m.tables[a]
-    inwin = m.pf[PF_LO] <= now < m.pf[PF_HI]
-    m.tx_i[s, TI_TXN] = j
-    m.tx_i[s, TI_TABLE] = t
-    m.tx_i[s, TI_ISVO] = m.isvo[a]
-    m.tx_i[s, TI_INWIN] = 1 if inwin else 0
-    m.tx_i[s, TI_PC] = PC_INIT
-    m.tx_f[s, TF_ARRIVAL] = now
-    m.tx_f[s, TF_RUNTIME] = m.runtimes[a]
+    inwin = m.p.window_lo_ms <= now < m.p.window_hi_ms
+    tx = m.tx[j]
+    tx.txn = i
+    tx.table = t
+    tx.is_vo = m.isvo[a]
+    tx.in_window = 1 if inwin else 0
+    tx.pc = PC.INIT
+    tx.arrival_ms = now
+    tx.runtime_ms = m.runtimes[a]
     if inwin:
-        m.st[ST_OPEN] += 1
+        r.open_in_window += 1
     if history.on(m):
-        history.begin(m, now, s, t, m.pi[PI_MAX_ATTEMPTS])
-    return s
+        history.begin(m, now, j, t, m.p.max_attempts)
+    return j

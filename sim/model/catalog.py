@@ -3,19 +3,18 @@
 
 Only effect points touch it: a read captures (seq, v[t]); a CAS swaps iff the version it expected is current.
 With scope `table` each table's pointer (or catalog row) is its own object: a read sees v[t], a commit to t is
-CAS_t(expected v[t]), and commits to other tables never make it fail. `st[ST_SEQ]` counts every commit either
+CAS_t(expected v[t]), and commits to other tables never make it fail. `run.seq` counts every commit either
 way (under scope `table` it is no one's CAS version).
 """
 from .jit import model_function
-from .layout import PI_SCOPE_TABLE, ST_SEQ
 
 
 @model_function
 def read_seq(m, t):
     """The version a CAS on t's object must expect: the catalog's seq, or v[t] under scope table."""
-    if m.pi[PI_SCOPE_TABLE] != 0:
+    if m.p.scope_table:
         return m.versions[t]
-    return m.st[ST_SEQ]
+    return m.run[0].seq
 
 
 @model_function
@@ -28,7 +27,7 @@ def cas(m, t, expected):
     """Commit table t iff its object still has version `expected` (the whole catalog's, or t's pointer's)."""
     if read_seq(m, t) != expected:
         return False
-    m.st[ST_SEQ] += 1
+    m.run[0].seq += 1
     m.versions[t] += 1
     return True
 
@@ -36,6 +35,6 @@ def cas(m, t, expected):
 @model_function
 def object_of(m, t):
     """The object a conditional write to commit t replaces: the one catalog object (0), or t's pointer."""
-    if m.pi[PI_SCOPE_TABLE] != 0:
+    if m.p.scope_table:
         return t
     return 0

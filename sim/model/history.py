@@ -1,70 +1,68 @@
 """Recording the history (docs/FORMATS.md, "History"): one row per catalog read, prepare, CAS, begin and end.
 
-Callers pass the transaction's slot `j`; the row holds its id (TI_TXN)."""
+Callers pass the transaction's slot `j`; the row holds its id (`tx.txn`)."""
 import numpy as np
 
 from .jit import model_function
-
-from .layout import HF_ANSWER, HF_TIME, HI_ATTEMPTS, HI_BASE, HI_EXPECTED, HI_KIND, HI_OK, HI_OUTCOME, HI_REASON, \
-    HI_SEQ, HI_TABLE, HI_TXN, HI_VERSION, HI_VFROM, HI_VTO, K_BEGIN, K_CAS, K_END, K_PREPARE, K_READ, K_THROTTLED, \
-    O_NONE, PI_HIST, R_NONE, ST_HIST_N, TI_TXN, _FALSE, _NA, _TRUE
+from .state import FALSE, NA, TRUE, Kind, Outcome, Reason
 
 
 @model_function
 def _row(m, kind, time, j, table, seq, version, expected, ok, base, vfrom, vto, answer, outcome, reason,
          attempts):
-    n = m.st[ST_HIST_N]
-    H, F = m.H_i, m.H_f
-    H[HI_KIND, n] = kind
-    H[HI_TXN, n] = m.tx_i[j, TI_TXN]
-    H[HI_TABLE, n] = table
-    H[HI_SEQ, n] = seq
-    H[HI_VERSION, n] = version
-    H[HI_EXPECTED, n] = expected
-    H[HI_OK, n] = ok
-    H[HI_BASE, n] = base
-    H[HI_VFROM, n] = vfrom
-    H[HI_VTO, n] = vto
-    H[HI_OUTCOME, n] = outcome
-    H[HI_REASON, n] = reason
-    H[HI_ATTEMPTS, n] = attempts
-    F[HF_TIME, n] = time
-    F[HF_ANSWER, n] = answer
-    m.st[ST_HIST_N] = n + 1
+    r = m.run[0]
+    n = r.hist_rows
+    h = m.hist[n]
+    h.kind = kind
+    h.txn = m.tx[j].txn
+    h.table = table
+    h.seq = seq
+    h.version = version
+    h.expected = expected
+    h.ok = ok
+    h.base_version = base
+    h.validated_from = vfrom
+    h.validated_to = vto
+    h.outcome = outcome
+    h.reason = reason
+    h.attempts = attempts
+    h.time_ms = time
+    h.answer_ms = answer
+    r.hist_rows = n + 1
 
 
 @model_function
 def on(m):
-    return m.pi[PI_HIST] != 0
+    return m.p.history
 
 
 @model_function
 def begin(m, now, j, t, max_attempts):
-    _row(m, K_BEGIN, now, j, t, _NA, _NA, _NA, _FALSE, _NA, _NA, _NA, np.nan, O_NONE, R_NONE, max_attempts)
+    _row(m, Kind.BEGIN, now, j, t, NA, NA, NA, FALSE, NA, NA, NA, np.nan, Outcome.NONE, Reason.NONE, max_attempts)
 
 
 @model_function
 def read(m, now, j, t, seq, v, answer):
-    _row(m, K_READ, now, j, t, seq, v, _NA, _FALSE, _NA, _NA, _NA, answer, O_NONE, R_NONE, _NA)
+    _row(m, Kind.READ, now, j, t, seq, v, NA, FALSE, NA, NA, NA, answer, Outcome.NONE, Reason.NONE, NA)
 
 
 @model_function
 def prepare(m, now, j, t, base, vfrom, vto):
-    _row(m, K_PREPARE, now, j, t, _NA, _NA, _NA, _FALSE, base, vfrom, vto, np.nan, O_NONE, R_NONE, _NA)
+    _row(m, Kind.PREPARE, now, j, t, NA, NA, NA, FALSE, base, vfrom, vto, np.nan, Outcome.NONE, Reason.NONE, NA)
 
 
 @model_function
 def cas(m, now, j, t, seq, v, expected, ok, answer):
-    _row(m, K_CAS, now, j, t, seq, v, expected, _TRUE if ok else _FALSE, _NA, _NA, _NA, answer, O_NONE, R_NONE,
-         _NA)
+    _row(m, Kind.CAS, now, j, t, seq, v, expected, TRUE if ok else FALSE, NA, NA, NA, answer, Outcome.NONE,
+         Reason.NONE, NA)
 
 
 @model_function
 def throttled(m, now, j, t, seq, v, expected, answer):
     """A conditional write answered 429: it changed nothing and was no commit attempt."""
-    _row(m, K_THROTTLED, now, j, t, seq, v, expected, _FALSE, _NA, _NA, _NA, answer, O_NONE, R_NONE, _NA)
+    _row(m, Kind.THROTTLED, now, j, t, seq, v, expected, FALSE, NA, NA, NA, answer, Outcome.NONE, Reason.NONE, NA)
 
 
 @model_function
 def end(m, now, j, t, answer, outcome, reason, attempts):
-    _row(m, K_END, now, j, t, _NA, _NA, _NA, _FALSE, _NA, _NA, _NA, answer, outcome, reason, attempts)
+    _row(m, Kind.END, now, j, t, NA, NA, NA, FALSE, NA, NA, NA, answer, outcome, reason, attempts)

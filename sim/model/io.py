@@ -1,6 +1,7 @@
 """Storage I/O inside one transaction (docs/MODEL.md, "One transaction"): serial, except a VO's validation
 reads, which run on `io.max_parallel` lanes. Only the time matters between two effect points."""
 from .jit import model_function
+from .state import Src
 
 
 @model_function
@@ -33,3 +34,14 @@ def lanes_ms(draws, c0, s, n, k, lanes):
         if lanes[a] > m:
             m = lanes[a]
     return m
+
+
+@model_function
+def gets_ms(m, j, n):
+    """n > 0 GETs by transaction j, at most io.max_parallel at a time: their wall time."""
+    c = m.cur[Src.GET]
+    s = m.step[Src.GET]
+    ms = lanes_ms(m.draws[Src.GET], c, s, n, m.p.max_parallel, m.lanes)
+    m.cur[Src.GET] = c + s * n
+    m.tx[j].gets += n
+    return ms

@@ -4,7 +4,7 @@ allocates nothing), so passing the `Model` tuple of arrays to a handler costs no
 
 `handler` marks the few functions called from one place each (the effect-point handlers, and `step`, which
 dispatches to them from the loop): they are inlined at numba's IR level, since a call flattens the whole
-`Model` tuple (26 arrays, 7 words each) into arguments; inlining `step` into the loop made the cheapest events
+`Model` tuple (some 20 arrays of 7 words each, and the parameters) into arguments; inlining `step` into the loop made the cheapest events
 (a FastAppend's catalog conflict) 1.5-1.9x faster. Small helpers are left to LLVM's inliner (inlining them at IR
 level would multiply numba's compile time).
 """

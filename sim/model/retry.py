@@ -7,7 +7,7 @@ import numpy as np
 
 from .draws import take
 from .jit import model_function
-from .layout import P_EXPONENTIAL, P_FIXED, P_IMMEDIATE
+from .state import Policy
 
 
 def exponential_delay_ms(base_ms: float, factor: float, max_ms: float, k: int) -> float:
@@ -22,22 +22,22 @@ def delay_table(policy, max_attempts: int) -> tuple[int, float, np.ndarray]:
     """(kind, jitter, delay before jitter for k = 0 .. max_attempts + 1) of one policy (a `RetryPolicy`)."""
     tab = np.zeros(max_attempts + 2, dtype=np.float64)
     if policy.policy == "immediate":
-        return P_IMMEDIATE, 0.0, tab
+        return Policy.IMMEDIATE, 0.0, tab
     if policy.policy == "fixed":
         tab[:] = policy.delay_ms or 0.0
-        return P_FIXED, 0.0, tab
+        return Policy.FIXED, 0.0, tab
     for k in range(1, len(tab)):
         tab[k] = exponential_delay_ms(policy.base_ms, policy.factor, policy.max_ms, k)
-    return P_EXPONENTIAL, float(policy.jitter or 0.0), tab
+    return Policy.EXPONENTIAL, float(policy.jitter or 0.0), tab
 
 
 @model_function
-def delay_ms(m, kind, jitter, table, k, uniforms, source):
+def delay_ms(m, kind, jitter, table, k, source):
     """Sleep before the k-th retry: fixed, or min(base * factor^(k-1), max) * (1 + jitter * U), U the next
-    draw of `source` (whose array is `uniforms`); past the table's end, its last entry."""
+    draw of `source`; past the table's end, its last entry."""
     if k >= len(table):
         k = len(table) - 1
     delay = table[k]
-    if kind == P_EXPONENTIAL and jitter != 0.0:
-        delay *= 1.0 + jitter * take(uniforms, m, source)
+    if kind == Policy.EXPONENTIAL and jitter != 0.0:
+        delay *= 1.0 + jitter * take(m, source)
     return delay

@@ -2,58 +2,63 @@
 after a table conflict rewrites the manifest list and the table metadata before its CAS."""
 from . import catalog, history
 from .draws import take
-from .io import lanes_ms
+from .io import gets_ms
 from .jit import handler, model_function
-from .layout import (O_ABORTED, O_COMMITTED, PC_BACKOFFREAD, PC_CAS, PC_FAILREAD, PC_REFRESH1, PF_G,
-                     PF_JIT_CAT, PF_JIT_TAB, PI_CONFLICT, PI_INLINED, PI_MAX_ATTEMPTS, PI_MAX_PARALLEL, PI_POL_CAT,
-                     PI_POL_TAB, PI_READ_MD, PI_REFRESH_FIRST, R_EXHAUSTED, R_NONE, R_VALIDATION, S_BACKOFF,
-                     S_CONFLICT, S_GET, S_PUT_ML, S_PUT_TM, TF_BACKOFF, TF_L, TF_RTEND, TF_RUNTIME, TI_ATTEMPTS,
-                     TI_CATC, TI_GETS, TI_ISVO, TI_MLREAD, TI_PC, TI_PREPARED, TI_PUTS, TI_SEQ, TI_TABC, TI_TABLE,
-                     TI_VALIDATED)
 from .retry import delay_ms
+from .state import PC, Outcome, Reason, Src
 from .transaction import admitted, end, next_read, next_write, read_catalog, resend
+
+
+@model_function
+def _validate(m, j, v):
+    """A VO reads the n snapshots of its table up to v it has not validated; the newest is the current manifest
+    list, already read, so that is n - 1 more GETs. Returns their time."""
+    tx = m.tx[j]
+    n = v - tx.validated
+    if n > 1:
+        tx.manifest_lists_read += n - 1
+        return gets_ms(m, j, n - 1)
+    return 0.0
+
+
+@model_function
+def _real_conflict(m, n):
+    """Whether n newly validated snapshots hold a real conflict (vo_conflict_probability each)."""
+    return m.p.vo_conflicts and n > 0 and take(m, Src.CONFLICT) < m.thr[min(n, len(m.thr) - 1)]
 
 
 @model_function
 def prepare(m, j, now, v):
     """Prepare on table version v: read the table metadata and the current manifest list; a VO validates the
-    n snapshots it has not validated (n - 1 more manifest-list GETs, on io.max_parallel lanes) and may find a
-    real conflict; then write the manifest list and the table metadata. Returns the I/O time, negated if the
-    validation aborts the transaction."""
-    inlined = m.pi[PI_INLINED] != 0
-    m.tx_i[j, TI_PREPARED] = v
+    snapshots it has not validated and may find a real conflict; then write the manifest list and the table
+    metadata. Returns the I/O time, negated if the validation aborts the transaction."""
+    tx = m.tx[j]
+    inlined = m.p.metadata_inlined
+    tx.prepared = v
     cost = 0.0
     if not inlined:
-        cost += take(m.gt, m, S_GET)                 # table metadata
-        m.tx_i[j, TI_GETS] += 1
-    cost += take(m.gt, m, S_GET)                     # current manifest list
-    m.tx_i[j, TI_GETS] += 1
-    m.tx_i[j, TI_MLREAD] += 1
+        cost += take(m, Src.GET)                     # table metadata
+        tx.gets += 1
+    cost += take(m, Src.GET)                         # current manifest list
+    tx.gets += 1
+    tx.manifest_lists_read += 1
     vfrom = -1
     vto = -1
     aborted = False
-    if m.tx_i[j, TI_ISVO] != 0:
-        vfrom = m.tx_i[j, TI_VALIDATED]
+    if tx.is_vo != 0:
+        vfrom = tx.validated
         vto = v
-        n = v - vfrom                                # the newest is the current list, read above
-        if n > 1:
-            c = m.cur[S_GET]
-            cost += lanes_ms(m.gt, c, m.step[S_GET], n - 1, m.pi[PI_MAX_PARALLEL], m.lanes)
-            m.cur[S_GET] = c + m.step[S_GET] * (n - 1)
-            m.tx_i[j, TI_GETS] += n - 1
-            m.tx_i[j, TI_MLREAD] += n - 1
-        m.tx_i[j, TI_VALIDATED] = v
-        if m.pi[PI_CONFLICT] != 0 and n > 0:
-            if take(m.cu, m, S_CONFLICT) < m.thr[min(n, len(m.thr) - 1)]:
-                aborted = True
+        cost += _validate(m, j, v)
+        tx.validated = v
+        aborted = _real_conflict(m, v - vfrom)
     if not aborted:
-        cost += take(m.pm, m, S_PUT_ML)
-        m.tx_i[j, TI_PUTS] += 1
+        cost += take(m, Src.PUT_ML)
+        tx.puts += 1
         if not inlined:
-            cost += take(m.pt, m, S_PUT_TM)
-            m.tx_i[j, TI_PUTS] += 1
+            cost += take(m, Src.PUT_TM)
+            tx.puts += 1
     if history.on(m):
-        history.prepare(m, now, j, m.tx_i[j, TI_TABLE], v, vfrom, vto)
+        history.prepare(m, now, j, tx.table, v, vfrom, vto)
     return -cost if aborted else cost
 
 
@@ -63,22 +68,23 @@ def _prepare_then_cas(m, j, now, pending, v, do_prepare):
     if do_prepare:
         cost = prepare(m, j, now, v)
         if cost < 0:
-            return end(m, j, now, O_ABORTED, R_VALIDATION, now + pending - cost)
+            return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + pending - cost)
         pending += cost
-    return next_write(m, j, PC_CAS, pending)
+    return next_write(m, j, PC.CAS, pending)
 
 
 @handler
 def on_base_read(m, j, now):
     """Step 2's effect point, then step 3 (the runtime) and the first attempt's refresh (or a stale CAS)."""
-    L = m.tx_f[j, TF_L]
+    tx = m.tx[j]
+    L = tx.op_latency_ms
     v = read_catalog(m, j, now, L)
-    m.tx_i[j, TI_VALIDATED] = v
-    runtime = m.tx_f[j, TF_RUNTIME]
-    m.tx_f[j, TF_RTEND] = now + m.pf[PF_G] * L + runtime
-    pending = m.pf[PF_G] * L + runtime
-    if m.pi[PI_REFRESH_FIRST] != 0:
-        return next_read(m, j, PC_REFRESH1, pending)
+    tx.validated = v
+    runtime = tx.runtime_ms
+    tx.runtime_end_ms = now + m.p.g * L + runtime
+    pending = m.p.g * L + runtime
+    if m.p.refresh_first:
+        return next_read(m, j, PC.REFRESH, pending)
     return _prepare_then_cas(m, j, now, pending, v, True)
 
 
@@ -86,55 +92,65 @@ def on_base_read(m, j, now):
 def on_refresh(m, j, now):
     """Step 4's refresh: before the first attempt, or after a backoff sleep (a table that moved meanwhile
     forces a re-prepare)."""
-    L = m.tx_f[j, TF_L]
-    first = m.tx_i[j, TI_PC] == PC_REFRESH1
+    tx = m.tx[j]
+    L = tx.op_latency_ms
+    first = tx.pc == PC.REFRESH
     v = read_catalog(m, j, now, L)
-    pending = m.pf[PF_G] * L
-    return _prepare_then_cas(m, j, now, pending, v, first or v != m.tx_i[j, TI_PREPARED])
+    pending = m.p.g * L
+    return _prepare_then_cas(m, j, now, pending, v, first or v != tx.prepared)
 
 
 @handler
 def on_cas(m, j, now):
     """Step 4's CAS against the version of the last refresh: committed, or the next attempt's refresh, or
     retries_exhausted. A throttled object answers 429 first: the request comes back later."""
-    t = m.tx_i[j, TI_TABLE]
+    tx = m.tx[j]
+    t = tx.table
     if not admitted(m, j, now, catalog.object_of(m, t)):
         return resend(m, j, now)
-    L = m.tx_f[j, TF_L]
-    attempts = m.tx_i[j, TI_ATTEMPTS] + 1
-    m.tx_i[j, TI_ATTEMPTS] = attempts
-    expected = m.tx_i[j, TI_SEQ]
+    L = tx.op_latency_ms
+    attempts = tx.attempts + 1
+    tx.attempts = attempts
+    expected = tx.seq
     ok = catalog.cas(m, t, expected)
-    answer = now + m.pf[PF_G] * L
+    answer = now + m.p.g * L
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)
     if ok:
-        return end(m, j, now, O_COMMITTED, R_NONE, answer)
-    if attempts >= m.pi[PI_MAX_ATTEMPTS]:
-        return end(m, j, now, O_ABORTED, R_EXHAUSTED, answer)
-    return next_read(m, j, PC_FAILREAD, m.pf[PF_G] * L)
+        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer)
+    if attempts >= m.p.max_attempts:
+        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, answer)
+    return next_read(m, j, PC.CONFLICT_READ, m.p.g * L)
+
+
+@model_function
+def _conflict_delay(m, j, moved):
+    """Count the conflict in its class (table: v[t] moved since the prepare; else catalog) and return the
+    class's retry sleep."""
+    tx = m.tx[j]
+    if moved:
+        k = tx.table_conflicts + 1
+        tx.table_conflicts = k
+        return delay_ms(m, m.p.policy_table, m.p.jitter_table, m.bo_tab, k, Src.BACKOFF)
+    k = tx.catalog_conflicts + 1
+    tx.catalog_conflicts = k
+    return delay_ms(m, m.p.policy_catalog, m.p.jitter_catalog, m.bo_cat, k, Src.BACKOFF)
 
 
 @handler
 def on_conflict_read(m, j, now):
-    """The refresh after a failed CAS tells the conflict class (table: v[t] moved since the prepare; else
-    catalog); the class's policy may sleep, and a moved table is prepared again."""
-    L = m.tx_f[j, TF_L]
+    """The refresh after a failed CAS tells the conflict class; the class's policy may sleep, and a moved
+    table is prepared again."""
+    tx = m.tx[j]
+    L = tx.op_latency_ms
     v = read_catalog(m, j, now, L)
-    pending = m.pf[PF_G] * L
-    moved = v != m.tx_i[j, TI_PREPARED]
-    if moved:
-        k = m.tx_i[j, TI_TABC] + 1
-        m.tx_i[j, TI_TABC] = k
-        delay = delay_ms(m, m.pi[PI_POL_TAB], m.pf[PF_JIT_TAB], m.bo_tab, k, m.bo, S_BACKOFF)
-    else:
-        k = m.tx_i[j, TI_CATC] + 1
-        m.tx_i[j, TI_CATC] = k
-        delay = delay_ms(m, m.pi[PI_POL_CAT], m.pf[PF_JIT_CAT], m.bo_cat, k, m.bo, S_BACKOFF)
-    if m.pi[PI_READ_MD] != 0:                        # commit.metadata_read_on_failure
-        pending += take(m.gt, m, S_GET)
-        m.tx_i[j, TI_GETS] += 1
+    pending = m.p.g * L
+    moved = v != tx.prepared
+    delay = _conflict_delay(m, j, moved)
+    if m.p.metadata_read_on_failure:
+        pending += take(m, Src.GET)
+        tx.gets += 1
     if delay > 0.0:                                  # sleep, then refresh again before re-CASing
-        m.tx_f[j, TF_BACKOFF] += delay
-        return next_read(m, j, PC_BACKOFFREAD, pending + delay)
+        tx.backoff_ms += delay
+        return next_read(m, j, PC.BACKOFF_READ, pending + delay)
     return _prepare_then_cas(m, j, now, pending, v, moved)

@@ -1,28 +1,27 @@
 """The one entry point engines call: run transaction j's handler for the effect point it waits at."""
 from . import log, rewrite
 from .jit import handler
-from .layout import PC_BACKOFFREAD, PC_BASE, PC_CAS, PC_FAILREAD, PC_L_BASE, PC_L_CREATE, PC_L_LIST, PC_REFRESH1, \
-    PI_LOG, TI_PC
+from .state import PC
 from .transaction import next_read
 
 
 @handler
 def step(m, j, now):
     """The delay from `now` to transaction j's next effect point, or `transaction.DONE` if it ended."""
-    pc = m.tx_i[j, TI_PC]
-    if pc == PC_CAS:
+    pc = m.tx[j].pc
+    if pc == PC.CAS:
         return rewrite.on_cas(m, j, now)
-    if pc == PC_FAILREAD:
+    if pc == PC.CONFLICT_READ:
         return rewrite.on_conflict_read(m, j, now)
-    if pc == PC_REFRESH1 or pc == PC_BACKOFFREAD:
+    if pc == PC.REFRESH or pc == PC.BACKOFF_READ:
         return rewrite.on_refresh(m, j, now)
-    if pc == PC_BASE:
+    if pc == PC.BASE:
         return rewrite.on_base_read(m, j, now)
-    if pc == PC_L_CREATE:
+    if pc == PC.LOG_CREATE:
         return log.on_create(m, j, now)
-    if pc == PC_L_LIST:
+    if pc == PC.LOG_LIST:
         return log.on_list(m, j, now)
-    if pc == PC_L_BASE:
+    if pc == PC.LOG_BASE:
         return log.on_log_base(m, j, now)
-    # PC_INIT: the transaction has arrived and reads its base snapshot (a log's: LIST)
-    return next_read(m, j, PC_L_BASE if m.pi[PI_LOG] != 0 else PC_BASE, 0.0)
+    # PC.INIT: the transaction has arrived and reads its base snapshot (a log's: LIST)
+    return next_read(m, j, PC.LOG_BASE if m.p.log else PC.BASE, 0.0)

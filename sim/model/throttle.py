@@ -15,19 +15,18 @@ newest (`bk_head`, `bk_prev`), so every name keeps its own bucket for the whole 
 import numpy as np
 
 from .jit import model_function
-from .layout import PF_BURST, PF_RATE_PER_MS, PI_THROTTLE, ST_SEQ
 
 
 @model_function
 def on(m):
-    return m.pi[PI_THROTTLE] != 0
+    return m.p.throttle
 
 
 @model_function
 def admit(m, slot, now):
     """Take a token from bucket `slot` at time `now`; False: none there, the request is throttled."""
-    burst = m.pf[PF_BURST]
-    tokens = m.bk_tokens[slot] + m.pf[PF_RATE_PER_MS] * (now - m.bk_last[slot])
+    burst = m.p.mutation_burst
+    tokens = m.bk_tokens[slot] + m.p.mutation_rate_per_ms * (now - m.bk_last[slot])
     if tokens > burst:
         tokens = burst
     m.bk_last[slot] = now
@@ -52,13 +51,13 @@ def entry_slot(m, t, name):
 
 @model_function
 def entry_created(m, t):
-    """Table t's next log entry was just created (the st[ST_SEQ]-th commit): its bucket moves to that entry's
+    """Table t's next log entry was just created (the run.seq-th commit): its bucket moves to that entry's
     slot, and the name after it starts with a full bucket."""
-    c = m.st[ST_SEQ] - 1
+    c = m.run[0].seq - 1
     slot = len(m.versions) + c
     m.bk_tokens[slot] = m.bk_tokens[t]
     m.bk_last[slot] = m.bk_last[t]
     m.bk_prev[c] = m.bk_head[t]
     m.bk_head[t] = c
-    m.bk_tokens[t] = m.pf[PF_BURST]
+    m.bk_tokens[t] = m.p.mutation_burst
     m.bk_last[t] = -np.inf

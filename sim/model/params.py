@@ -1,0 +1,49 @@
+"""A configuration's parameters as the model reads them (`state.Params`), and its retry delay tables."""
+from __future__ import annotations
+
+from typing import NamedTuple, get_type_hints
+
+import numpy as np
+
+from ..config import Config
+from ..providers import load_provider
+from ..rules import mutation_limit
+from .retry import delay_table
+from .state import Params
+
+THROTTLE_RESENDS = 64     # the resend delay table's length; later 429s in a row sleep its last (capped) delay
+
+
+class Delays(NamedTuple):
+    """Retry delays before jitter, the k-th entry for the k-th retry (`sim.model.retry`)."""
+    catalog: np.ndarray
+    table: np.ndarray
+    throttle: np.ndarray
+
+
+def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
+    cat = cfg.catalog
+    max_attempts = cfg.max_attempts
+    pol_cat, jit_cat, bo_cat = delay_table(cfg.retry.catalog, max_attempts)
+    pol_tab, jit_tab, bo_tab = delay_table(cfg.retry.table, max_attempts)
+    pol_thr, jit_thr, bo_thr = delay_table(cfg.storage.throttle_retry, THROTTLE_RESENDS - 2)
+    limit = mutation_limit(cfg.to_dict(), load_provider(cfg.storage.provider).to_dict())
+    rate_per_s, burst = limit if limit is not None else (0.0, 0.0)
+    p = dict(
+        f=cat.linearization_fraction, g=1.0 - cat.linearization_fraction, duration_ms=cfg.duration_ms,
+        window_lo_ms=cfg.warmup_ms, window_hi_ms=cfg.duration_ms - cfg.cooldown_ms,
+        jitter_catalog=jit_cat, jitter_table=jit_tab, jitter_throttle=jit_thr,
+        mutation_rate_per_ms=rate_per_s / 1000.0, mutation_burst=burst,
+        metadata_inlined=bool(cat.table_metadata_inlined), max_parallel=cfg.io.max_parallel,
+        max_attempts=max_attempts, refresh_first=cfg.commit.first_attempt == "refresh",
+        # inlined table metadata lives in the catalog: the refresh already read it
+        metadata_read_on_failure=bool(cfg.commit.metadata_read_on_failure and not cat.table_metadata_inlined),
+        history=bool(record_history), policy_catalog=pol_cat, policy_table=pol_tab, policy_throttle=pol_thr,
+        vo_conflicts=cfg.workload.vo_conflict_probability > 0.0, scope_table=cat.scope == "table",
+        throttle=limit is not None, checkpoint_interval=cfg.commit.checkpoint_interval or 0,
+        log=cfg.commit.protocol == "log")
+    # one type per field whatever the config's numbers are (an int duration would compile another loop)
+    return Params(**{k: _FIELD_TYPES[k](v) for k, v in p.items()}), Delays(bo_cat, bo_tab, bo_thr)
+
+
+_FIELD_TYPES = get_type_hints(Params)

@@ -1,0 +1,61 @@
+"""Transaction slots: a transaction takes a free slot (a row of `Model.tx`) at its arrival and keeps it until its
+record is handed to the run's sink.
+
+When an arrival finds no free slot, the engine stops like for a refill; every finished transaction hands its
+record to the sink and frees its slot, and if that freed less than half of them, the slots double. So the slots
+track the transactions in flight, however long one of them lives (runtimes are heavy-tailed: a transaction can
+outlive most of the run), and records reach the sink in batches, each in id order but not in id order overall
+(`txn` says whose; `sim.sink.MemorySink` sorts).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .state import PC, TX, Outcome, Reason
+
+
+def blank(n: int) -> np.ndarray:
+    """n free slots: no transaction, nothing happened yet, the outcome unfinished, no runtime end nor end."""
+    tx = np.zeros(n, dtype=TX)
+    tx["txn"] = -1
+    tx["outcome"] = Outcome.UNFINISHED
+    tx["reason"] = Reason.UNFINISHED
+    tx["runtime_end_ms"] = np.nan
+    tx["end_ms"] = np.nan
+    return tx
+
+
+_BLANK = blank(1)[0]
+
+
+def grown(m, rows: int) -> dict:
+    """The slots, `rows` of them now: the old ones where they were (engines hold slots), the new ones free."""
+    old = len(m.tx)
+    tx = blank(rows)
+    tx[:old] = m.tx
+    free = np.empty(rows, dtype=np.int64)
+    r = m.run[0]
+    n = int(r["free_slots"])
+    free[:n] = m.free[:n]
+    free[n:n + rows - old] = np.arange(rows - 1, old - 1, -1)
+    r["free_slots"] = n + rows - old
+    return {"tx": tx, "free": free}
+
+
+def flush(m, sink, finished_only: bool) -> None:
+    """Hand the records of the finished transactions (or, at the end, of all) to the sink, in id order, and
+    free their slots."""
+    txn = m.tx["txn"]
+    used = txn >= 0
+    if finished_only:
+        used &= m.tx["pc"] == PC.DONE
+    slots = np.flatnonzero(used)
+    if not len(slots):
+        return
+    slots = slots[np.argsort(txn[slots], kind="stable")]
+    sink.add(m.tx[slots])
+    m.tx[slots] = _BLANK
+    r = m.run[0]
+    n = int(r["free_slots"])
+    m.free[n:n + len(slots)] = np.sort(slots)[::-1]   # the lowest slot is taken first
+    r["free_slots"] = n + len(slots)

@@ -1,0 +1,109 @@
+"""The random sources that keep a run's draws filled (docs/MODEL.md, "Randomness").
+
+Every random source is its own stream (`sim.rng`). Sources are drawn in batches with the distribution objects
+of `sim.latency` and `sim.workload`; the model reads them through cursors (`sim.model.draws`). When a source
+could run short, the engine stops between two events and `Source.refill` keeps the unconsumed tail, appends fresh
+draws from the same generator (numpy's float draws are concatenation-consistent, so batch sizes never change
+the numbers) and the cursor rewinds; memory stays bounded whatever a run consumes. Arrivals are drawn the same
+way, in chunks: their gaps, and each arrival's table (drawn with `integers`, always in batches of BATCH, so the
+numbers are those of one long draw), operation and runtime. Nobody counts the arrivals up front: the gaps end
+at the first `now + gap >= duration_ms`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..config import Config
+from ..latency import BATCH, LogNormal, latency_model
+from ..workload import IsValidatedOverwrite, inter_arrival_dist, runtime_dist, table_dist
+from .state import N_SRC, SRC_STREAM, Params, Src
+
+CHUNK = 1 << 20           # draws per refill of a source, at most (beyond what one event needs)
+ARRIVAL_CHUNK = 1 << 16   # arrivals' tables, operations and runtimes drawn per refill, at most
+
+
+class Uniform:
+    """U(0, 1) draws (backoff jitter, real conflicts)."""
+    is_constant = False
+
+    def draw(self, rng, n):
+        return rng.random(n)
+
+
+class Source:
+    """One random source: its distribution, its generator and a window of its draws (or its constant)."""
+
+    def __init__(self, dist, rng, n0=0):
+        self.dist = dist
+        self.rng = rng
+        self.const = bool(getattr(dist, "is_constant", False))
+        if self.const:   # one draw, reused (step 0); the stream is never touched again
+            self.values = np.ascontiguousarray(dist.draw(rng, 1), dtype=np.float64)
+        else:
+            self.values = self._draw(n0)
+
+    @property
+    def step(self) -> int:
+        return 0 if self.const else 1
+
+    def _draw(self, n: int) -> np.ndarray:
+        n = max(BATCH, -(-n // BATCH) * BATCH)
+        return np.ascontiguousarray(self.dist.draw(self.rng, n), dtype=np.float64)
+
+    def refill(self, cursor: int, need: int) -> np.ndarray:
+        """Values from `cursor` on, with at least `need` of them; the caller rewinds its cursor to 0."""
+        if self.const:
+            return self.values
+        tail = self.values[cursor:]
+        fresh = self._draw(max(need - len(tail), min(CHUNK, max(len(self.values), BATCH))))
+        self.values = np.concatenate([tail, fresh])
+        return self.values
+
+
+def expected_arrivals(cfg: Config) -> int:
+    """A first guess of a run's arrivals, to size its first draws and arrays; nothing more."""
+    ia = cfg.workload.inter_arrival
+    mean = ia.mean_ms if ia.distribution != "lognormal" else LogNormal(ia.median_ms, ia.sigma).mean_ms()
+    return int(min(cfg.duration_ms / mean * 1.05, 1 << 40)) if mean > 0 else 1 << 40
+
+
+def sources_of(cfg: Config, p: Params, rng: dict, n_guess: int) -> list[Source]:
+    """One Source per `Src`, its first draws sized by what the run is expected to consume (at most CHUNK)."""
+    lat = latency_model(cfg)
+    jitter = p.jitter_catalog != 0.0 or p.jitter_table != 0.0
+    first = {Src.READ: (lat.catalog_read, 3 * n_guess), Src.CAS: (lat.catalog_cas, 2 * n_guess),
+             Src.GET: (lat.get, 4 * n_guess), Src.PUT_ML: (lat.put_manifest_list, 2 * n_guess),
+             Src.PUT_TM: (lat.put_table_metadata, 2 * n_guess),
+             Src.BACKOFF: (Uniform(), n_guess if jitter else 0),
+             Src.CONFLICT: (Uniform(), n_guess if p.vo_conflicts else 0),
+             Src.GAP: (inter_arrival_dist(cfg.workload, cfg.duration_ms), min(n_guess + BATCH, CHUNK)),
+             Src.PUT_CP: (lat.put_checkpoint, n_guess // max(1, p.checkpoint_interval) if p.log else 0),
+             Src.THROTTLE: (Uniform(), n_guess if p.throttle else 0)}
+    return [Source(first[s][0], rng[SRC_STREAM[s]], min(first[s][1], CHUNK)) for s in range(N_SRC)]
+
+
+class Arrivals:
+    """The arrivals' own draws, chunk by chunk: table, operation and runtime of each arrival in id order."""
+
+    def __init__(self, w, gap_dist, rng):
+        self.tc = table_dist(w, gap_dist)   # bursts may be aimed at one table
+        self.op = IsValidatedOverwrite(w.fast_append_ratio)
+        self.rt = runtime_dist(w)
+        self.rng_table, self.rng_op, self.rng_rt = rng["table"], rng["operation"], rng["runtime"]
+        self.rt_const = Source(self.rt, self.rng_rt).values[0] if getattr(self.rt, "is_constant", False) else None
+
+    def draw(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The next n (a multiple of BATCH) arrivals' tables, operations and runtimes."""
+        k = n // BATCH
+        tables = np.concatenate([self.tc.draw(self.rng_table, BATCH) for _ in range(k)]).astype(np.int64)
+        isvo = np.concatenate([self.op.draw(self.rng_op, BATCH) for _ in range(k)]).astype(np.int64)
+        if self.rt_const is not None:
+            runtimes = np.full(n, self.rt_const)
+        else:
+            runtimes = np.ascontiguousarray(self.rt.draw(self.rng_rt, n), dtype=np.float64)
+        return tables, isvo, runtimes
+
+
+def conflict_table(p: float, lo: int, hi: int) -> np.ndarray:
+    """thr[lo:hi]: P(a real conflict among n snapshots) = 1 - (1 - p) ** n, in Python floats as ever."""
+    return np.array([1.0 - (1.0 - p) ** n for n in range(lo, hi)], dtype=np.float64)

@@ -1,0 +1,139 @@
+"""The model's state, by name: a transaction slot (`TX`), the run's scalars (`RUN`), a history row (`HIST`), the
+parameters (`Params`), the codes (`PC`, `Outcome`, ...) and the `Model` tuple that holds them.
+
+Handlers read and write fields by name (`tx = m.tx[j]; tx.attempts += 1`, `m.run[0].seq`, `m.p.max_attempts`),
+the same code in both engines: compiled by numba, a slot is a view into its structured array; interpreted (the
+SimPy engine), it is a small object with the same fields (`sim.engines.view`).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+I, F = np.int64, np.float64
+
+# one transaction slot (a row of `Model.tx`): whose it is, where it waits, what it has done
+TX = np.dtype([
+    ("txn", I),                  # transaction id; -1 in a free slot
+    ("table", I), ("is_vo", I), ("in_window", I),
+    ("pc", I),                   # the effect point it waits for (PC)
+    ("seq", I),                  # the version its next conditional write expects (catalog seq, or v[t])
+    ("version", I),              # v[t] at its last read
+    ("prepared", I),             # the table version its written metadata is prepared on
+    ("validated", I),            # the table version it has validated (or, the log protocol, checked) up to
+    ("outcome", I), ("reason", I),
+    ("attempts", I), ("catalog_conflicts", I), ("table_conflicts", I), ("manifest_lists_read", I),
+    ("catalog_reads", I), ("gets", I), ("puts", I),
+    ("throttled", I),            # conditional writes answered 429 (resent; not attempts)
+    ("throttled_in_row", I),     # 429s in a row of the request in flight
+    ("arrival_ms", F), ("runtime_ms", F), ("runtime_end_ms", F), ("end_ms", F),
+    ("op_latency_ms", F),        # latency of the catalog operation in flight
+    ("backoff_ms", F),
+])
+
+# the run's scalars that change (`Model.run`, one row)
+RUN = np.dtype([
+    ("seq", I),                  # commits so far: the catalog's version under scope global
+    ("open_in_window", I),       # window transactions not yet ended
+    ("arrivals_done", I), ("arrivals_next", I), ("next_txn", I), ("stop", I),
+    ("hist_rows", I),            # rows used in the history buffer
+    ("free_slots", I),           # free slots, the top of the `free` stack
+    ("arrivals_base", I),        # the id of the arrival `tables[0]` was drawn for
+    ("validate_max", I),         # at the last stop between events, the most snapshots a transaction in flight
+    ("seq_at_stop", I),          # had yet to validate; and `seq` then
+])
+
+# one history row (`Model.hist`; docs/FORMATS.md "History")
+HIST = np.dtype([
+    ("kind", I), ("txn", I), ("table", I), ("seq", I), ("version", I), ("expected", I), ("ok", I),
+    ("base_version", I), ("validated_from", I), ("validated_to", I), ("outcome", I), ("reason", I),
+    ("attempts", I), ("time_ms", F), ("answer_ms", F),
+])
+HIST_ROWS_PER_EVENT = 4   # one event writes at most 3 history rows (read, prepare, end)
+
+
+class Params(NamedTuple):
+    """The run's parameters, fixed for its length (`sim.model.params.params_of`)."""
+    f: float                     # a catalog operation takes effect at f of its latency ...
+    g: float                     # ... and its caller learns the answer (1 - f) later
+    duration_ms: float
+    window_lo_ms: float
+    window_hi_ms: float
+    jitter_catalog: float
+    jitter_table: float
+    jitter_throttle: float
+    mutation_rate_per_ms: float  # per-object token refill (0: no limit)
+    mutation_burst: float
+    metadata_inlined: bool
+    max_parallel: int
+    max_attempts: int
+    refresh_first: bool
+    metadata_read_on_failure: bool
+    history: bool
+    policy_catalog: int
+    policy_table: int
+    policy_throttle: int
+    vo_conflicts: bool
+    scope_table: bool
+    throttle: bool
+    checkpoint_interval: int
+    log: bool
+
+
+def _codes(name: str, names: str, first: int = 0, kind=int):
+    """A namespace of codes (a NamedTuple instance: numba reads it as constants, Python as attributes), valued
+    first, first + 1, ..."""
+    fields = names.split()
+    return NamedTuple(name, [(f, kind) for f in fields])(*(kind(first + i) for i in range(len(fields))))
+
+
+# where a transaction is suspended: the catalog effect point it waits for (docs/MODEL.md, "A transaction as
+# handlers of its effect points")
+PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BASE LOG_LIST LOG_CREATE")
+# numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
+# a literal and compiles one specialization of the helper per value
+Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED", kind=I)
+KINDS = tuple(k.lower() for k in Kind._fields)
+Outcome = _codes("Outcome", "NONE COMMITTED ABORTED UNFINISHED", kind=I)
+OUTCOMES = ("", "committed", "aborted", "unfinished")
+Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED", kind=I)
+REASONS = ("", "retries_exhausted", "validation_failed", "unfinished")
+OPS = ("fa", "vo")
+NA, FALSE, TRUE = I(-1), I(0), I(1)
+Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL")
+# random sources, the index of each in `Model.draws` (docs/MODEL.md, "Randomness")
+Src = _codes("Src", "READ CAS GET PUT_ML PUT_TM BACKOFF CONFLICT GAP PUT_CP THROTTLE")
+N_SRC = len(Src)
+SRC_STREAM = ("catalog_read", "catalog_cas", "get", "put_manifest_list", "put_table_metadata", "backoff",
+              "validation_conflict", "arrival", "put_checkpoint", "throttle")
+# bits of the `needs` mask past the sources': the history buffer is full; the next arrival has no free slot or no
+# drawn table; the conflict table could be indexed past its end; a throttled log's next entry has no bucket
+Need = _codes("Need", "HISTORY TXN THR BUCKETS", first=N_SRC)
+ArrivalsAt = _codes("ArrivalsAt", "NEXT CLOSE", first=1)   # the arrivals' pending event
+
+
+class Model(NamedTuple):
+    """Everything one run's handlers read and write."""
+    p: Params
+    run: np.ndarray         # RUN, one row
+    tx: np.ndarray          # TX, one row per slot
+    free: np.ndarray        # the free slots, a stack of run.free_slots
+    versions: np.ndarray    # the catalog: v[t] per table (the global seq is run.seq)
+    hist: np.ndarray        # HIST rows, run.hist_rows of them used
+    draws: tuple            # per random source (Src): its drawn values, read at cur[s], stepping step[s] (0: a
+    cur: np.ndarray         # constant source, its one value reused)
+    step: np.ndarray
+    tables: np.ndarray      # per arrival from id run.arrivals_base on: table id,
+    isvo: np.ndarray        # 1 for a ValidatedOverwrite,
+    runtimes: np.ndarray    # runtime
+    thr: np.ndarray         # P(a real conflict among n snapshots) for n = 0, 1, ... (the last one for any larger n
+                            # once it is 1.0)
+    bo_cat: np.ndarray      # backoff before jitter for the k-th catalog conflict
+    bo_tab: np.ndarray      # ... for the k-th table conflict
+    bo_thr: np.ndarray      # resend delay before jitter after the k-th 429 in a row
+    lanes: np.ndarray       # scratch: io.max_parallel lane end times
+    bk_tokens: np.ndarray   # per-object token buckets (sim.model.throttle): tokens
+    bk_last: np.ndarray     # ... time of the last update
+    bk_head: np.ndarray     # per table: the run's commit index of its newest log entry (-1: none)
+    bk_prev: np.ndarray     # per commit index: the one of the previous entry of the same table

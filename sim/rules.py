@@ -1,0 +1,30 @@
+"""What a resolved configuration implies, written once: whether a per-object mutation limit binds its conditional
+writes (the model's throttle applies it), and the rules its history is checked against (`sim check`, tests,
+sweeps). Both read the resolved config as stored with every result (`sim.run.resolved_config`): plain data."""
+from __future__ import annotations
+
+
+def mutation_limit(config: dict, profile: dict) -> tuple[float, float] | None:
+    """(rate per second, burst) of the provider's per-object mutation limit if it binds this run's conditional
+    writes: objects in the provider (backend storage, not a service's rows), `storage.throttle` not false, and a
+    provider that has a limit. Else None."""
+    catalog, storage = (config.get(k) or {} for k in ("catalog", "storage"))
+    rate = profile.get("mutation_rate_per_s")
+    if catalog.get("backend", "storage") != "storage" or storage.get("throttle", True) is False or rate is None:
+        return None
+    burst = profile.get("mutation_burst")
+    return float(rate), 1.0 if burst is None else float(burst)
+
+
+def checker_rules(resolved: dict) -> dict:
+    """Keyword arguments of `sim.checker.check_history` for a run: its CAS scope, commit protocol (the log
+    protocol is always per table) and mutation limit."""
+    config = resolved["config"]
+    catalog, commit = (config.get(k) or {} for k in ("catalog", "commit"))
+    protocol = commit.get("protocol") or "rewrite"
+    rules = {"scope": "table" if protocol == "log" else catalog.get("scope") or "global", "protocol": protocol,
+             "mutation_rate_per_s": None, "mutation_burst": 1.0}
+    limit = mutation_limit(config, resolved.get("provider_profile") or {})
+    if limit is not None:
+        rules["mutation_rate_per_s"], rules["mutation_burst"] = limit
+    return rules
