@@ -299,14 +299,19 @@ def default_layout(df: pd.DataFrame) -> dict:
     no heatmap cell pools different configurations)."""
     rows, cols = "num_tables", "inter_arrival_ms"
     facets = [c for c in DEFAULT_FACET_CANDIDATES if c in df.columns and _nunique(df[c]) > 1]
+    return dict(rows=rows, cols=cols, facets=facets + _unplaced_parameters(df, [rows, cols] + facets))
+
+
+def _unplaced_parameters(df: pd.DataFrame, placed: list[str]) -> list[str]:
+    """Varying parameters that no ``placed`` column (nor an earlier one of these) determines: each must be a
+    facet too, or a heatmap cell would pool different configurations."""
     sub = _hashable(df, parameter_columns(df))
+    extra: list[str] = []
     for c in varying_parameters(df):
-        if c in (rows, cols) or c in facets:
+        if c in placed or any(_same_partition(sub, k, c) for k in placed + extra if k in sub.columns):
             continue
-        if any(_same_partition(sub, k, c) for k in [rows, cols] + facets if k in sub.columns):
-            continue
-        facets.append(c)
-    return dict(rows=rows, cols=cols, facets=facets)
+        extra.append(c)
+    return extra
 
 
 def resolve_layout(df: pd.DataFrame, spec_report: dict | None = None) -> tuple[dict, list[str]]:
@@ -337,13 +342,7 @@ def resolve_layout(df: pd.DataFrame, spec_report: dict | None = None) -> tuple[d
             notes.append(f"report.facets: {unknown} are not columns of the results table; ignored.")
         layout["facets"] = [c for c in f if c in df.columns and c not in (layout["rows"], layout["cols"])]
     layout["facets"] = [c for c in layout["facets"] if c not in (layout["rows"], layout["cols"])]
-    placed = [layout["rows"], layout["cols"]] + layout["facets"]
-    sub = _hashable(df, parameter_columns(df))
-    extra = []
-    for c in varying_parameters(df):
-        if c in placed or any(_same_partition(sub, k, c) for k in placed + extra if k in sub.columns):
-            continue
-        extra.append(c)
+    extra = _unplaced_parameters(df, [layout["rows"], layout["cols"]] + layout["facets"])
     if extra and spec_report.get("facets") is not None:
         notes.append(f"Also faceted by {extra}: they vary in this sweep but are not in "
                      "report.facets, and pooling them would mix configurations.")
