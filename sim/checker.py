@@ -1,7 +1,8 @@
 """Independent invariant checker for recorded histories (`history.parquet`).
 
 The checker replays the recorded events with its own catalog state (seq = 0, v[t] = 0 at the start)
-and compares every recorded observation against that replay. It deliberately imports nothing from
+and compares every recorded observation against that replay (`Replay`: one method per history kind,
+`finish` for what only the whole history shows). It deliberately imports nothing from
 the simulator: a bug in the engine's bookkeeping must not be able to hide itself by also being
 in the checker. Only the standard library, numpy and pandas are used.
 
@@ -151,7 +152,7 @@ class _Buckets:
     """Exact per-object token buckets (invariant 6): rate `rate` per second, capacity `burst`; a name
     never written before starts full."""
 
-    def __init__(self, rate_per_s, burst):
+    def __init__(self, rate_per_s: float, burst: float):
         rate, burst = float(rate_per_s), float(burst)
         if not (rate > 0 and math.isfinite(rate) and burst > 0 and math.isfinite(burst)):
             raise ValueError(f"mutation rate and burst must be positive and finite, not {rate!r}, {burst!r}")
@@ -517,6 +518,7 @@ class Replay:
         self.last_committed_version[tbl] = rec_v
 
     def _taken_yet_succeeded(self, e: _Event, expected: int, cur: int) -> str:
+        """Invariant 1, in the design's terms: a CAS succeeded although its object held `cur`, not `expected`."""
         tbl, t = e.table, _fmt_t(e.time_ms)
         if self.log and expected < cur:
             return (f"created entry {expected + 1} of table {tbl}'s log, which already existed (the log had "
@@ -530,6 +532,7 @@ class Replay:
         return f"CAS expected seq {expected} but seq was {cur} at t={t} ms, yet it succeeded"
 
     def _free_yet_failed(self, e: _Event, expected: int) -> str:
+        """Invariant 1, in the design's terms: a CAS failed although its object held what it expected."""
         tbl, t, cur = e.table, _fmt_t(e.time_ms), expected
         if self.log:
             return (f"create of entry {expected + 1} of table {tbl}'s log failed, but the log had {cur} "
