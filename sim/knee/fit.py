@@ -16,7 +16,7 @@ from scipy import special
 
 from .stats import fieller
 
-#: a crossing is inside the fit's runs with this many on each side
+#: the fit's runs must include this many on each side of the crossing
 MIN_SIDE = 2
 
 
