@@ -184,7 +184,7 @@ class Config:
         """A copy with dotted-path overrides, validated like a file: `cfg.replace(**{"workload.num_tables": 5})`."""
         data = self.to_dict()
         name = overrides.get("design")
-        if name is not None and name in DESIGNS:
+        if isinstance(name, str) and name in DESIGNS:
             # every key is explicit in a resolved config: the design's own keys must replace them
             data = expand({**overrides_of(DESIGNS[name], data), "design": name})
         for path, value in overrides.items():
@@ -327,7 +327,7 @@ def from_dict(data: Mapping | None) -> Config:
     """Validate plain data (e.g. parsed YAML) into a resolved `Config` (a named design's keys filled in)."""
     if isinstance(data, Mapping) and data.get("design") is not None:
         name = data["design"]
-        if name not in DESIGNS:
+        if not isinstance(name, str) or name not in DESIGNS:    # (a mapping or list is no name, nor hashable)
             raise ConfigError("design", f"expected one of {', '.join(DESIGNS)}, got {name!r}")
         data = expand(dict(data))
     return _resolve(check(Config, data))
