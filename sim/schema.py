@@ -12,7 +12,6 @@ import copy
 import dataclasses
 import functools
 import math
-import types
 import typing
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -60,23 +59,15 @@ def _is_shape(kind) -> bool:
     return isinstance(kind, Mapping) or (dataclasses.is_dataclass(kind) and isinstance(kind, type))
 
 
-def _hint(hint):
-    """The class of an annotation: `float` of `float | None`, `list` of `tuple[float, float]`."""
-    args = [a for a in typing.get_args(hint) if a is not type(None)]
-    if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1:
-        return _hint(args[0])
-    return typing.get_origin(hint) or hint
-
-
 @functools.cache
 def shape_of(cls) -> dict[str, Field]:
     """A dataclass's fields as a shape: each field's `metadata["rule"]`, typed by its annotation."""
     hints = typing.get_type_hints(cls)
-    return {f.name: dataclasses.replace(f.metadata.get("rule", Field()), kind=_hint(hints[f.name]))
+    return {f.name: dataclasses.replace(f.metadata.get("rule", Field()), kind=hints[f.name])
             for f in dataclasses.fields(cls)}
 
 
-def join(path: str, key) -> str:
+def _join(path: str, key) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
@@ -90,10 +81,10 @@ def check(shape, data, path: str = "", error: Error = ConfigError):
     rules = shape_of(shape) if dataclasses.is_dataclass(shape) else shape
     for key in data:
         if key not in rules:
-            raise error(join(path, key), f"unknown key (expected one of: {', '.join(rules)})")
+            raise error(_join(path, key), f"unknown key (expected one of: {', '.join(rules)})")
     out = {}
     for key, rule in rules.items():
-        where = join(path, key)
+        where = _join(path, key)
         if key in data:
             out[key] = _value(rule, data[key], where, error)
         elif rule.required:
