@@ -6,10 +6,8 @@ import math
 from dataclasses import dataclass
 
 from ..config import Config, ConfigError
+from ..schema import Field, check
 
-SPEC_KEYS = ("param", "threshold", "precision", "start", "min_runs", "max_runs",
-             "expansions", "design_effect", "common_random_numbers", "max_points", "halfwidth", "spread",
-             "pilot_fraction", "pilot_bias")
 LOAD_PARAMS = ("workload.inter_arrival.mean_ms", "workload.inter_arrival.median_ms")
 
 
@@ -31,50 +29,27 @@ class KneeSpec:
     pilot_bias: float = 1.5             # the first full-length probe runs at the pilot's guess / this
 
 
+#: the `knee:` keys (sweep file; CLI options) with their ranges, in KneeSpec's order
+SPEC = {"param": Field(str, choices=LOAD_PARAMS, nullable=True), "threshold": Field(float, ge=0.0, le=1.0),
+        "precision": Field(float, ge=1e-4, le=10.0), "start": Field(list, expect="[fast gap ms, slow gap ms]"),
+        "min_runs": Field(int, ge=3, le=1000), "max_runs": Field(int, ge=3, le=1000),
+        "expansions": Field(int, ge=0, le=10), "design_effect": Field(float, ge=1.0, le=1e6),
+        "common_random_numbers": Field(bool), "max_points": Field(int, ge=2, le=1000),
+        "halfwidth": Field(float, ge=1e-4, le=10.0), "spread": Field(float, ge=1e-3, le=1.0),
+        "pilot_fraction": Field(float, ge=1e-3, le=1.0), "pilot_bias": Field(float, ge=0.1, le=10.0)}
+
+
 def parse_spec(data: dict | None, where: str = "knee", **overrides) -> KneeSpec:
     """A `knee:` mapping (sweep file) or CLI options into a validated `KneeSpec`; errors name the key."""
-    data = {**(data or {}), **{k: v for k, v in overrides.items() if v is not None}}
-    if not isinstance(data, dict):
-        raise ConfigError(where, "expected a mapping")
-    for key in data:
-        if key not in SPEC_KEYS:
-            raise ConfigError(f"{where}.{key}", f"unknown key (expected one of: {', '.join(SPEC_KEYS)})")
-    kw = dict(data)
-    if kw.get("param") is not None and kw["param"] not in LOAD_PARAMS:
-        raise ConfigError(f"{where}.param", f"expected one of {', '.join(LOAD_PARAMS)}, got {kw['param']!r}")
-
-    def num(key, lo, hi, kind=float):
-        if key not in kw:
-            return
-        v = kw[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
-            raise ConfigError(f"{where}.{key}", f"expected a number in [{lo}, {hi}], got {v!r}")
-        if kind is int and not float(v).is_integer():
-            raise ConfigError(f"{where}.{key}", f"expected an integer, got {v!r}")
-        kw[key] = kind(v)
-
-    num("threshold", 0.0, 1.0)
-    num("precision", 1e-4, 10.0)
-    num("min_runs", 3, 1000, int)
-    num("max_runs", 3, 1000, int)
+    kw = {**check(SPEC, data, where), **check(SPEC, {k: v for k, v in overrides.items() if v is not None}, where)}
     if kw.get("max_runs", KneeSpec.max_runs) < kw.get("min_runs", KneeSpec.min_runs):
         raise ConfigError(f"{where}.max_runs", f"expected at least min_runs ({kw.get('min_runs', KneeSpec.min_runs)})")
-    num("expansions", 0, 10, int)
-    num("design_effect", 1.0, 1e6)
-    num("max_points", 2, 1000, int)
-    num("halfwidth", 1e-4, 10.0)
-    num("spread", 1e-3, 1.0)
-    num("pilot_fraction", 1e-3, 1.0)
-    num("pilot_bias", 0.1, 10.0)
     if "start" in kw:
         s = kw["start"]
-        if (not isinstance(s, (list, tuple)) or len(s) != 2
-                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in s)
+        if (len(s) != 2 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in s)
                 or not s[0] < s[1]):
             raise ConfigError(f"{where}.start", f"expected [fast gap ms, slow gap ms] with 0 < fast < slow, got {s!r}")
         kw["start"] = (float(s[0]), float(s[1]))
-    if "common_random_numbers" in kw and not isinstance(kw["common_random_numbers"], bool):
-        raise ConfigError(f"{where}.common_random_numbers", "expected true or false")
     return KneeSpec(**kw)
 
 
