@@ -29,9 +29,9 @@ Pure logic: a `KneeSearch` says which (point, replication) runs it needs next an
 from .fit import Crossing, Fit, logistic_crossing
 from .points import Point, run_success, success_interval
 from .search import AT_KNEE, KneeSearch
-from .spec import LOAD_PARAMS, SPEC_KEYS, KneeSpec, load_param, mean_gap_per_unit, parse_spec
+from .spec import LOAD_PARAMS, SPEC, KneeSpec, load_param, mean_gap_per_unit, parse_spec
 from .stats import fieller, mean_ci95, regression_at, wilson
 
-__all__ = ["AT_KNEE", "LOAD_PARAMS", "SPEC_KEYS", "Crossing", "Fit", "KneeSearch", "KneeSpec", "Point",
+__all__ = ["AT_KNEE", "LOAD_PARAMS", "SPEC", "Crossing", "Fit", "KneeSearch", "KneeSpec", "Point",
            "fieller", "load_param", "logistic_crossing", "mean_ci95", "mean_gap_per_unit", "parse_spec",
            "regression_at", "run_success", "success_interval", "wilson"]
