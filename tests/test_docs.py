@@ -77,3 +77,28 @@ def test_the_anchor_rule_matches_githubs():
         assert slug in got
     assert "history-historyparquet-written-by-run---history-checked-by-python--m-sim-check-dir" in \
         anchors(ROOT / "docs" / "FORMATS.md")
+
+
+def _config_keys() -> tuple[set[str], set[str]]:
+    """Every dotted key the config loader accepts, and the keys of a retry policy (a value of several keys)."""
+    import dataclasses
+
+    from sim.config import Config, RetryPolicy
+
+    def walk(cls, prefix=""):
+        for f in dataclasses.fields(cls):
+            kind = f.metadata.get("kind")
+            if dataclasses.is_dataclass(kind) and kind is not RetryPolicy:
+                yield from walk(kind, f"{prefix}{f.name}.")
+            else:
+                yield prefix + f.name
+    return set(walk(Config)), {f.name for f in dataclasses.fields(RetryPolicy)}
+
+
+def test_the_reference_documents_every_config_key_and_no_other():
+    text = (ROOT / "docs" / "reference.md").read_text()
+    section = text.split("\n## Config keys\n", 1)[1].split("\n### Named designs\n", 1)[0]
+    documented = set(re.findall(r"^\| `([A-Za-z_.]+)` \|", section, re.M))
+    keys, policy_keys = _config_keys()
+    assert keys - documented == set(), "config keys missing from docs/reference.md"
+    assert documented - keys - policy_keys == set(), "docs/reference.md documents keys the loader rejects"
