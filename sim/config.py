@@ -1,6 +1,6 @@
 """Configuration as data: typed, frozen, validated, hashable.
 
-A config file is YAML with the shape documented in README.md ("Config reference"). Every key is read by the
+A config file is YAML with the shape documented in docs/reference.md ("Config keys"). Every key is read by the
 engine; an unknown key, a wrong type or an out-of-range value raises `ConfigError` naming the dotted key path,
 so a typo is an error and never a silent default. The fully resolved config (all defaults filled in) and its
 hash are stored with every result.

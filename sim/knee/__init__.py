@@ -20,7 +20,7 @@ Coverage: on a synthetic curve with run noise and per-run shifts (2x the binomia
 true crossing in 94.3 % of 400 searches stopped at 8 full runs and 95.5 % with the adaptive stop (87 % if z
 replaced t, 76 % with the binomial variance as it is); on a gcp-like cliff 89 % of 100
 (`tests/test_knee.py` checks >= 90 % and >= 85 %). On 10 cells of 4c the brute-force crossing of a dense grid
-lies inside the CI in 10 of 10 (and in 5 more cells checked the same way). Measured on 4c (README): 803
+lies inside the CI in 10 of 10 (and in 5 more cells checked the same way). Measured on 4c (docs/knee.md): 803
 simulated hours (the 900-run grid: 900), median half-width 3.6 %, all 90 cells within 5 %.
 
 Pure logic: a `KneeSearch` says which (point, replication) runs it needs next and is fed their summaries;

@@ -299,7 +299,7 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict) -> Path:
     title = spec_report.get("title") or f"Sweep report: {results_dir.resolve().name}"
     if (results_dir / "knees.parquet").is_file():      # a knee sweep: its knees are the report
         knees = pd.read_parquet(results_dir / "knees.parquet")
-        sections = _knee_first(knees, out, out / "figures", "Knees measured by knee search (README 'Knee search').")
+        sections = _knee_first(knees, out, out / "figures", "Knees measured by knee search (docs/knee.md).")
         sections.append(("knees", "Knees per cell", _knee_search_html(knees)))
         return _write_index(out, title, sections)
     results = pd.read_parquet(results_dir / "results.parquet")
