@@ -1,5 +1,5 @@
 """What common random numbers buy: the variance of a difference between two configurations over replication
-pairs, with and without CRN (README 'Common random numbers'). Writes benchmarks/crn_variance.md.
+pairs, with and without CRN (docs/knee.md, 'Common random numbers'). Writes benchmarks/crn_variance.md.
 
     python benchmarks/crn_variance.py [--reps 20]
 """

@@ -1,7 +1,8 @@
 """Independent invariant checker for recorded histories (`history.parquet`).
 
 The checker replays the recorded events with its own catalog state (seq = 0, v[t] = 0 at the start)
-and compares every recorded observation against that replay. It deliberately imports nothing from
+and compares every recorded observation against that replay (`Replay`: one method per history kind,
+`finish` for what only the whole history shows). It deliberately imports nothing from
 the simulator: a bug in the engine's bookkeeping must not be able to hide itself by also being
 in the checker. Only the standard library, numpy and pandas are used.
 
@@ -152,7 +153,10 @@ class _Buckets:
     never written before starts full."""
 
     def __init__(self, rate_per_s: float, burst: float):
-        self.rate_per_ms = rate_per_s / 1000.0
+        rate, burst = float(rate_per_s), float(burst)
+        if not (rate > 0 and math.isfinite(rate) and burst > 0 and math.isfinite(burst)):
+            raise ValueError(f"mutation rate and burst must be positive and finite, not {rate!r}, {burst!r}")
+        self.rate_per_ms = rate / 1000.0
         self.burst = burst
         self.state: dict[tuple, tuple[float, float]] = {}   # name -> (tokens, time_ms of last update)
 
@@ -169,6 +173,9 @@ class _Buckets:
     def set(self, name: tuple, t: float, tokens: float) -> None:
         self.state[name] = (tokens, t)
 
+    def limit(self) -> str:
+        return f"rate {self.rate_per_ms * 1000:g}/s, burst {self.burst:g}"
+
 
 def _object_name(per_table: bool, log: bool, table: int, expected: int) -> tuple:
     if log:
@@ -184,6 +191,384 @@ def _describe_object(name: tuple) -> str:
     return "the catalog object"
 
 
+# One history row as recorded: a field per column, in REQUIRED_COLUMNS order.
+_Row = NamedTuple("_Row", [(c, object) for c in REQUIRED_COLUMNS])
+
+
+class _Event(NamedTuple):
+    """One history row: the columns every row has, converted, and the row as recorded. Each kind converts
+    the other columns it reads, so an odd value in a cell its kind leaves unused is no error."""
+
+    i: int
+    kind: str
+    time_ms: float
+    txn: int
+    table: int
+    raw: _Row
+
+    @classmethod
+    def of(cls, raw: _Row) -> "_Event":
+        return cls(_as_int(raw.i), _as_str(raw.kind), _as_float(raw.time_ms), _as_int(raw.txn),
+                   _as_int(raw.table), raw)
+
+
+class Replay:
+    """The checker's own catalog, replayed row by row (docs/MODEL.md "History and invariants").
+
+    `row` checks what every row shares and hands the row to the method named after its kind, which
+    compares the row with the replayed state and then applies it; `finish` checks what only the
+    whole history shows. The replay trusts only the order of events and the CAS outcomes, and its
+    state is never resynchronised to the record, so an error shows where it first happens."""
+
+    def __init__(self, scope: str = "global", protocol: str = "rewrite",
+                 mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0):
+        if scope not in SCOPES:
+            raise ValueError(f"scope must be one of {SCOPES}, not {scope!r}")
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
+        self.buckets = None if mutation_rate_per_s is None else _Buckets(mutation_rate_per_s, mutation_burst)
+        self.log = protocol == "log"
+        self.per_table = self.log or scope == "table"
+        self.out: list[Violation] = []
+        self.seq = 0                                   # successful CASes so far: the global seq
+        self.v: dict[int, int] = {}                    # replayed version per table
+        self.last_committed_version: dict[int, int] = {}   # recorded version of each table's latest ok CAS
+        self.newest_entry: dict[int, int] = {}         # log: newest entry name conditionally written, per table
+        self.txns: dict[int, _Txn] = {}
+        self.tables_seen: set[int] = set()
+        self.final_tables: dict[int, int] = {}         # final rows per table
+        self.prev_time_ms = -math.inf
+        self.prev_i: int | None = None
+
+    # ------------------------------------------------------------------------------------------ reporting
+
+    def add(self, invariant: int, row: int, txn: int, msg: str) -> None:
+        prefix = f"(txn {txn}): " if txn >= 0 else ": "
+        self.out.append(Violation(invariant, row, prefix + msg))
+
+    def flag(self, invariant: int, e: _Event, msg: str) -> None:
+        """A violation at the row being replayed, in the name of its transaction."""
+        self.add(invariant, e.i, e.txn, msg)
+
+    def cas_seq(self, table: int) -> int:
+        """What a CAS on `table` compares `expected` with, and what rows record as seq."""
+        return self.v.get(table, 0) if self.per_table else self.seq
+
+    def state_str(self, table: int) -> str:
+        v = self.v.get(table, 0)
+        return f"v[{table}]={v}" if self.per_table else f"seq {self.seq}, v[{table}]={v}"
+
+    # ------------------------------------------------------------------------------------------ every row
+
+    def row(self, e: _Event) -> None:
+        """Checks every row shares (unique `i`, time order, a known kind), then those of its kind."""
+        if self.prev_i is not None and e.i == self.prev_i:
+            self.flag(0, e, f"row number i={e.i} appears more than once")
+        self.prev_i = e.i
+        # Invariant 5: time is non-decreasing in processing order.
+        if not (e.time_ms >= self.prev_time_ms - TIME_EPS_MS):
+            self.flag(5, e, f"time went backwards: t={_fmt_t(e.time_ms)} ms after t={_fmt_t(self.prev_time_ms)} ms")
+        if not math.isnan(e.time_ms):
+            self.prev_time_ms = max(self.prev_time_ms, e.time_ms)
+        if e.kind not in KINDS:
+            self.flag(0, e, f"unknown event kind {e.kind!r}")
+            return
+        if e.kind != "final":
+            self.tables_seen.add(e.table)
+        getattr(self, e.kind)(e)    # one method per kind, named after it
+
+    def _txn_of(self, e: _Event) -> _Txn:
+        """The transaction of a row other than `begin`, after the lifecycle checks all such rows share."""
+        x = self.txns.get(e.txn)
+        if x is None:
+            x = self.txns[e.txn] = _Txn(e.txn)
+        if x.begin_row < 0 and "nobegin" not in x.reported:
+            x.reported.add("nobegin")
+            self.flag(3, e, f"{e.kind} event before the transaction's begin")
+        if x.end_row >= 0 and e.kind != "end":   # a second end is reported by `end`
+            self.flag(3, e, f"{e.kind} event after the transaction ended at row {x.end_row}")
+        if x.begin_row >= 0 and e.table != x.table:
+            self.flag(0, e, f"{e.kind} on table {e.table} but the transaction began on table {x.table}")
+        # Only catalog operations are actions the caller starts; prepare and end rows are recorded at the
+        # engine's processing time (docs/FORMATS.md), which may precede the answer they follow.
+        if e.kind in ("read", "cas", "throttled") and e.time_ms < x.ready_ms - TIME_EPS_MS:
+            self.flag(5, e, f"{e.kind} at t={_fmt_t(e.time_ms)} ms before the transaction learned the answer "
+                            f"of its previous catalog operation (t={_fmt_t(x.ready_ms)} ms)")
+        return x
+
+    def _answered(self, e: _Event, x: _Txn, what: str) -> None:
+        """Invariant 5: a caller learns an answer no earlier than the operation's effect point, and
+        cannot act before it has."""
+        answer = _as_float(e.raw.answer_ms)
+        if not (answer >= e.time_ms - TIME_EPS_MS):
+            self.flag(5, e, f"{what} answered at t={_fmt_t(answer)} ms, before its effect point "
+                            f"t={_fmt_t(e.time_ms)} ms")
+        x.ready_ms = max(x.ready_ms, answer)
+
+    # ------------------------------------------------------------------------------------------ kinds
+
+    def begin(self, e: _Event) -> None:
+        x = self.txns.get(e.txn)
+        if x is not None and x.begin_row >= 0:
+            self.flag(3, e, f"transaction begins again (first begin at row {x.begin_row})")
+            return
+        if x is None:
+            x = self.txns[e.txn] = _Txn(e.txn)
+        x.begin_row, x.table = e.i, e.table
+        x.op = _as_str(e.raw.op)
+        x.max_attempts = _as_int(e.raw.attempts)
+        x.ready_ms = e.time_ms
+        if x.op not in ("fa", "vo"):
+            self.flag(0, e, f"begin has op {x.op!r}, expected 'fa' or 'vo'")
+
+    def read(self, e: _Event) -> None:
+        """Invariant 5: a read returns exactly the replayed state at its effect point."""
+        x = self._txn_of(e)
+        r_seq, r_v = _as_int(e.raw.seq), _as_int(e.raw.version)
+        cur_seq, cur_v = self.cas_seq(e.table), self.v.get(e.table, 0)
+        if r_seq != cur_seq or r_v != cur_v:
+            when = "from the future" if (r_seq > cur_seq or (r_seq == cur_seq and r_v > cur_v)) else "stale"
+            self.flag(5, e, f"read returned seq {r_seq}, v[{e.table}]={r_v} but the state at its effect point "
+                            f"t={_fmt_t(e.time_ms)} ms was {self.state_str(e.table)} ({when})")
+        self._answered(e, x, "read")
+        x.last_read_seq = r_seq
+        if x.base_read_version is None:
+            x.base_read_version = r_v
+            if self.log:   # the base read is a prepare with nothing checked (stale first create)
+                x.prepare_base = r_v
+
+    def prepare(self, e: _Event) -> None:
+        """Invariant 4's groundwork: the base a transaction prepared on, and the snapshots it checked."""
+        x = self._txn_of(e)
+        base, cur_v, tbl, t = _as_int(e.raw.base_version), self.v.get(e.table, 0), e.table, _fmt_t(e.time_ms)
+        if base > cur_v:
+            self.flag(4, e, f"prepare based on v[{tbl}]={base}, which does not exist yet "
+                            f"(v[{tbl}] was {cur_v} at t={t} ms)")
+        x.prepare_base = base
+        if not (x.op == "vo" or self.log):
+            return
+        vf, vt = _as_int(e.raw.validated_from), _as_int(e.raw.validated_to)
+        what = "log prepare" if self.log else "VO prepare"
+        if vf < 0 or vt < vf:
+            self.flag(0, e, f"{what} with invalid validated range ({vf}, {vt}]")
+        elif vt > cur_v:
+            self.flag(4, e, f"{what} checked up to v[{tbl}]={vt}, which did not exist yet "
+                            f"(v[{tbl}] was {cur_v} at t={t} ms)")
+        else:
+            x.validated.append((vf, vt))
+
+    def throttled(self, e: _Event) -> None:
+        """A conditional write answered 429: it changes nothing and is no attempt."""
+        x = self._txn_of(e)
+        expected = _as_int(e.raw.expected)
+        rec_seq, rec_v = _as_int(e.raw.seq), _as_int(e.raw.version)
+        self._answered(e, x, "throttled request")
+        self._expects_last_read(e, x, expected, "throttled conditional write", "throttled write")
+        if x.ok_cas_row >= 0:
+            self.flag(3, e, f"conditional write after the transaction committed at row {x.ok_cas_row}")
+        if _as_bool(e.raw.ok):
+            self.flag(2, e, "throttled request records ok = true (a throttled request changes nothing)")
+        if rec_seq != self.cas_seq(e.table) or rec_v != self.v.get(e.table, 0):
+            self.flag(2, e, f"throttled request records seq {rec_seq}, v[{e.table}]={rec_v} but the state, "
+                            f"which a throttled request leaves unchanged, is {self.state_str(e.table)}")
+        self._conditional_write(e, expected, throttled=True)
+
+    def cas(self, e: _Event) -> None:
+        """Invariants 1 and 3 at an attempt; a success also 4, and changes the replayed catalog."""
+        x = self._txn_of(e)
+        x.cas_count += 1
+        expected = _as_int(e.raw.expected)
+        self._answered(e, x, "CAS")
+        if x.max_attempts >= 0 and x.cas_count > x.max_attempts:
+            self.flag(3, e, f"CAS attempt {x.cas_count} exceeds the {x.max_attempts} allowed")
+        self._expects_last_read(e, x, expected, "CAS", "CAS")
+        self._conditional_write(e, expected, throttled=False)
+        if _as_bool(e.raw.ok):
+            self._commit(e, x, expected)
+        elif expected == self.cas_seq(e.table):
+            self.flag(1, e, self._free_yet_failed(e, expected))
+        rec_seq, rec_v = _as_int(e.raw.seq), _as_int(e.raw.version)
+        if rec_seq != self.cas_seq(e.table) or rec_v != self.v.get(e.table, 0):
+            self.flag(1, e, f"CAS records seq {rec_seq}, v[{e.table}]={rec_v} afterwards but the replayed "
+                            f"state is {self.state_str(e.table)}")
+
+    def end(self, e: _Event) -> None:
+        """Invariants 2 and 3: one end per transaction, its outcome and attempts true to its CASes."""
+        x = self._txn_of(e)
+        if x.end_row >= 0:
+            self.flag(3, e, f"transaction ends again (first end at row {x.end_row})")
+            return
+        x.end_row = e.i
+        self._outcome(e, x, _as_str(e.raw.outcome), _as_str(e.raw.reason))
+        attempts = _as_int(e.raw.attempts)
+        if attempts != x.cas_count:
+            self.flag(3, e, f"end reports {attempts} attempts but the transaction made {x.cas_count} CAS "
+                            f"attempts (throttled requests are not attempts)")
+
+    def _outcome(self, e: _Event, x: _Txn, outcome: str, reason: str) -> None:
+        """A transaction commits iff one of its CASes succeeded; the reason fits the outcome."""
+        if outcome not in OUTCOMES:
+            self.flag(3, e, f"end with unknown outcome {outcome!r}")
+        elif outcome == "committed":
+            if x.ok_cas_row < 0:
+                self.flag(3, e, "ends committed without a successful CAS")
+            if reason:
+                self.flag(3, e, f"committed with a reason {reason!r}")
+        else:
+            if x.ok_cas_row >= 0:
+                self.flag(2, e, f"ends {outcome} but its CAS at row {x.ok_cas_row} succeeded (changed the catalog)")
+            if outcome == "aborted" and not reason:
+                self.flag(3, e, "aborted without a reason")
+            if outcome == "unfinished" and reason != "unfinished":
+                self.flag(3, e, f"unfinished with reason {reason!r}, expected 'unfinished'")
+
+    def final(self, e: _Event) -> None:
+        """Invariants 1 and 2 at the end of the run: seq counts every success, v[t] those on t."""
+        self.final_tables[e.table] = self.final_tables.get(e.table, 0) + 1
+        f_seq, f_v = _as_int(e.raw.seq), _as_int(e.raw.version)
+        if f_seq != self.seq:
+            what = "over all tables " if self.per_table else ""
+            self.add(1, e.i, -1, f"final seq is {f_seq} but there were {self.seq} successful CASes "
+                                 f"{what}(seq must run 1..N without gaps)")
+        replayed_v = self.v.get(e.table, 0)
+        if f_v != replayed_v:
+            self.add(2, e.i, -1, f"final v[{e.table}] is {f_v} but table {e.table} had {replayed_v} "
+                                 f"successful CASes")
+
+    def finish(self) -> list[Violation]:
+        """The checks only the whole history answers; then every violation, sorted by row."""
+        for x in self.txns.values():
+            if x.begin_row >= 0 and x.end_row < 0:
+                self.add(3, x.begin_row, x.txn, "transaction never ends (no end row)")
+        missing_final = sorted(self.tables_seen - set(self.final_tables))
+        if missing_final:
+            self.add(2, -1, -1, f"no final row for tables {missing_final}")
+        for tbl, cnt in sorted(self.final_tables.items()):
+            if cnt > 1:
+                self.add(2, -1, -1, f"{cnt} final rows for table {tbl}")
+        self.out.sort(key=lambda viol: viol.i)
+        return self.out
+
+    # ------------------------------------------------------------------------------------------ conditional writes
+
+    def _expects_last_read(self, e: _Event, x: _Txn, expected: int, what_unread: str, what: str) -> None:
+        """Invariant 1: a conditional write expects the seq its transaction last read."""
+        if x.last_read_seq is None:
+            self.flag(1, e, f"{what_unread} without any prior catalog read")
+        elif expected != x.last_read_seq:
+            self.flag(1, e, f"{what} expected seq {expected} but the transaction's last read saw "
+                            f"seq {x.last_read_seq}")
+
+    def _conditional_write(self, e: _Event, expected: int, throttled: bool) -> None:
+        """Book a conditional write to its object: the newest log entry name, invariant 6's bucket."""
+        if self.log:
+            self.newest_entry[e.table] = max(self.newest_entry.get(e.table, 0), expected + 1)
+        if self.buckets is not None:
+            self._tokens(e, expected, throttled)
+
+    def _tokens(self, e: _Event, expected: int, throttled: bool) -> None:
+        """Invariant 6: a `cas` needs (and takes) a token of its object's bucket; a `throttled` row had none."""
+        b, t = self.buckets, e.time_ms
+        name = _object_name(self.per_table, self.log, e.table, expected)
+        tokens, uncapped, last = b.tokens(name, t)
+        since = f"previous write to it at t={_fmt_t(last)} ms" if last > -math.inf else "first write to it"
+        what = _describe_object(name)
+        if throttled:
+            # A full bucket holds exactly `burst` tokens: with burst 1 the slack alone would excuse a 429 on
+            # a full (or fresh) bucket, so judge by the level the refill reached before the cap.
+            if (uncapped if b.burst >= 1 else tokens) >= 1 + TOKEN_EPS:
+                self.flag(6, e, f"conditional write to {what} throttled at t={_fmt_t(t)} ms although its "
+                                f"bucket held {tokens:.6g} tokens ({b.limit()}; {since})")
+            return
+        if tokens < 1 - TOKEN_EPS:
+            self.flag(6, e, f"conditional write to {what} at t={_fmt_t(t)} ms found only {tokens:.6g} "
+                            f"tokens but was not throttled ({b.limit()}; {since}){self._ring_note(name)}")
+        b.set(name, t, max(0.0, tokens - 1.0))   # clamp: report where the excess starts, once
+
+    def _ring_note(self, name: tuple) -> str:
+        """Why the engine may have let an untokened write through: it forgets old entry names' buckets."""
+        if name[0] != "entry":
+            return ""
+        table, entry = name[1], name[2]
+        newest = self.newest_entry.get(table, entry)
+        if newest - entry < ENGINE_ENTRY_RING:
+            return ""
+        return (f"; this name is {newest - entry} entries behind the newest name {newest} written on table "
+                f"{table}: the engine keeps exact buckets only for a table's {ENGINE_ENTRY_RING} newest entry "
+                f"names and takes an older one as fresh")
+
+    def _commit(self, e: _Event, x: _Txn, expected: int) -> None:
+        """A successful CAS: invariants 1, 3 and 4, then the success is applied to the replayed state
+        (never to the recorded one)."""
+        tbl = e.table
+        v_before, cur = self.v.get(tbl, 0), self.cas_seq(tbl)
+        if x.ok_cas_row >= 0:
+            self.flag(3, e, f"second successful CAS (already committed at row {x.ok_cas_row})")
+        if expected != cur:
+            self.flag(1, e, self._taken_yet_succeeded(e, expected, cur))
+        self._serializable(e, x, v_before)
+        self.seq += 1
+        self.v[tbl] = v_before + 1
+        if x.ok_cas_row < 0:
+            x.ok_cas_row = e.i
+        rec_v, last = _as_int(e.raw.version), self.last_committed_version.get(tbl, 0)
+        if rec_v != last + 1:
+            self.flag(4, e, f"commit installs v[{tbl}]={rec_v} but the previous commit to table {tbl} "
+                            f"installed v[{tbl}]={last} (not serial)")
+        self.last_committed_version[tbl] = rec_v
+
+    def _taken_yet_succeeded(self, e: _Event, expected: int, cur: int) -> str:
+        """Invariant 1, in the design's terms: a CAS succeeded although its object held `cur`, not `expected`."""
+        tbl, t = e.table, _fmt_t(e.time_ms)
+        if self.log and expected < cur:
+            return (f"created entry {expected + 1} of table {tbl}'s log, which already existed (the log had "
+                    f"{cur} entries at t={t} ms), yet it succeeded")
+        if self.log:
+            return (f"created entry {expected + 1} of table {tbl}'s log, but the log had only {cur} entries "
+                    f"at t={t} ms (a gap), yet it succeeded")
+        if self.per_table:
+            return (f"CAS on table {tbl} expected v[{tbl}]={expected} but v[{tbl}] was {cur} at t={t} ms, "
+                    f"yet it succeeded")
+        return f"CAS expected seq {expected} but seq was {cur} at t={t} ms, yet it succeeded"
+
+    def _free_yet_failed(self, e: _Event, expected: int) -> str:
+        """Invariant 1, in the design's terms: a CAS failed although its object held what it expected."""
+        tbl, t, cur = e.table, _fmt_t(e.time_ms), expected
+        if self.log:
+            return (f"create of entry {expected + 1} of table {tbl}'s log failed, but the log had {cur} "
+                    f"entries at t={t} ms (the entry was free)")
+        if self.per_table:
+            return (f"CAS on table {tbl} expected v[{tbl}]={expected} and v[{tbl}] was {cur} at t={t} ms, yet "
+                    f"it failed (commits to other tables never make it fail under scope table)")
+        return f"CAS expected seq {expected} and seq was {cur} at t={t} ms, yet it failed"
+
+    def _serializable(self, e: _Event, x: _Txn, v_before: int) -> None:
+        """Invariant 4 at a successful CAS: installed metadata is based on the version it replaces, and
+        a VO (under the log protocol: any transaction) has checked every snapshot committed since its
+        base read."""
+        tbl, t = e.table, _fmt_t(e.time_ms)
+        if x.prepare_base is None:
+            self.flag(4, e, "successful CAS without any prepare")
+        elif x.prepare_base != v_before and self.log:
+            self.flag(4, e, f"lost update: created entry {v_before + 1} of table {tbl}'s log on a base of "
+                            f"{x.prepare_base} entries, but the log had {v_before} at t={t} ms")
+        elif x.prepare_base != v_before:
+            self.flag(4, e, f"lost update: CAS installs metadata prepared on v[{tbl}]={x.prepare_base} but "
+                            f"replaces v[{tbl}]={v_before} at t={t} ms")
+        if not (x.op == "vo" or self.log):
+            return
+        if x.base_read_version is None:
+            self.flag(4, e, f"{x.op.upper() or 'transaction'} commits without a base read")
+            return
+        gap = _first_gap(x.base_read_version, x.validated, v_before)
+        if gap and self.log:
+            self.flag(4, e, f"{x.op.upper()} creates entry {v_before + 1} of table {tbl}'s log without checking "
+                            f"entr(ies) {gap} (base read saw {x.base_read_version} entries)")
+        elif gap:
+            self.flag(4, e, f"VO commits over v[{tbl}]={v_before} without validating snapshot(s) {gap} "
+                            f"(base read saw v[{tbl}]={x.base_read_version})")
+
+
 def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str = "rewrite",
                   mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0) -> list[Violation]:
     """Replay `history` (FORMATS.md "History") and return every invariant violation, sorted by row.
@@ -195,345 +580,16 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
     value (read state, seq/version after a CAS, final state) is compared against the checker's own
     catalog state, which is never resynchronised to the record, so an error shows where it first happens.
     """
-    if scope not in SCOPES:
-        raise ValueError(f"scope must be one of {SCOPES}, not {scope!r}")
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
-    buckets = None
-    if mutation_rate_per_s is not None:
-        rate, burst = float(mutation_rate_per_s), float(mutation_burst)
-        if not (rate > 0 and math.isfinite(rate) and burst > 0 and math.isfinite(burst)):
-            raise ValueError(f"mutation rate and burst must be positive and finite, not {rate!r}, {burst!r}")
-        buckets = _Buckets(rate, burst)
-    log = protocol == "log"
-    per_table = log or scope == "table"
-
-    out: list[Violation] = []
-
+    replay = Replay(scope, protocol, mutation_rate_per_s, mutation_burst)
     missing_cols = [c for c in REQUIRED_COLUMNS if c not in history.columns]
     if missing_cols:
         return [Violation(0, -1, f"history lacks columns {missing_cols}")]
     if len(history) == 0:
         return [Violation(2, -1, "history is empty (no final rows)")]
-
     h = history.sort_values("i", kind="stable")
-    cols = {c: h[c].tolist() for c in REQUIRED_COLUMNS}
-    n = len(h)
-
-    # Replayed catalog state and per-table commit bookkeeping.
-    seq = 0
-    v: dict[int, int] = {}
-    ok_cas_total = 0
-    last_committed_version: dict[int, int] = {}   # recorded version of each table's latest ok CAS
-    newest_entry: dict[int, int] = {}             # log: newest entry name conditionally written, per table
-    txns: dict[int, _Txn] = {}
-    tables_seen: set[int] = set()
-    final_tables: dict[int, int] = {}
-    prev_time = -math.inf
-    prev_i = None
-
-    def add(inv: int, row: int, txn: int, msg: str) -> None:
-        prefix = f"(txn {txn}): " if txn >= 0 else ": "
-        out.append(Violation(inv, row, prefix + msg))
-
-    def cas_seq(table: int) -> int:
-        """What a CAS on `table` compares `expected` with, and what rows record as seq."""
-        return v.get(table, 0) if per_table else seq
-
-    def state_str(table: int) -> str:
-        return f"v[{table}]={v.get(table, 0)}" if per_table else f"seq {seq}, v[{table}]={v.get(table, 0)}"
-
-    def rec_str(table: int, r_seq: int, r_v: int) -> str:
-        return f"seq {r_seq}, v[{table}]={r_v}"
-
-    def token_check(row: int, txn_id: int, table: int, expected: int, t: float, throttled: bool) -> None:
-        """Invariant 6: a `cas` needs (and takes) a token of its object's bucket; a `throttled` row had none."""
-        name = _object_name(per_table, log, table, expected)
-        tokens, uncapped, last = buckets.tokens(name, t)
-        since = f"previous write to it at t={_fmt_t(last)} ms" if last > -math.inf else "first write to it"
-        limit = f"rate {buckets.rate_per_ms * 1000:g}/s, burst {buckets.burst:g}"
-        what = _describe_object(name)
-        if throttled:
-            # A full bucket holds exactly `burst` tokens: with burst 1 the slack alone would excuse a 429 on
-            # a full (or fresh) bucket, so judge by the level the refill reached before the cap.
-            if (uncapped if buckets.burst >= 1 else tokens) >= 1 + TOKEN_EPS:
-                add(6, row, txn_id, f"conditional write to {what} throttled at t={_fmt_t(t)} ms although its "
-                                    f"bucket held {tokens:.6g} tokens ({limit}; {since})")
-            return
-        if tokens < 1 - TOKEN_EPS:
-            note = ""
-            if name[0] == "entry" and newest_entry.get(table, name[2]) - name[2] >= ENGINE_ENTRY_RING:
-                note = (f"; this name is {newest_entry[table] - name[2]} entries behind the newest name "
-                        f"{newest_entry[table]} written on table {table}: the engine keeps exact buckets only "
-                        f"for a table's {ENGINE_ENTRY_RING} newest entry names and takes an older one as fresh")
-            add(6, row, txn_id, f"conditional write to {what} at t={_fmt_t(t)} ms found only {tokens:.6g} "
-                                f"tokens but was not throttled ({limit}; {since}){note}")
-        buckets.set(name, t, max(0.0, tokens - 1.0))   # clamp: report where the excess starts, once
-
-    for k in range(n):
-        row = _as_int(cols["i"][k])
-        kind = _as_str(cols["kind"][k])
-        t = _as_float(cols["time_ms"][k])
-        txn_id = _as_int(cols["txn"][k])
-        table = _as_int(cols["table"][k])
-
-        if prev_i is not None and row == prev_i:
-            add(0, row, txn_id, f"row number i={row} appears more than once")
-        prev_i = row
-
-        # Invariant 5: time is non-decreasing in processing order.
-        if not (t >= prev_time - TIME_EPS_MS):
-            add(5, row, txn_id, f"time went backwards: t={_fmt_t(t)} ms after t={_fmt_t(prev_time)} ms")
-        if not math.isnan(t):
-            prev_time = max(prev_time, t)
-
-        if kind not in KINDS:
-            add(0, row, txn_id, f"unknown event kind {kind!r}")
-            continue
-
-        if kind == "final":
-            final_tables[table] = final_tables.get(table, 0) + 1
-            f_seq, f_v = _as_int(cols["seq"][k]), _as_int(cols["version"][k])
-            if f_seq != ok_cas_total:
-                what = "over all tables " if per_table else ""
-                add(1, row, -1, f"final seq is {f_seq} but there were {ok_cas_total} successful CASes "
-                                f"{what}(seq must run 1..N without gaps)")
-            replayed_v = v.get(table, 0)
-            if f_v != replayed_v:
-                add(2, row, -1, f"final v[{table}] is {f_v} but table {table} had {replayed_v} "
-                                f"successful CASes")
-            continue
-
-        tables_seen.add(table)
-        x = txns.get(txn_id)
-        if kind == "begin":
-            if x is not None and x.begin_row >= 0:
-                add(3, row, txn_id, f"transaction begins again (first begin at row {x.begin_row})")
-                continue
-            if x is None:
-                x = txns[txn_id] = _Txn(txn_id)
-            x.begin_row, x.table = row, table
-            x.op = _as_str(cols["op"][k])
-            x.max_attempts = _as_int(cols["attempts"][k])
-            x.ready_ms = t
-            if x.op not in ("fa", "vo"):
-                add(0, row, txn_id, f"begin has op {x.op!r}, expected 'fa' or 'vo'")
-            continue
-
-        # Any other event of a transaction.
-        if x is None:
-            x = txns[txn_id] = _Txn(txn_id)
-        if x.begin_row < 0 and "nobegin" not in x.reported:
-            x.reported.add("nobegin")
-            add(3, row, txn_id, f"{kind} event before the transaction's begin")
-        if x.end_row >= 0 and kind != "end":   # a second end is reported below
-            add(3, row, txn_id, f"{kind} event after the transaction ended at row {x.end_row}")
-        if x.begin_row >= 0 and table != x.table:
-            add(0, row, txn_id, f"{kind} on table {table} but the transaction began on table {x.table}")
-
-        # Only catalog operations are actions the caller starts; prepare and end rows are recorded at the
-        # engine's processing time (docs/FORMATS.md), which may precede the answer they follow.
-        if kind in ("read", "cas", "throttled") and t < x.ready_ms - TIME_EPS_MS:
-            add(5, row, txn_id, f"{kind} at t={_fmt_t(t)} ms before the transaction learned the answer "
-                                f"of its previous catalog operation (t={_fmt_t(x.ready_ms)} ms)")
-
-        if kind == "read":
-            r_seq, r_v = _as_int(cols["seq"][k]), _as_int(cols["version"][k])
-            cur_seq, cur_v = cas_seq(table), v.get(table, 0)
-            if r_seq != cur_seq or r_v != cur_v:
-                when = ("from the future" if (r_seq > cur_seq or (r_seq == cur_seq and r_v > cur_v))
-                        else "stale")
-                add(5, row, txn_id, f"read returned {rec_str(table, r_seq, r_v)} but the state at its "
-                                    f"effect point t={_fmt_t(t)} ms was {state_str(table)} ({when})")
-            _check_answer(add, row, txn_id, "read", t, _as_float(cols["answer_ms"][k]))
-            x.last_read_seq = r_seq
-            if x.base_read_version is None:
-                x.base_read_version = r_v
-                if log:   # the base read is a prepare with nothing checked (stale first create)
-                    x.prepare_base = r_v
-            x.ready_ms = max(x.ready_ms, _as_float(cols["answer_ms"][k]))
-
-        elif kind == "prepare":
-            base = _as_int(cols["base_version"][k])
-            cur_v = v.get(table, 0)
-            if base > cur_v:
-                add(4, row, txn_id, f"prepare based on v[{table}]={base}, which does not exist yet "
-                                    f"(v[{table}] was {cur_v} at t={_fmt_t(t)} ms)")
-            x.prepare_base = base
-            vf, vt = _as_int(cols["validated_from"][k]), _as_int(cols["validated_to"][k])
-            if x.op == "vo" or log:
-                what = "log prepare" if log else "VO prepare"
-                if vf < 0 or vt < vf:
-                    add(0, row, txn_id, f"{what} with invalid validated range ({vf}, {vt}]")
-                elif vt > cur_v:
-                    add(4, row, txn_id, f"{what} checked up to v[{table}]={vt}, which did not exist yet "
-                                        f"(v[{table}] was {cur_v} at t={_fmt_t(t)} ms)")
-                else:
-                    x.validated.append((vf, vt))
-
-        elif kind == "throttled":
-            expected = _as_int(cols["expected"][k])
-            rec_seq, rec_v = _as_int(cols["seq"][k]), _as_int(cols["version"][k])
-            answer = _as_float(cols["answer_ms"][k])
-            _check_answer(add, row, txn_id, "throttled request", t, answer)
-            x.ready_ms = max(x.ready_ms, answer)
-            if x.last_read_seq is None:
-                add(1, row, txn_id, "throttled conditional write without any prior catalog read")
-            elif expected != x.last_read_seq:
-                add(1, row, txn_id, f"throttled write expected seq {expected} but the transaction's last "
-                                    f"read saw seq {x.last_read_seq}")
-            if x.ok_cas_row >= 0:
-                add(3, row, txn_id, f"conditional write after the transaction committed at row {x.ok_cas_row}")
-            if _as_bool(cols["ok"][k]):
-                add(2, row, txn_id, "throttled request records ok = true (a throttled request changes nothing)")
-            if rec_seq != cas_seq(table) or rec_v != v.get(table, 0):
-                add(2, row, txn_id, f"throttled request records {rec_str(table, rec_seq, rec_v)} but the "
-                                    f"state, which a throttled request leaves unchanged, is {state_str(table)}")
-            if log:
-                newest_entry[table] = max(newest_entry.get(table, 0), expected + 1)
-            if buckets is not None:
-                token_check(row, txn_id, table, expected, t, throttled=True)
-
-        elif kind == "cas":
-            x.cas_count += 1
-            expected = _as_int(cols["expected"][k])
-            ok = _as_bool(cols["ok"][k])
-            rec_seq, rec_v = _as_int(cols["seq"][k]), _as_int(cols["version"][k])
-            answer = _as_float(cols["answer_ms"][k])
-            _check_answer(add, row, txn_id, "CAS", t, answer)
-            x.ready_ms = max(x.ready_ms, answer)
-
-            if x.max_attempts >= 0 and x.cas_count > x.max_attempts:
-                add(3, row, txn_id, f"CAS attempt {x.cas_count} exceeds the {x.max_attempts} allowed")
-            if x.last_read_seq is None:
-                add(1, row, txn_id, "CAS without any prior catalog read")
-            elif expected != x.last_read_seq:
-                add(1, row, txn_id, f"CAS expected seq {expected} but the transaction's last read saw "
-                                    f"seq {x.last_read_seq}")
-            if log:
-                newest_entry[table] = max(newest_entry.get(table, 0), expected + 1)
-            if buckets is not None:
-                token_check(row, txn_id, table, expected, t, throttled=False)
-
-            v_before = v.get(table, 0)
-            cur = cas_seq(table)
-            if ok:
-                if x.ok_cas_row >= 0:
-                    add(3, row, txn_id, f"second successful CAS (already committed at row {x.ok_cas_row})")
-                if expected != cur:
-                    if log and expected < cur:
-                        add(1, row, txn_id, f"created entry {expected + 1} of table {table}'s log, which "
-                                            f"already existed (the log had {cur} entries at t={_fmt_t(t)} ms), "
-                                            f"yet it succeeded")
-                    elif log:
-                        add(1, row, txn_id, f"created entry {expected + 1} of table {table}'s log, but the log "
-                                            f"had only {cur} entries at t={_fmt_t(t)} ms (a gap), yet it succeeded")
-                    elif per_table:
-                        add(1, row, txn_id, f"CAS on table {table} expected v[{table}]={expected} but "
-                                            f"v[{table}] was {cur} at t={_fmt_t(t)} ms, yet it succeeded")
-                    else:
-                        add(1, row, txn_id, f"CAS expected seq {expected} but seq was {seq} at "
-                                            f"t={_fmt_t(t)} ms, yet it succeeded")
-                _check_serializable(add, row, txn_id, x, table, v_before, t, log)
-                # Apply the recorded success to the replayed state (never to the recorded one).
-                seq += 1
-                v[table] = v_before + 1
-                ok_cas_total += 1
-                if x.ok_cas_row < 0:
-                    x.ok_cas_row = row
-                last = last_committed_version.get(table, 0)
-                if rec_v != last + 1:
-                    add(4, row, txn_id, f"commit installs v[{table}]={rec_v} but the previous commit to "
-                                        f"table {table} installed v[{table}]={last} (not serial)")
-                last_committed_version[table] = rec_v
-            elif expected == cur:
-                if log:
-                    add(1, row, txn_id, f"create of entry {expected + 1} of table {table}'s log failed, but "
-                                        f"the log had {cur} entries at t={_fmt_t(t)} ms (the entry was free)")
-                elif per_table:
-                    add(1, row, txn_id, f"CAS on table {table} expected v[{table}]={expected} and v[{table}] "
-                                        f"was {cur} at t={_fmt_t(t)} ms, yet it failed (commits to other "
-                                        f"tables never make it fail under scope table)")
-                else:
-                    add(1, row, txn_id, f"CAS expected seq {expected} and seq was {seq} at t={_fmt_t(t)} ms, "
-                                        f"yet it failed")
-            if rec_seq != cas_seq(table) or rec_v != v.get(table, 0):
-                add(1, row, txn_id, f"CAS records {rec_str(table, rec_seq, rec_v)} afterwards but the "
-                                    f"replayed state is {state_str(table)}")
-
-        elif kind == "end":
-            if x.end_row >= 0:
-                add(3, row, txn_id, f"transaction ends again (first end at row {x.end_row})")
-                continue
-            x.end_row = row
-            outcome, reason = _as_str(cols["outcome"][k]), _as_str(cols["reason"][k])
-            attempts = _as_int(cols["attempts"][k])
-            if outcome not in OUTCOMES:
-                add(3, row, txn_id, f"end with unknown outcome {outcome!r}")
-            elif outcome == "committed":
-                if x.ok_cas_row < 0:
-                    add(3, row, txn_id, "ends committed without a successful CAS")
-                if reason:
-                    add(3, row, txn_id, f"committed with a reason {reason!r}")
-            else:
-                if x.ok_cas_row >= 0:
-                    add(2, row, txn_id, f"ends {outcome} but its CAS at row {x.ok_cas_row} succeeded "
-                                        f"(changed the catalog)")
-                if outcome == "aborted" and not reason:
-                    add(3, row, txn_id, "aborted without a reason")
-                if outcome == "unfinished" and reason != "unfinished":
-                    add(3, row, txn_id, f"unfinished with reason {reason!r}, expected 'unfinished'")
-            if attempts != x.cas_count:
-                add(3, row, txn_id, f"end reports {attempts} attempts but the transaction made "
-                                    f"{x.cas_count} CAS attempts (throttled requests are not attempts)")
-
-    # Global checks after the replay.
-    for x in txns.values():
-        if x.begin_row >= 0 and x.end_row < 0:
-            add(3, x.begin_row, x.txn, "transaction never ends (no end row)")
-    missing_final = sorted(tables_seen - set(final_tables))
-    if missing_final:
-        add(2, -1, -1, f"no final row for tables {missing_final}")
-    for tbl, cnt in sorted(final_tables.items()):
-        if cnt > 1:
-            add(2, -1, -1, f"{cnt} final rows for table {tbl}")
-
-    out.sort(key=lambda viol: viol.i)
-    return out
-
-
-def _check_answer(add, row: int, txn: int, what: str, t: float, answer: float) -> None:
-    """Invariant 5: a caller learns an answer no earlier than the operation's effect point."""
-    if not (answer >= t - TIME_EPS_MS):
-        add(5, row, txn, f"{what} answered at t={_fmt_t(answer)} ms, before its effect point "
-                         f"t={_fmt_t(t)} ms")
-
-
-def _check_serializable(add, row: int, txn: int, x: _Txn, table: int, v_before: int, t: float,
-                        log: bool = False) -> None:
-    """Invariant 4 at a successful CAS: installed metadata is based on the version it replaces, and
-    a VO (under the log protocol: any transaction) has checked every snapshot committed since its
-    base read."""
-    if x.prepare_base is None:
-        add(4, row, txn, "successful CAS without any prepare")
-    elif x.prepare_base != v_before:
-        if log:
-            add(4, row, txn, f"lost update: created entry {v_before + 1} of table {table}'s log on a base "
-                             f"of {x.prepare_base} entries, but the log had {v_before} at t={_fmt_t(t)} ms")
-        else:
-            add(4, row, txn, f"lost update: CAS installs metadata prepared on v[{table}]={x.prepare_base} "
-                             f"but replaces v[{table}]={v_before} at t={_fmt_t(t)} ms")
-    if x.op == "vo" or log:
-        if x.base_read_version is None:
-            add(4, row, txn, f"{x.op.upper() or 'transaction'} commits without a base read")
-            return
-        gap = _first_gap(x.base_read_version, x.validated, v_before)
-        if gap and log:
-            add(4, row, txn, f"{x.op.upper()} creates entry {v_before + 1} of table {table}'s log without "
-                             f"checking entr(ies) {gap} (base read saw {x.base_read_version} entries)")
-        elif gap:
-            add(4, row, txn, f"VO commits over v[{table}]={v_before} without validating snapshot(s) "
-                             f"{gap} (base read saw v[{table}]={x.base_read_version})")
+    for raw in zip(*(h[c].tolist() for c in REQUIRED_COLUMNS)):
+        replay.row(_Event.of(_Row._make(raw)))
+    return replay.finish()
 
 
 def load_history(path) -> pd.DataFrame:

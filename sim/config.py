@@ -1,6 +1,6 @@
 """Configuration as data: typed, frozen, validated, hashable.
 
-A config file is YAML with the shape documented in README.md ("Config reference"). Every key is read by the
+A config file is YAML with the shape documented in docs/reference.md ("Config keys"). Every key is read by the
 engine; an unknown key, a wrong type or an out-of-range value raises `ConfigError` naming the dotted key path,
 so a typo is an error and never a silent default. The fully resolved config (all defaults filled in) and its
 hash are stored with every result.
@@ -12,7 +12,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
@@ -21,21 +20,12 @@ import yaml
 
 from .designs import DESIGNS, expand
 from .providers import ProviderError, load_provider
+from .schema import ConfigError, Field, check, shape_of
 from .yamlio import load_yaml
 
 
-class ConfigError(ValueError):
-    """A config problem, with the dotted path of the offending key."""
-
-    def __init__(self, path: str, message: str):
-        self.path = path
-        self.message = message
-        super().__init__(f"{path}: {message}" if path else message)
-
-
-def _spec(default=None, *, ge=None, gt=None, le=None, lt=None, choices=None, kind=None, late=False, seeded=True,
-          hashed=True):
-    """A field with its validation rule kept beside it (read by `_build`).
+def _spec(default=None, *, ge=None, gt=None, le=None, lt=None, choices=None, late=False, seeded=True, hashed=True):
+    """A field with its validation rule kept beside it (`sim.schema`; its type is the annotation).
 
     `late`: a key added after results were first published, whose default keeps the earlier behaviour; it stays
     out of the config hash (hence out of the seeds) while it has its default value, so configurations that do
@@ -43,42 +33,41 @@ def _spec(default=None, *, ge=None, gt=None, le=None, lt=None, choices=None, kin
     not of its random streams (`seed_hash`), so switching it (a storage throttle on or off) compares the same
     arrivals and latency draws. `hashed=False`: a label that adds nothing to the values it stands for (a named
     design, expanded into keys)."""
-    meta = {"ge": ge, "gt": gt, "le": le, "lt": lt, "choices": choices, "kind": kind, "late": late,
-            "seeded": seeded, "hashed": hashed}
+    meta = {"rule": Field(ge=ge, gt=gt, le=le, lt=lt, choices=choices), "late": late, "seeded": seeded,
+            "hashed": hashed}
     if isinstance(default, (dict, list)) or (dataclasses.is_dataclass(default) and not isinstance(default, type)):
         return field(default_factory=lambda d=default: copy.deepcopy(d), metadata=meta)
     return field(default=default, metadata=meta)
 
 
 def _nested(cls, late=False, seeded=True, factory=None):
-    return field(default_factory=factory or cls, metadata={"kind": cls, "late": late, "seeded": seeded,
-                                                             "hashed": True})
+    return field(default_factory=factory or cls, metadata={"late": late, "seeded": seeded, "hashed": True})
 
 
 @dataclass(frozen=True)
 class LatencySpec:
     """A service-catalog latency: constant (`latency_ms`) or lognormal (`latency.median_ms`, `sigma`)."""
-    median_ms: float = _spec(None, gt=0, kind=float)
-    sigma: float = _spec(None, ge=0, kind=float)
+    median_ms: float = _spec(None, gt=0)
+    sigma: float = _spec(None, ge=0)
 
 
 @dataclass(frozen=True)
 class Catalog:
-    backend: str = _spec("storage", choices=("storage", "service"), kind=str)
-    latency_ms: float = _spec(None, ge=0, kind=float)
-    latency: LatencySpec = _spec(None, kind=LatencySpec)
-    linearization_fraction: float = _spec(0.5, ge=0, le=1, kind=float)
-    table_metadata_inlined: bool = _spec(False, kind=bool)
+    backend: str = _spec("storage", choices=("storage", "service"))
+    latency_ms: float = _spec(None, ge=0)
+    latency: LatencySpec = _spec(None)
+    linearization_fraction: float = _spec(0.5, ge=0, le=1)
+    table_metadata_inlined: bool = _spec(False)
     # global: one catalog object for all tables (a commit to any table fails every concurrent CAS); table: one
     # pointer (storage) or row (service) per table, CAS_t(expected v[t])
-    scope: str = _spec("global", choices=("global", "table"), kind=str, late=True)
+    scope: str = _spec("global", choices=("global", "table"), late=True)
 
 
 @dataclass(frozen=True)
 class IO:
-    max_parallel: int = _spec(1, ge=1, kind=int)
-    manifest_list_bytes: int = _spec(10 * 1024, ge=0, kind=int)
-    table_metadata_bytes: int = _spec(100 * 1024, ge=0, kind=int)
+    max_parallel: int = _spec(1, ge=1)
+    manifest_list_bytes: int = _spec(10 * 1024, ge=0)
+    table_metadata_bytes: int = _spec(100 * 1024, ge=0)
 
 
 @dataclass(frozen=True)
@@ -87,61 +76,61 @@ class InterArrival:
     (means `quiet_ms`, `burst_ms`), Poisson arrivals with mean gap `burst_mean_ms` in bursts and a quiet rate
     derived so the long-run mean gap is `mean_ms` (so it compares with a steady run at the same load).
     `burst_table` (a popularity rank) aims the bursts' extra arrivals at that one table."""
-    distribution: str = _spec("exponential", choices=("exponential", "lognormal", "constant", "bursty"), kind=str)
-    mean_ms: float = _spec(None, gt=0, kind=float)
-    median_ms: float = _spec(None, gt=0, kind=float)
-    sigma: float = _spec(None, ge=0, kind=float)
-    burst_mean_ms: float = _spec(None, gt=0, kind=float)
-    burst_ms: float = _spec(None, gt=0, kind=float)
-    quiet_ms: float = _spec(None, gt=0, kind=float)
-    burst_table: int = _spec(None, ge=1, kind=int)
+    distribution: str = _spec("exponential", choices=("exponential", "lognormal", "constant", "bursty"))
+    mean_ms: float = _spec(None, gt=0)
+    median_ms: float = _spec(None, gt=0)
+    sigma: float = _spec(None, ge=0)
+    burst_mean_ms: float = _spec(None, gt=0)
+    burst_ms: float = _spec(None, gt=0)
+    quiet_ms: float = _spec(None, gt=0)
+    burst_table: int = _spec(None, ge=1)
 
 
 @dataclass(frozen=True)
 class TableSelection:
-    distribution: str = _spec("uniform", choices=("uniform", "zipf"), kind=str)
-    alpha: float = _spec(None, gt=0, kind=float)
+    distribution: str = _spec("uniform", choices=("uniform", "zipf"))
+    alpha: float = _spec(None, gt=0)
 
 
 @dataclass(frozen=True)
 class Runtime:
-    median_ms: float = _spec(180_000.0, gt=0, kind=float)
-    sigma: float = _spec(1.5, ge=0, kind=float)
-    min_ms: float = _spec(30_000.0, ge=0, kind=float)
+    median_ms: float = _spec(180_000.0, gt=0)
+    sigma: float = _spec(1.5, ge=0)
+    min_ms: float = _spec(30_000.0, ge=0)
 
 
 @dataclass(frozen=True)
 class Workload:
     inter_arrival: InterArrival = _nested(InterArrival)
-    num_tables: int = _spec(1, ge=1, kind=int)
+    num_tables: int = _spec(1, ge=1)
     table_selection: TableSelection = _nested(TableSelection)
-    fast_append_ratio: float = _spec(1.0, ge=0, le=1, kind=float)
+    fast_append_ratio: float = _spec(1.0, ge=0, le=1)
     runtime: Runtime = _nested(Runtime)
-    vo_conflict_probability: float = _spec(0.0, ge=0, le=1, kind=float)
+    vo_conflict_probability: float = _spec(0.0, ge=0, le=1)
 
 
 @dataclass(frozen=True)
 class Commit:
-    first_attempt: str = _spec("refresh", choices=("refresh", "stale"), kind=str)
-    max_retries: int = _spec(10, ge=0, kind=int)
-    metadata_read_on_failure: bool = _spec(False, kind=bool)
+    first_attempt: str = _spec("refresh", choices=("refresh", "stale"))
+    max_retries: int = _spec(10, ge=0)
+    metadata_read_on_failure: bool = _spec(False)
     # rewrite: Iceberg (a table conflict rewrites manifest list and table metadata); log: Delta Lake's log of
     # numbered entries, created put-if-absent, the same bytes on every attempt
-    protocol: str = _spec("rewrite", choices=("rewrite", "log"), kind=str, late=True)
-    checkpoint_interval: int = _spec(None, ge=0, kind=int)     # log: a checkpoint every n-th version (0: never)
-    checkpoint_bytes: int = _spec(None, ge=0, kind=int)        # log: size of a checkpoint
+    protocol: str = _spec("rewrite", choices=("rewrite", "log"), late=True)
+    checkpoint_interval: int = _spec(None, ge=0)     # log: a checkpoint every n-th version (0: never)
+    checkpoint_bytes: int = _spec(None, ge=0)        # log: size of a checkpoint
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
     """`immediate`; `fixed` (delay_ms); `exponential` (delay = min(base_ms * factor^(k-1), max_ms) for the
     k-th conflict of its class, then stretched by a uniform factor in [1, 1 + jitter]: Iceberg adds up to 10%)."""
-    policy: str = _spec("immediate", choices=("immediate", "fixed", "exponential"), kind=str)
-    delay_ms: float = _spec(None, ge=0, kind=float)
-    base_ms: float = _spec(None, ge=0, kind=float)
-    factor: float = _spec(None, ge=1, kind=float)
-    max_ms: float = _spec(None, ge=0, kind=float)
-    jitter: float = _spec(None, ge=0, kind=float)
+    policy: str = _spec("immediate", choices=("immediate", "fixed", "exponential"))
+    delay_ms: float = _spec(None, ge=0)
+    base_ms: float = _spec(None, ge=0)
+    factor: float = _spec(None, ge=1)
+    max_ms: float = _spec(None, ge=0)
+    jitter: float = _spec(None, ge=0)
 
 
 @dataclass(frozen=True)
@@ -152,9 +141,9 @@ class Retry:
 
 @dataclass(frozen=True)
 class Storage:
-    provider: str = _spec("s3", kind=str)
+    provider: str = _spec("s3")
     # the provider's per-object mutation limits (conditional writes to one object name), if it has any
-    throttle: bool = _spec(True, kind=bool, late=True, seeded=False)
+    throttle: bool = _spec(True, late=True, seeded=False)
     # the storage client's resend policy for a request answered 429 (GCS's guidance: 1 s doubling, full jitter)
     throttle_retry: RetryPolicy = _nested(RetryPolicy, late=True, seeded=False,
                                           factory=lambda: RetryPolicy(policy="exponential"))
@@ -162,16 +151,16 @@ class Storage:
 
 @dataclass(frozen=True)
 class Config:
-    duration_ms: float = _spec(3_600_000.0, gt=0, kind=float)
-    warmup_ms: float = _spec(900_000.0, ge=0, kind=float)
-    cooldown_ms: float = _spec(900_000.0, ge=0, kind=float)
-    drain_limit_ms: float = _spec(3_600_000.0, ge=0, kind=float)
-    seed: int = _spec(0, ge=0, kind=int)
+    duration_ms: float = _spec(3_600_000.0, gt=0)
+    warmup_ms: float = _spec(900_000.0, ge=0)
+    cooldown_ms: float = _spec(900_000.0, ge=0)
+    drain_limit_ms: float = _spec(3_600_000.0, ge=0)
+    seed: int = _spec(0, ge=0)
     # workload streams keyed by (seed, replication, source) instead of the config hash (sim.rng.run_streams)
-    common_random_numbers: bool = _spec(False, kind=bool, late=True)
+    common_random_numbers: bool = _spec(False, late=True)
     # a named catalog design (sim/designs.py): its keys are filled in under the ones given; the resolved config
     # shows every value it set
-    design: str = _spec(None, kind=str, hashed=False)
+    design: str = _spec(None, hashed=False)
     catalog: Catalog = _nested(Catalog)
     storage: Storage = _nested(Storage)
     io: IO = _nested(IO)
@@ -195,7 +184,7 @@ class Config:
         """A copy with dotted-path overrides, validated like a file: `cfg.replace(**{"workload.num_tables": 5})`."""
         data = self.to_dict()
         name = overrides.get("design")
-        if name is not None and name in DESIGNS:
+        if isinstance(name, str) and name in DESIGNS:
             # every key is explicit in a resolved config: the design's own keys must replace them
             data = expand({**overrides_of(DESIGNS[name], data), "design": name})
         for path, value in overrides.items():
@@ -220,80 +209,7 @@ def _prune(d):
     return d
 
 
-# ----------------------------------------------------------------------------------------------- validation
-
-def _type_name(kind) -> str:
-    if dataclasses.is_dataclass(kind):
-        return "a mapping"
-    return {float: "a number", int: "an integer", bool: "true or false", str: "a string"}[kind]
-
-
-_MAX_INT = 2**63 - 1   # the engines hold integers in int64
-
-
-def _coerce(value, kind, path):
-    if kind is bool:
-        if isinstance(value, bool):
-            return value
-    elif kind is int:
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if isinstance(value, int) and not isinstance(value, bool):
-            if abs(value) > _MAX_INT:
-                raise ConfigError(path, f"expected an integer below 2^63, got {value!r}")
-            return value
-    elif kind is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if isinstance(value, int) and abs(value) > _MAX_INT:
-                raise ConfigError(path, f"expected a number below 2^63 in size, got {value!r}")
-            if not math.isfinite(value):
-                raise ConfigError(path, f"expected a finite number, got {value!r}")
-            return float(value)
-    elif kind is str:
-        if isinstance(value, str):
-            return value
-    raise ConfigError(path, f"expected {_type_name(kind)}, got {value!r}")
-
-
-def _check_range(value, meta, path):
-    checks = (("ge", lambda a, b: a >= b, ">="), ("gt", lambda a, b: a > b, ">"),
-              ("le", lambda a, b: a <= b, "<="), ("lt", lambda a, b: a < b, "<"))
-    for key, ok, sym in checks:
-        bound = meta.get(key)
-        if bound is not None and not ok(value, bound):
-            raise ConfigError(path, f"expected a value {sym} {bound}, got {value!r}")
-    choices = meta.get("choices")
-    if choices is not None and value not in choices:
-        raise ConfigError(path, f"expected one of {', '.join(choices)}, got {value!r}")
-
-
-def _build(cls, data, path: str):
-    if data is None:
-        data = {}
-    if not isinstance(data, Mapping):
-        raise ConfigError(path, f"expected a mapping, got {data!r}")
-    known = {f.name: f for f in fields(cls)}
-    for key in data:
-        if key not in known:
-            where = f"{path}.{key}" if path else str(key)
-            raise ConfigError(where, f"unknown key (expected one of: {', '.join(known)})")
-    kwargs = {}
-    for name, f in known.items():
-        where = f"{path}.{name}" if path else name
-        kind = f.metadata.get("kind")
-        if name not in data:
-            continue
-        value = data[name]
-        if dataclasses.is_dataclass(kind):
-            kwargs[name] = _build(kind, value, where)
-        elif value is None:
-            raise ConfigError(where, f"expected {_type_name(kind)}, got null")
-        else:
-            value = _coerce(value, kind, where)
-            _check_range(value, f.metadata, where)
-            kwargs[name] = value
-    return cls(**kwargs)
-
+# ----------------------------------------------------------------------------------------------- cross-field rules
 
 def _require(obj, path: str, needed: tuple[str, ...], forbidden: tuple[str, ...], why: str):
     for name in needed:
@@ -322,40 +238,41 @@ def _resolve_retry(p: RetryPolicy, path: str, base_ms=100.0, factor=2.0, max_ms=
     return p
 
 
-def _resolve(cfg: Config) -> Config:
-    """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread."""
-    cat = cfg.catalog
-    commit = cfg.commit
-    if commit.protocol == "log":
-        if cat.scope != "table":
-            raise ConfigError("catalog.scope", "commit.protocol log keeps one log per table and no catalog object: "
-                              "set catalog.scope: table (or design: log)")
-        for key in ("table_metadata_inlined",):
-            if getattr(cat, key):
-                raise ConfigError(f"catalog.{key}", "not used with commit.protocol log; remove it")
-        if commit.metadata_read_on_failure:
-            raise ConfigError("commit.metadata_read_on_failure", "not used with commit.protocol log; remove it")
-        # delta-rs: a checkpoint every 100 versions; its size as large as the table metadata by default
-        commit = _with_defaults(commit, checkpoint_interval=100, checkpoint_bytes=cfg.io.table_metadata_bytes)
-    else:
+def _resolve_commit(cfg: Config) -> Commit:
+    """The log protocol: one log per table, its checkpoint keys filled in; rewrite reads neither."""
+    cat, commit = cfg.catalog, cfg.commit
+    if commit.protocol != "log":
         _require(commit, "commit", (), ("checkpoint_interval", "checkpoint_bytes"), "protocol is rewrite")
+        return commit
+    if cat.scope != "table":
+        raise ConfigError("catalog.scope", "commit.protocol log keeps one log per table and no catalog object: "
+                          "set catalog.scope: table (or design: log)")
+    if cat.table_metadata_inlined:
+        raise ConfigError("catalog.table_metadata_inlined", "not used with commit.protocol log; remove it")
+    if commit.metadata_read_on_failure:
+        raise ConfigError("commit.metadata_read_on_failure", "not used with commit.protocol log; remove it")
+    # delta-rs: a checkpoint every 100 versions; its size as large as the table metadata by default
+    return _with_defaults(commit, checkpoint_interval=100, checkpoint_bytes=cfg.io.table_metadata_bytes)
+
+
+def _check_catalog(cfg: Config) -> None:
+    """A storage catalog's latency is the provider's; a service catalog's is given, constant or lognormal."""
+    cat = cfg.catalog
     if cat.backend == "storage":
         _require(cat, "catalog", (), ("latency_ms", "latency"), "backend is storage (the provider gives them)")
-    else:
-        if (cat.latency_ms is None) == (cat.latency is None):
-            why = " (design rest: the service's round trip has no public figure; give or sweep it)" \
-                if cfg.design == "rest" else ""
-            raise ConfigError("catalog.latency_ms", "backend service needs exactly one of latency_ms "
-                              f"(constant) or latency.{{median_ms, sigma}} (lognormal){why}")
-        if cat.latency is not None:
-            _require(cat.latency, "catalog.latency", ("median_ms", "sigma"), (), "the latency is lognormal")
-    try:
-        load_provider(cfg.storage.provider)
-    except ProviderError as exc:
-        raise ConfigError("storage.provider", str(exc)) from None
+        return
+    if (cat.latency_ms is None) == (cat.latency is None):
+        why = " (design rest: the service's round trip has no public figure; give or sweep it)" \
+            if cfg.design == "rest" else ""
+        raise ConfigError("catalog.latency_ms", "backend service needs exactly one of latency_ms "
+                          f"(constant) or latency.{{median_ms, sigma}} (lognormal){why}")
+    if cat.latency is not None:
+        _require(cat.latency, "catalog.latency", ("median_ms", "sigma"), (), "the latency is lognormal")
 
-    ia = cfg.workload.inter_arrival
-    p = "workload.inter_arrival"
+
+def _resolve_arrivals(w: Workload) -> InterArrival:
+    """Each inter-arrival distribution reads its own keys; a Poisson or constant gap defaults to 100 ms."""
+    ia, p = w.inter_arrival, "workload.inter_arrival"
     bursty = ("burst_mean_ms", "burst_ms", "quiet_ms", "burst_table")
     if ia.distribution == "lognormal":
         _require(ia, p, ("median_ms", "sigma"), ("mean_ms",) + bursty, "distribution is lognormal")
@@ -367,21 +284,31 @@ def _resolve(cfg: Config) -> Config:
             raise ConfigError(f"{p}.burst_mean_ms", f"bursts alone bring more arrivals than the mean rate allows "
                               f"({b / ia.burst_mean_ms:g} per burst vs {(b + q) / ia.mean_ms:g} per burst+quiet cycle)"
                               "; raise burst_mean_ms or quiet_ms, or lower mean_ms")
-        if ia.burst_table is not None and ia.burst_table > cfg.workload.num_tables:
-            raise ConfigError(f"{p}.burst_table", f"rank {ia.burst_table} but there are "
-                              f"{cfg.workload.num_tables} tables")
+        if ia.burst_table is not None and ia.burst_table > w.num_tables:
+            raise ConfigError(f"{p}.burst_table", f"rank {ia.burst_table} but there are {w.num_tables} tables")
     else:
         _require(ia, p, (), ("median_ms", "sigma") + bursty, f"distribution is {ia.distribution}")
         ia = _with_defaults(ia, mean_ms=100.0)
-    ts = cfg.workload.table_selection
+    ts = w.table_selection
     if ts.distribution == "zipf":
         _require(ts, "workload.table_selection", ("alpha",), (), "distribution is zipf")
     else:
         _require(ts, "workload.table_selection", (), ("alpha",), "distribution is uniform")
+    return ia
+
+
+def _resolve(cfg: Config) -> Config:
+    """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread."""
+    commit = _resolve_commit(cfg)
+    _check_catalog(cfg)
+    try:
+        load_provider(cfg.storage.provider)
+    except ProviderError as exc:
+        raise ConfigError("storage.provider", str(exc)) from None
+    workload = dataclasses.replace(cfg.workload, inter_arrival=_resolve_arrivals(cfg.workload))
     if cfg.warmup_ms + cfg.cooldown_ms >= cfg.duration_ms:
         raise ConfigError("warmup_ms", f"warmup_ms + cooldown_ms ({cfg.warmup_ms + cfg.cooldown_ms:g}) must be "
                           f"below duration_ms ({cfg.duration_ms:g}) to leave a measurement window")
-    workload = dataclasses.replace(cfg.workload, inter_arrival=ia)
     retry = Retry(catalog=_resolve_retry(cfg.retry.catalog, "retry.catalog"),
                   table=_resolve_retry(cfg.retry.table, "retry.table"))
     # GCS's retry guidance for 429: 1 s, doubling, capped (32 s here, gcloud's largest), full jitter
@@ -391,19 +318,19 @@ def _resolve(cfg: Config) -> Config:
     return dataclasses.replace(cfg, workload=workload, retry=retry, storage=storage, commit=commit)
 
 
-def build_structure(data: Mapping | None) -> Config:
+def build_structure(data: Mapping | None, path: str = "") -> Config:
     """Keys, types and ranges only, without the cross-field rules of `from_dict`."""
-    return _build(Config, data, "")
+    return check(Config, data, path)
 
 
 def from_dict(data: Mapping | None) -> Config:
     """Validate plain data (e.g. parsed YAML) into a resolved `Config` (a named design's keys filled in)."""
     if isinstance(data, Mapping) and data.get("design") is not None:
         name = data["design"]
-        if name not in DESIGNS:
+        if not isinstance(name, str) or name not in DESIGNS:    # (a mapping or list is no name, nor hashable)
             raise ConfigError("design", f"expected one of {', '.join(DESIGNS)}, got {name!r}")
         data = expand(dict(data))
-    return _resolve(_build(Config, data, ""))
+    return _resolve(check(Config, data))
 
 
 def load(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Config:
@@ -487,13 +414,13 @@ def seed_hash(cfg: Config) -> str:
 
 def check_path(path: str) -> bool:
     """Raise unless `path` names a key of the config shape; True if it is a section (takes a mapping)."""
-    cls, walked = Config, []
+    kind, walked = Config, []
     for part in path.split("."):
-        known = {f.name: f for f in fields(cls)} if dataclasses.is_dataclass(cls) else {}
+        known = shape_of(kind) if dataclasses.is_dataclass(kind) else {}
         walked.append(part)
         if part not in known:
             where = ".".join(walked)
             expected = f" (expected one of: {', '.join(known)})" if known else ""
             raise ConfigError(where, f"not a config key{expected}")
-        cls = known[part].metadata.get("kind")
-    return dataclasses.is_dataclass(cls)
+        kind = known[part].kind
+    return dataclasses.is_dataclass(kind)

@@ -8,13 +8,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import yaml
 
+from .schema import Field, check
 from .yamlio import load_yaml
 
 MIB = 1024 * 1024
@@ -74,65 +74,45 @@ def available() -> list[str]:
     return sorted(p.stem for p in providers_dir().glob("*.yaml"))
 
 
-_KEYS = {
-    "name": str, "description": str, "min_latency_ms": float,
-    "get": {"median_ms": float, "sigma": float},
-    "put": {"base_ms": float, "ms_per_mib": float, "sigma": float},
-    "cas": {"median_ms": float, "sigma": float},
+def _lognormal(median_ms: Field) -> dict:
+    return {"median_ms": median_ms, "sigma": Field(float, required=True, ge=0)}
+
+
+_NUMBER = Field(float, required=True, ge=0)
+_MEDIAN = Field(float, required=True, gt=0)
+SHAPE = {
+    "name": Field(str, required=True), "description": Field(str, required=True), "min_latency_ms": _NUMBER,
+    "get": Field(_lognormal(_MEDIAN), required=True),
+    "put": Field({"base_ms": _MEDIAN, "ms_per_mib": _NUMBER, "sigma": _NUMBER}, required=True),
+    "cas": Field(_lognormal(_MEDIAN), required=True),
+    # optional: LIST latency; a per-object mutation limit (a token bucket, burst 1 unless given)
+    "list": Field(_lognormal(_NUMBER)), "mutation_rate_per_s": Field(float, gt=0), "mutation_burst": Field(float, ge=1),
 }
-_OPTIONAL = {"list": {"median_ms": float, "sigma": float}, "mutation_rate_per_s": float, "mutation_burst": float}
 
 
-def _check(data, schema, where):
-    if not isinstance(data, dict):
-        raise ProviderError(f"{where}: expected a mapping")
-    for key in data:
-        if key not in schema:
-            raise ProviderError(f"{where}.{key}: unknown key (expected one of: {', '.join(schema)})")
-    for key, kind in schema.items():
-        if key not in data:
-            raise ProviderError(f"{where}.{key}: missing")
-        value = data[key]
-        if isinstance(kind, dict):
-            _check(value, kind, f"{where}.{key}")
-        elif kind is float:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-                raise ProviderError(f"{where}.{key}: expected a number >= 0, got {value!r}")
-        elif not isinstance(value, kind):
-            raise ProviderError(f"{where}.{key}: expected a string, got {value!r}")
+def _error(path: str, message: str) -> ProviderError:
+    return ProviderError(f"{path}: {message}")
 
 
 @functools.lru_cache(maxsize=64)
 def _load_file(path: str, mtime_ns: int) -> Profile:
     """Cached per file version (`mtime_ns`): an edited provider file is read again, even in a notebook."""
+    where = Path(path).name
     try:
         data = load_yaml(Path(path).read_text())
     except yaml.YAMLError as exc:
-        raise ProviderError(f"{Path(path).name}: not valid YAML: {exc}") from None
-    where = Path(path).name
-    if isinstance(data, dict):
-        optional = {k: data.pop(k) for k in list(data) if k in _OPTIONAL}
-        _check(optional, {k: v for k, v in _OPTIONAL.items() if k in optional}, where)
-    _check(data, _KEYS, where)
-    rate = optional.get("mutation_rate_per_s")
-    burst = optional.get("mutation_burst")
-    if rate is not None and rate <= 0:
-        raise ProviderError(f"{where}.mutation_rate_per_s: expected a number > 0, got {rate!r}")
-    if burst is not None and (rate is None or burst < 1):
-        raise ProviderError(f"{where}.mutation_burst: needs mutation_rate_per_s and a value >= 1, got {burst!r}")
-    lst = optional.get("list")
-    if data["get"]["median_ms"] <= 0 or data["cas"]["median_ms"] <= 0 or data["put"]["base_ms"] <= 0:
-        raise ProviderError(f"{Path(path).name}: medians must be > 0")
+        raise ProviderError(f"{where}: not valid YAML: {exc}") from None
+    d = check(SHAPE, data, where, _error)
+    rate, lst = d.get("mutation_rate_per_s"), d.get("list", {})
+    if "mutation_burst" in d and rate is None:
+        raise _error(f"{where}.mutation_burst", "needs mutation_rate_per_s")
     return Profile(
-        name=data["name"], description=data["description"], min_latency_ms=float(data["min_latency_ms"]),
-        get_median_ms=float(data["get"]["median_ms"]), get_sigma=float(data["get"]["sigma"]),
-        put_base_ms=float(data["put"]["base_ms"]), put_ms_per_mib=float(data["put"]["ms_per_mib"]),
-        put_sigma=float(data["put"]["sigma"]),
-        cas_median_ms=float(data["cas"]["median_ms"]), cas_sigma=float(data["cas"]["sigma"]),
-        list_median_ms=None if lst is None else float(lst["median_ms"]),
-        list_sigma=None if lst is None else float(lst["sigma"]),
-        mutation_rate_per_s=None if rate is None else float(rate),
-        mutation_burst=None if rate is None else float(1.0 if burst is None else burst),
+        name=d["name"], description=d["description"], min_latency_ms=d["min_latency_ms"],
+        get_median_ms=d["get"]["median_ms"], get_sigma=d["get"]["sigma"],
+        put_base_ms=d["put"]["base_ms"], put_ms_per_mib=d["put"]["ms_per_mib"], put_sigma=d["put"]["sigma"],
+        cas_median_ms=d["cas"]["median_ms"], cas_sigma=d["cas"]["sigma"],
+        list_median_ms=lst.get("median_ms"), list_sigma=lst.get("sigma"),
+        mutation_rate_per_s=rate, mutation_burst=None if rate is None else d.get("mutation_burst", 1.0),
     )
 
 

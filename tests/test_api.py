@@ -3,6 +3,7 @@ import matplotlib
 import pandas as pd
 
 from sim import api
+from sim.config import set_path
 
 SMALL = {"duration_ms": 300_000, "warmup_ms": 60_000, "cooldown_ms": 60_000,
          "workload.runtime.median_ms": 2000, "workload.runtime.min_ms": 100, "workload.inter_arrival.mean_ms": 300}
@@ -19,12 +20,16 @@ def test_config_run_and_replicate():
 
 
 def test_sweep_results_aggregate_and_heatmap(tmp_path):
-    spec = {"name": "api", "base": {k.split(".")[0]: v for k, v in SMALL.items() if "." not in k},
+    base = {}
+    for path, value in SMALL.items():       # the sweep base is nested: SMALL's dotted workload paths too
+        set_path(base, path, value)
+    spec = {"name": "api", "base": base,
             "grid": {"workload.num_tables": [1, 3],
                      "retry.table": [{"policy": "immediate"}, {"policy": "fixed", "delay_ms": 50}]},
             "replications": 2}
     df = api.sweep(spec, tmp_path / "out", jobs=1, progress=False)
     assert len(df) == 8 and set(df["retry.table"]) == {"{policy: immediate}", "{policy: fixed, delay_ms: 50}"}
+    assert (df["inter_arrival_ms"] == SMALL["workload.inter_arrival.mean_ms"]).all()   # the base's workload ran
     pd.testing.assert_frame_equal(df, api.load_results(tmp_path / "out"))
     agg = api.aggregate(df, by=["num_tables", "retry.table"])
     assert len(agg) == 4 and (agg.n_reps == 2).all() and "success_rate_ci95" in agg.columns

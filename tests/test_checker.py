@@ -67,6 +67,17 @@ def find(h: H, kind: str, txn: int, n: int = 0) -> dict:
     return [r for r in h.rows if r["kind"] == kind and r[key] == txn][n]
 
 
+def row_of(h: H, row: dict) -> int:
+    """The `i` the row gets in h.df()."""
+    rows = sorted(h.rows, key=lambda r: r["time_ms"])
+    return next(i for i, r in enumerate(rows) if r is row)
+
+
+def where(viols) -> list[tuple[int, int]]:
+    """(invariant, row) of each violation, in the checker's order."""
+    return [(v.invariant, v.i) for v in viols]
+
+
 def invariants(h_or_df) -> set[int]:
     df = h_or_df.df() if isinstance(h_or_df, H) else h_or_df
     return {v.invariant for v in check_history(df)}
@@ -173,12 +184,13 @@ def test_inv1_gap_in_seq():
     h.begin(0, 1, 0)
     h.read(1, 1, 0, 0, 0)
     h.prepare(2, 1, 0, 0)
-    h.cas(3, 1, 0, 0, True, 2, 1)               # seq jumps 0 -> 2
+    c = h.cas(3, 1, 0, 0, True, 2, 1)           # seq jumps 0 -> 2
     h.end(4, 1, 0, "committed", 1)
-    h.final(5, 0, 2, 1)
+    f = h.final(5, 0, 2, 1)
     viols = check_history(h.df())
     assert {v.invariant for v in viols} == {1}
     assert len(viols) == 2                      # at the CAS and at the final row
+    assert where(viols) == [(1, row_of(h, c)), (1, row_of(h, f))]
 
 
 def test_inv1_failed_cas_that_should_have_succeeded():
@@ -189,6 +201,7 @@ def test_inv1_failed_cas_that_should_have_succeeded():
     c["seq"], c["version"] = 0, 0
     find(h, "end", 6)["time_ms"] = 19.0
     assert 1 in invariants(h)
+    assert where(check_history(h.df())) == [(1, row_of(h, c))]
 
 
 def test_inv1_cas_expects_seq_it_never_read():
@@ -196,6 +209,7 @@ def test_inv1_cas_expects_seq_it_never_read():
     c = find(h, "cas", 6)
     c["expected"] = 3                            # T6 only ever read seq 0
     assert 1 in invariants(h)
+    assert where(check_history(h.df())) == [(1, row_of(h, c))]
 
 
 # ---------------------------------------------------------------- invariant 2: final state
@@ -203,9 +217,11 @@ def test_inv1_cas_expects_seq_it_never_read():
 
 def test_inv2_final_version_wrong():
     h = valid_history()
-    find(h, "final", 1)["version"] = 2
+    f = find(h, "final", 1)
+    f["version"] = 2
     viols = check_history(h.df())
     assert [v.invariant for v in viols] == [2]
+    assert where(viols) == [(2, row_of(h, f))]
 
 
 def test_inv2_aborted_transaction_with_successful_cas():
@@ -214,9 +230,10 @@ def test_inv2_aborted_transaction_with_successful_cas():
     h.read(1, 1, 0, 0, 0)
     h.prepare(2, 1, 0, 0)
     h.cas(3, 1, 0, 0, True, 1, 1)
-    h.end(4, 1, 0, "aborted", 1)
+    e = h.end(4, 1, 0, "aborted", 1)
     h.final(5, 0, 1, 1)
     assert invariants(h) == {2}
+    assert where(check_history(h.df())) == [(2, row_of(h, e))]
 
 
 def test_inv2_unfinished_transaction_with_successful_cas():
@@ -224,13 +241,14 @@ def test_inv2_unfinished_transaction_with_successful_cas():
     e = find(h, "end", 1)
     e["outcome"], e["reason"] = "unfinished", "unfinished"
     assert 2 in invariants(h)
+    assert where(check_history(h.df())) == [(2, row_of(h, e))]
 
 
 def test_inv2_missing_final_rows():
     h = valid_history()
     h.rows = [r for r in h.rows if not (r["kind"] == "final" and r["table"] == 1)]
     viols = check_history(h.df())
-    assert [(v.invariant, v.i) for v in viols] == [(2, -1)]
+    assert [(v.invariant, v.i) for v in viols] == [(2, -1)]   # a missing row has no row: global (-1)
 
 
 # ---------------------------------------------------------------- invariant 3: transaction lifecycle
@@ -238,10 +256,11 @@ def test_inv2_missing_final_rows():
 
 def test_inv3_transaction_ends_twice():
     h = valid_history()
-    h.end(99, 6, 1, "aborted", 1)
+    e = h.end(99, 6, 1, "aborted", 1)
     viols = check_history(h.df())
     assert [v.invariant for v in viols] == [3]
     assert "ends again" in viols[0].message
+    assert viols[0].i == row_of(h, e)
 
 
 def test_inv3_transaction_commits_twice():
@@ -252,12 +271,13 @@ def test_inv3_transaction_commits_twice():
     h.cas(3, 1, 0, 0, True, 1, 1)
     h.read(5, 1, 0, 1, 1)                        # goes on after its success ...
     h.prepare(7, 1, 0, 1)
-    h.cas(8, 1, 0, 1, True, 2, 2)                # ... and commits a second time
+    c = h.cas(8, 1, 0, 1, True, 2, 2)            # ... and commits a second time
     h.end(9, 1, 0, "committed", 2)
     h.final(10, 0, 2, 2)
     viols = check_history(h.df())
     assert {v.invariant for v in viols} == {3}
     assert "second successful CAS" in viols[0].message
+    assert viols[0].i == row_of(h, c)
 
 
 def test_inv3_too_many_attempts():
@@ -266,12 +286,16 @@ def test_inv3_too_many_attempts():
     viols = check_history(h.df())
     assert {v.invariant for v in viols} == {3}
     assert any("exceeds" in v.message for v in viols)
+    # the begin row only states the limit: the violation is the second CAS, which exceeds it
+    assert where(viols) == [(3, row_of(h, find(h, "cas", 3, 1)))]
 
 
 def test_inv3_end_attempts_disagree_with_cas_count():
     h = valid_history()
-    find(h, "end", 2)["attempts"] = 1
+    e = find(h, "end", 2)
+    e["attempts"] = 1
     assert invariants(h) == {3}
+    assert where(check_history(h.df())) == [(3, row_of(h, e))]
 
 
 def test_inv3_transaction_never_ends():
@@ -279,6 +303,7 @@ def test_inv3_transaction_never_ends():
     h.rows.remove(find(h, "end", 7))
     viols = check_history(h.df())
     assert [v.invariant for v in viols] == [3]
+    # the missing row has no row: the violation names the transaction's begin
     assert viols[0].i == h.df().query("kind == 'begin' and txn == 7").i.iloc[0]
 
 
@@ -287,21 +312,27 @@ def test_inv3_committed_without_successful_cas():
     e = find(h, "end", 6)
     e["outcome"], e["reason"] = "committed", ""
     assert invariants(h) == {3}
+    assert where(check_history(h.df())) == [(3, row_of(h, e))]
 
 
 def test_inv3_aborted_without_reason():
     h = valid_history()
-    find(h, "end", 6)["reason"] = ""
+    e = find(h, "end", 6)
+    e["reason"] = ""
     assert invariants(h) == {3}
+    assert where(check_history(h.df())) == [(3, row_of(h, e))]
 
 
 def test_inv3_event_after_end_and_before_begin():
     h = valid_history()
-    h.read(60, 6, 1, 5, 1)                        # T6 reads after its abort
+    r = h.read(60, 6, 1, 5, 1)                    # T6 reads after its abort
     assert 3 in invariants(h)
+    assert where(check_history(h.df())) == [(3, row_of(h, r))]
     h = valid_history()
     find(h, "begin", 7)["time_ms"] = 49.5        # T7 begins after its read
     assert 3 in invariants(h)
+    # the moved begin is legal where it lands; what breaks is the read, now before any begin
+    assert where(check_history(h.df())) == [(3, row_of(h, find(h, "read", 7)))]
 
 
 # ---------------------------------------------------------------- invariant 4: serializability
@@ -315,6 +346,8 @@ def test_inv4_lost_update_fast_append():
     viols = check_history(h.df())
     assert {v.invariant for v in viols} == {4}
     assert "lost update" in viols[0].message
+    # the removed prepare has no row: the update is lost where T3's second CAS commits
+    assert where(viols) == [(4, row_of(h, find(h, "cas", 3, 1)))]
 
 
 def test_inv4_vo_skipped_a_snapshot():
@@ -323,6 +356,8 @@ def test_inv4_vo_skipped_a_snapshot():
     viols = check_history(h.df())
     assert {v.invariant for v in viols} == {4}
     assert "[2]" in viols[0].message
+    # a narrow validation is no error until the VO commits over the snapshot it skipped
+    assert where(viols) == [(4, row_of(h, find(h, "cas", 4, 1)))]
 
 
 def test_inv4_vo_never_revalidated_after_table_conflict():
@@ -330,13 +365,18 @@ def test_inv4_vo_never_revalidated_after_table_conflict():
     p = find(h, "prepare", 4, 1)
     p["validated_from"] = p["validated_to"] = 2  # re-prepared on v3 but validated nothing new
     assert invariants(h) == {4}
+    # as above: the gap counts only at the commit
+    assert where(check_history(h.df())) == [(4, row_of(h, find(h, "cas", 4, 1)))]
 
 
 def test_inv4_committed_versions_not_serial():
     h = valid_history()
     # T5 records that it installed v[0]=4 (skipping 3); the replayed catalog says 3.
-    find(h, "cas", 5)["version"] = 4
+    c = find(h, "cas", 5)
+    c["version"] = 4
     assert 4 in invariants(h)
+    # first at T5's CAS (T4's commit then follows a recorded v[0]=4 and is flagged too)
+    assert where(check_history(h.df()))[0] == (4, row_of(h, c))
 
 
 # ---------------------------------------------------------------- invariant 5: reads and time
@@ -349,6 +389,7 @@ def test_inv5_read_from_the_future():
     viols = check_history(h.df())
     assert {v.invariant for v in viols} == {5}
     assert "future" in viols[0].message
+    assert where(viols) == [(5, row_of(h, r))]
 
 
 def test_inv5_stale_read():
@@ -358,12 +399,15 @@ def test_inv5_stale_read():
     viols = check_history(h.df())
     assert 5 in {v.invariant for v in viols}
     assert any(v.invariant == 5 and "stale" in v.message for v in viols)
+    assert where(viols)[0] == (5, row_of(h, r))   # then T3's CAS expects the stale seq it read
 
 
 def test_inv5_answer_before_effect_point():
     h = valid_history()
-    find(h, "cas", 1)["answer_ms"] = 19.0
+    c = find(h, "cas", 1)
+    c["answer_ms"] = 19.0
     assert invariants(h) == {5}
+    assert where(check_history(h.df())) == [(5, row_of(h, c))]
 
 
 def test_inv5_time_goes_backwards():
@@ -380,6 +424,8 @@ def test_inv5_acting_before_the_answer():
     h = valid_history()
     find(h, "read", 1, 1)["answer_ms"] = 20.5    # T1 CASes at 20 before its refresh answered
     assert invariants(h) == {5}
+    # a late answer is no error by itself: acting on it early is, at T1's CAS
+    assert where(check_history(h.df())) == [(5, row_of(h, find(h, "cas", 1)))]
 
 
 # ---------------------------------------------------------------- API details
@@ -390,22 +436,27 @@ def test_format_violation_line():
     assert format_violation(v) == ("invariant 1 violated at row 17 (txn 4): "
                                    "CAS expected seq 3 but seq was 4 at t=1234.5 ms")
     h = valid_history()
-    find(h, "final", 0)["version"] = 9
+    f = find(h, "final", 0)
+    f["version"] = 9
     line = format_violation(check_history(h.df())[0])
     assert line.startswith("invariant 2 violated at row ") and "final v[0] is 9" in line
+    assert line.startswith(f"invariant 2 violated at row {row_of(h, f)}: ")
 
 
 def test_violations_sorted_by_row():
     h = valid_history()
-    find(h, "read", 7)["seq"] = 9
-    find(h, "end", 2)["attempts"] = 1
+    r, e = find(h, "read", 7), find(h, "end", 2)
+    r["seq"] = 9
+    e["attempts"] = 1
     rows = [v.i for v in check_history(h.df())]
     assert rows == sorted(rows) and len(rows) >= 2
+    assert rows == sorted([row_of(h, r), row_of(h, e)])
 
 
 def test_missing_column_is_reported():
     df = valid_history().df().drop(columns=["expected"])
     assert [v.invariant for v in check_history(df)] == [0]
+    assert [v.i for v in check_history(df)] == [-1]      # a column is no row: global
 
 
 def test_load_history_from_dir_and_file(tmp_path):
@@ -514,7 +565,9 @@ def test_generated_history_with_one_corrupted_observation_fails(
     observed = [r for r in h.rows if r["kind"] in ("read", "cas", "final")]
     row = observed[pick % len(observed)]
     row[field] += delta
-    assert check_history(h.df()) != []
+    viols = check_history(h.df())
+    assert viols != []
+    assert viols[0].i == row_of(h, row)         # the rows before it still replay clean
 
 
 def test_checker_accepts_a_large_generated_history():

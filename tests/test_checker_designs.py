@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from sim.checker import check_history, format_violation
-from test_checker import H, find
+from test_checker import H, find, row_of, where
 
 
 def throttled(h: H, t, txn, table, expected, seq, version, lat=1.0):
@@ -24,12 +24,6 @@ def throttled(h: H, t, txn, table, expected, seq, version, lat=1.0):
 def viols(h, **kw):
     df = h.df() if isinstance(h, H) else h
     return check_history(df, **kw)
-
-
-def row_of(h: H, row: dict) -> int:
-    """The `i` the row gets in h.df()."""
-    rows = sorted(h.rows, key=lambda r: r["time_ms"])
-    return next(i for i, r in enumerate(rows) if r is row)
 
 
 def assert_clean(h, **kw):
@@ -95,8 +89,10 @@ def test_table_scope_valid_history():
 
 
 def test_table_scope_history_is_not_a_global_history():
-    vs = viols(table_history())                  # scope global: T2's CAS must have failed (seq was 1)
+    h = table_history()
+    vs = viols(h)                                # scope global: T2's CAS must have failed (seq was 1)
     assert any(v.invariant == 1 and "seq was 1" in v.message for v in vs)
+    assert vs[0].i == row_of(h, find(h, "cas", 2)) and "seq was 1" in vs[0].message
 
 
 def test_table_cas_succeeds_although_its_table_moved():
@@ -141,21 +137,24 @@ def test_table_version_gap():
     h.begin(0, 1, 0)
     h.read(1, 1, 0, 0, 0)
     h.prepare(2, 1, 0, 0)
-    h.cas(3, 1, 0, 0, True, 2, 2)                # v[0] jumps 0 -> 2
+    c = h.cas(3, 1, 0, 0, True, 2, 2)            # v[0] jumps 0 -> 2
     h.end(4, 1, 0, "committed", 1)
-    h.final(5, 0, 1, 2)
+    f = h.final(5, 0, 1, 2)
     vs = viols(h, scope="table")
     assert {v.invariant for v in vs} >= {1, 2}
     assert any(v.invariant == 1 and "replayed state is v[0]=1" in v.message for v in vs)
     assert any(v.invariant == 2 and "final v[0] is 2" in v.message for v in vs)
+    assert where(vs) == [(4, row_of(h, c)), (1, row_of(h, c)), (2, row_of(h, f))]
 
 
 def test_table_read_records_global_seq():
     h = table_history()
-    find(h, "read", 4)["seq"] = 3                # the global count, not v[1]: from the future per table
+    r = find(h, "read", 4)
+    r["seq"] = 3                                 # the global count, not v[1]: from the future per table
     vs = viols(h, scope="table")
     assert vs[0].invariant == 5 and "future" in vs[0].message
     assert {v.invariant for v in vs} == {1, 5}   # and T4's CAS then expects what it read
+    assert where(vs) == [(5, row_of(h, r)), (1, row_of(h, find(h, "throttled", 4))), (1, row_of(h, find(h, "cas", 4)))]
 
 
 # ---------------------------------------------------------------- protocol: log
@@ -225,6 +224,8 @@ def test_log_fa_prepare_needs_a_checked_range():
     p["validated_from"] = p["validated_to"] = -1  # rewrite-style FA prepare: not enough for the log
     vs = viols(h, protocol="log")
     assert {v.invariant for v in vs} == {0, 4}
+    # the range is malformed at the prepare; what it left unchecked counts where T2 creates its entry
+    assert where(vs) == [(0, row_of(h, p)), (4, row_of(h, find(h, "cas", 2, 1)))]
     assert_clean(log_history("fa"), protocol="log")
 
 
@@ -234,6 +235,8 @@ def test_log_lost_update():
     vs = viols(h, protocol="log")
     assert {v.invariant for v in vs} == {4}
     assert any("lost update" in v.message for v in vs)
+    # the removed prepare has no row: the update is lost (and entry 1 unchecked) at T2's create
+    assert where(vs) == [(4, row_of(h, find(h, "cas", 2, 1)))] * 2
 
 
 def test_log_stale_create_over_a_moved_log():
@@ -253,6 +256,8 @@ def test_log_stale_create_over_a_moved_log():
     assert {v.invariant for v in vs} == {4}
     assert any("lost update" in v.message for v in vs)
     assert any("without checking entr(ies) [2]" in v.message for v in vs)
+    # each changed row is legal on its own: the create on the unchecked newer log breaks the rule
+    assert where(vs) == [(4, row_of(h, find(h, "cas", 3)))] * 2
 
 
 def test_log_create_of_an_existing_entry_succeeds():
@@ -293,9 +298,11 @@ def test_throttled_row_that_reports_success():
 
 def test_end_counts_throttled_requests_as_attempts():
     h = table_history()
-    find(h, "end", 4)["attempts"] = 2            # one CAS + one throttled request
+    e = find(h, "end", 4)
+    e["attempts"] = 2                            # one CAS + one throttled request
     vs = viols(h, scope="table")
     assert [v.invariant for v in vs] == [3] and "not attempts" in vs[0].message
+    assert where(vs) == [(3, row_of(h, e))]
 
 
 def test_throttled_requests_do_not_use_up_attempts():
@@ -319,13 +326,16 @@ def test_throttled_before_the_previous_answer():
     find(h, "read", 4)["answer_ms"] = 1600.0      # read answered after the throttled request went out
     vs = viols(h, scope="table")
     assert [v.invariant for v in vs] == [5]
+    # a late answer is no error by itself: sending before it is, at the throttled row
+    assert where(vs) == [(5, row_of(h, find(h, "throttled", 4)))]
 
 
 def test_throttled_after_commit():
     h = table_history()
-    throttled(h, 2500.5, 4, 1, 1, 2, 2)
+    r = throttled(h, 2500.5, 4, 1, 1, 2, 2)
     vs = viols(h, scope="table")
     assert 3 in {v.invariant for v in vs}
+    assert {v.i for v in vs} == {row_of(h, r)}   # (also sent before the commit's answer: invariant 5)
 
 
 # ---------------------------------------------------------------- per-object token buckets
@@ -374,18 +384,24 @@ def test_bucket_two_writes_one_second_apart():
 def test_bucket_burst_two_allows_two_back_to_back():
     h = sequential_commits([0.2])
     assert len(viols(h, **THROTTLE_1)) == 1
+    assert where(viols(h, **THROTTLE_1)) == [(6, row_of(h, find(h, "cas", 2)))]
     assert_clean(h, mutation_rate_per_s=1.0, mutation_burst=2.0)
     h = sequential_commits([0.2, 0.2])            # a third one needs 1 s more
     assert [v.invariant for v in viols(h, mutation_rate_per_s=1.0, mutation_burst=2.0)] == [6]
+    assert where(viols(h, mutation_rate_per_s=1.0, mutation_burst=2.0)) == [(6, row_of(h, find(h, "cas", 3)))]
     assert_clean(sequential_commits([0.2, 1000]), mutation_rate_per_s=1.0, mutation_burst=2.0)
 
 
 def test_bucket_objects_per_scope():
     # two tables, commits 0.5 s apart: one catalog object globally, two pointers per table
-    assert [v.invariant for v in viols(sequential_commits([500], tables=[0, 1]), **THROTTLE_1)] == [6]
+    h = sequential_commits([500], tables=[0, 1])
+    assert [v.invariant for v in viols(h, **THROTTLE_1)] == [6]
+    assert where(viols(h, **THROTTLE_1)) == [(6, row_of(h, find(h, "cas", 2)))]
     assert_clean(sequential_commits([500], "table", tables=[0, 1]), scope="table", **THROTTLE_1)
-    vs = viols(sequential_commits([500], "table"), scope="table", **THROTTLE_1)
+    h = sequential_commits([500], "table")
+    vs = viols(h, scope="table", **THROTTLE_1)
     assert [v.invariant for v in vs] == [6] and "table 0's pointer" in vs[0].message
+    assert vs[0].i == row_of(h, find(h, "cas", 2))
     # the log: consecutive commits create different entry names
     assert_clean(sequential_commits([500], "table"), protocol="log", **THROTTLE_1)
 
@@ -425,12 +441,13 @@ def test_bucket_message_names_the_engine_ring():
         h.cas(t + 0.3, k, 0, k - 1, True, k, k, lat=0.01)
         h.end(t + 0.4, k, 0, "committed", 1)
         t += 1.0
-    h.cas(t, 0, 0, 0, False, 17, 17, lat=0.01)    # T0 creates entry 1 again, 0.02 s after the first
+    c = h.cas(t, 0, 0, 0, False, 17, 17, lat=0.01)   # T0 creates entry 1 again, 0.02 s after the first
     h.end(t + 0.1, 0, 0, "aborted", 1)
     h.final(t + 1, 0, 17, 17)
     assert_clean(h, protocol="log")
     vs = viols(h, protocol="log", **THROTTLE_1)
     assert [v.invariant for v in vs] == [6]
+    assert vs[0].i == row_of(h, c)
     assert "16 entries behind the newest name 17" in vs[0].message and "16 newest" in vs[0].message
 
 
@@ -562,7 +579,9 @@ def test_generated_per_table_history_with_one_corrupted_observation_fails(
     observed = [r for r in h.rows if r["kind"] in ("read", "cas", "throttled", "final")]
     row = observed[pick % len(observed)]
     row[field] += delta
-    assert viols(h, **kwargs(log, throttle)) != []
+    vs = viols(h, **kwargs(log, throttle))
+    assert vs != []
+    assert vs[0].i == row_of(h, row)             # the rows before it still replay clean
 
 
 def test_generated_per_table_histories_do_throttle():

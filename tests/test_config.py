@@ -1,5 +1,6 @@
 """Config as data: defaults, validation with key paths, hashing, overrides."""
 import pytest
+import yaml
 
 from sim import config as C
 
@@ -73,3 +74,105 @@ def test_exponential_backoff_caps_instead_of_overflowing():
     assert exponential_delay_ms(100.0, 2.0, 60_000.0, 1) == 100.0
     assert exponential_delay_ms(100.0, 2.0, 60_000.0, 3) == 400.0
     assert exponential_delay_ms(100.0, 10.0, 60_000.0, 400) == 60_000.0   # 10**399 overflows a float
+
+
+# ------------------------------------------------------------------------------------- sim.schema, the validator
+
+from sim.schema import Field, check  # noqa: E402
+
+SHAPE = {"name": Field(str, required=True), "level": Field(int, default=3, ge=1, le=5),
+         "mode": Field(str, choices=("fast", "slow")), "rate": Field(float, gt=0),
+         "inner": Field({"on": Field(bool, default=False), "deep": Field({"ms": Field(float, ge=0)})})}
+
+
+@pytest.mark.parametrize("data, path, words", [
+    ({"name": "a", "inner": {"deep": {"msx": 1}}}, "inner.deep.msx", "unknown key (expected one of: ms)"),
+    ({"name": "a", "nmae": "b"}, "nmae", "unknown key (expected one of: name, level, mode, rate, inner)"),
+    ({"name": 5}, "name", "expected a string, got 5"),
+    ({"name": "a", "level": "3"}, "level", "expected an integer, got '3'"),
+    ({"name": "a", "level": 2.5}, "level", "expected an integer, got 2.5"),
+    ({"name": "a", "level": True}, "level", "expected an integer, got True"),
+    ({"name": "a", "level": 2**63}, "level", "below 2^63"),
+    ({"name": "a", "level": 0}, "level", "expected a value >= 1, got 0"),
+    ({"name": "a", "level": 6}, "level", "expected a value <= 5, got 6"),
+    ({"name": "a", "rate": 0}, "rate", "expected a value > 0, got 0.0"),
+    ({"name": "a", "rate": float("inf")}, "rate", "expected a finite number"),
+    ({"name": "a", "rate": None}, "rate", "expected a number, got null"),
+    ({"name": "a", "mode": "medium"}, "mode", "expected one of fast, slow, got 'medium'"),
+    ({"name": "a", "inner": {"on": "yes"}}, "inner.on", "expected true or false, got 'yes'"),
+    ({"name": "a", "inner": {"deep": {"ms": -1}}}, "inner.deep.ms", ">= 0"),
+    ({"name": "a", "inner": [1]}, "inner", "expected a mapping, got [1]"),
+    ({}, "name", "missing"),
+])
+def test_check_names_the_dotted_path_in_one_line(data, path, words):
+    with pytest.raises(C.ConfigError) as exc:
+        check(SHAPE, data)
+    assert exc.value.path == path and words in str(exc.value)
+    assert str(exc.value).startswith(f"{path}: ") and "\n" not in str(exc.value)
+
+
+def test_check_normalizes_and_fills_defaults():
+    got = check(SHAPE, {"name": "a", "rate": 2, "level": 4.0, "inner": None})
+    assert got == {"name": "a", "level": 4, "rate": 2.0, "inner": {"on": False}}
+    assert type(got["rate"]) is float and type(got["level"]) is int
+    assert check(SHAPE, {"name": "a"}, "top") == {"name": "a", "level": 3}
+    with pytest.raises(C.ConfigError) as exc:
+        check(SHAPE, {"name": "a", "inner": {"deep": {"ms": "x"}}}, "top")
+    assert exc.value.path == "top.inner.deep.ms"
+
+
+def test_check_raises_the_callers_error():
+    class Oops(ValueError):
+        pass
+    with pytest.raises(Oops, match=r"^f\.yaml\.level: expected a value >= 1, got 0$"):
+        check(SHAPE, {"name": "a", "level": 0}, "f.yaml", lambda path, msg: Oops(f"{path}: {msg}"))
+
+
+def test_a_dataclass_is_a_shape_typed_by_its_annotations():
+    rp = check(C.RetryPolicy, {"policy": "fixed", "delay_ms": 5})
+    assert rp == C.RetryPolicy(policy="fixed", delay_ms=5.0) and type(rp.delay_ms) is float
+    with pytest.raises(C.ConfigError, match="^x.factor: expected a value >= 1, got 0.5$"):
+        check(C.RetryPolicy, {"factor": 0.5}, "x")
+    assert C.check_path("retry.table") is True and C.check_path("retry.table.policy") is False
+    with pytest.raises(C.ConfigError) as exc:
+        C.check_path("retry.tabel.policy")
+    assert exc.value.path == "retry.tabel"
+
+
+@pytest.mark.parametrize("data, path", [
+    ({"design": {}}, "design"), ({"design": ["log"]}, "design"), ({"design": "lgo"}, "design"),
+    ({"commit": {"protocol": "log"}}, "catalog.scope"),
+    ({"design": "log", "catalog": {"table_metadata_inlined": True}}, "catalog.table_metadata_inlined"),
+    ({"workload": {"inter_arrival": {"distribution": "bursty", "mean_ms": 10, "burst_mean_ms": 1, "burst_ms": 100,
+                                     "quiet_ms": 100}}}, "workload.inter_arrival.burst_mean_ms"),
+    ({"storage": {"throttle_retry": {"policy": "fixed"}}}, "storage.throttle_retry.delay_ms"),
+    ({"catalog": {"latency": None}}, "catalog.latency"),       # a null section is an empty one, still unread
+])
+def test_cross_field_rules_name_their_path(data, path):
+    with pytest.raises(C.ConfigError) as exc:
+        C.from_dict(data)
+    assert exc.value.path == path
+
+
+@pytest.mark.parametrize("edit, message", [
+    ({"bogus": 1}, "p.yaml.bogus: unknown key (expected one of: name, description, min_latency_ms, get, put, cas, "
+                   "list, mutation_rate_per_s, mutation_burst)"),
+    ({"get": {"median_ms": 0, "sigma": 0.3}}, "p.yaml.get.median_ms: expected a value > 0, got 0.0"),
+    ({"cas": {"median_ms": 20}}, "p.yaml.cas.sigma: missing"),
+    ({"list": {"median_ms": 3, "sigma": "x"}}, "p.yaml.list.sigma: expected a number, got 'x'"),
+    ({"mutation_burst": 2}, "p.yaml.mutation_burst: needs mutation_rate_per_s"),
+    ({"mutation_rate_per_s": 1, "mutation_burst": 0.5}, "p.yaml.mutation_burst: expected a value >= 1, got 0.5"),
+])
+def test_a_bad_provider_file_names_its_key(tmp_path, edit, message):
+    from sim.providers import ProviderError, load_provider
+    good = {"name": "p", "description": "test", "min_latency_ms": 1, "get": {"median_ms": 2.5, "sigma": 0.5},
+            "put": {"base_ms": 6, "ms_per_mib": 10, "sigma": 0.2}, "cas": {"median_ms": 22, "sigma": 0.2}}
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(yaml.safe_dump({**good, "list": {"median_ms": 3, "sigma": 0.1}, "mutation_rate_per_s": 2}))
+    prof = load_provider(str(ok))
+    assert (prof.list_median_ms, prof.mutation_rate_per_s, prof.mutation_burst) == (3.0, 2.0, 1.0)
+    p = tmp_path / "p.yaml"    # another file: the profile cache is keyed by path and mtime
+    p.write_text(yaml.safe_dump({**good, **edit}))
+    with pytest.raises(ProviderError) as exc:
+        load_provider(str(p))
+    assert str(exc.value) == message

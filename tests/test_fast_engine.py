@@ -237,12 +237,16 @@ def test_fast_history_passes_checker(name):
 
 
 def test_interface():
+    """The fast engine is a drop-in for the reference: same constructor defaults (replication 0, no history),
+    same methods, the same records."""
     cfg = from_dict(merge(BASE, CONTENDED))
     e = FastEngine(cfg)
     assert e.run() is e
     assert e.window == (cfg.warmup_ms, cfg.duration_ms - cfg.cooldown_ms)
     assert e.end_ms >= cfg.duration_ms
-    assert_frame_equal(e.records_frame(), e.records_frame())
+    ref = Engine(cfg).run()
+    assert (e.window, e.end_ms) == (ref.window, ref.end_ms)
+    assert_frame_equal(e.records_frame(), ref.records_frame(), check_exact=True)
     assert e.history_frame() is None
 
 

@@ -7,12 +7,12 @@ Plotting lives only in this package.
 - :func:`aggregate` -- replication means, ``<metric>_ci95`` (Student t), ``n_reps``
 - :func:`knee_table` -- MODEL.md's knee ("usable throughput") per group
 - :func:`default_layout` -- rows / cols / facets of the heatmaps
-- :func:`heatmap` -- one annotated heatmap on a matplotlib Axes (for notebooks)
+- :func:`heatmap` -- one annotated heatmap on a matplotlib Axes (for notebooks); :class:`HeatmapStyle` its options
 """
 
 from .aggregate import aggregate, default_layout, knee_table
 from .html import write_report
-from .plots import facet_heatmaps, heatmap, latency_throughput_curves, per_rank_heatmaps
+from .plots import HeatmapStyle, facet_heatmaps, heatmap, latency_throughput_curves, per_rank_heatmaps
 
-__all__ = ["write_report", "aggregate", "knee_table", "default_layout", "heatmap",
+__all__ = ["write_report", "aggregate", "knee_table", "default_layout", "heatmap", "HeatmapStyle",
            "facet_heatmaps", "latency_throughput_curves", "per_rank_heatmaps"]

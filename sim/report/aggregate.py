@@ -146,25 +146,24 @@ def aggregate(df: pd.DataFrame, by: list[str] | None = None,
     df = _hashable(df, by)
     num = df[metrics].apply(pd.to_numeric, errors="coerce") if metrics else df[[]]
     num = pd.concat([df[by], num], axis=1) if by else num.assign(_all=0)
-    keys = by if by else ["_all"]
-    g = num.groupby(keys, dropna=False, sort=True)
-    n_reps = g.size().rename("n_reps")
-    if metrics:
-        mean = g[metrics].mean()
-        std = g[metrics].std(ddof=1)
-        cnt = g[metrics].count()
-        ci = pd.DataFrame(ci95_halfwidth(std.to_numpy(), cnt.to_numpy()),
-                          index=mean.index, columns=[f"{m}_ci95" for m in metrics])
-        parts = [n_reps]
-        for m in metrics:
-            parts += [mean[m], ci[f"{m}_ci95"]]
-        out = pd.concat(parts, axis=1)
-    else:
-        out = n_reps.to_frame()
-    out = out.reset_index()
+    out = _means_and_cis(num.groupby(by if by else ["_all"], dropna=False, sort=True), metrics).reset_index()
     if not by:
         out = out.drop(columns="_all")
     return out.copy()   # one block per dtype: reset_index inserted a column per key (pandas warns downstream)
+
+
+def _means_and_cis(g, metrics: list[str]) -> pd.DataFrame:
+    """``n_reps``, then per metric its mean and ``<metric>_ci95``, one row per group of ``g``. Built from one dict:
+    a frame concatenated column by column has a block per column, and pandas warns (PerformanceWarning) when
+    reset_index then inserts the group keys into it."""
+    cols = {"n_reps": g.size()}
+    if metrics:
+        mean = g[metrics].mean()
+        ci = ci95_halfwidth(g[metrics].std(ddof=1).to_numpy(), g[metrics].count().to_numpy())
+        for i, m in enumerate(metrics):
+            cols[m] = mean[m]
+            cols[f"{m}_ci95"] = pd.Series(ci[:, i], index=mean.index)
+    return pd.DataFrame(cols)
 
 
 # --------------------------------------------------------------------------------------------
@@ -203,6 +202,9 @@ _KNEE_VALUES = {
     "fa_p99_ms": "fa_commit_latency_p99_ms",
     "vo_p99_ms": "vo_commit_latency_p99_ms",
 }
+#: knee_table's value columns (floats), after the group keys; n_points and n_qualifying follow
+_KNEE_FLOAT_COLUMNS = (["knee_throughput_cps", "knee_throughput_cps_ci95", "knee_inter_arrival", *_KNEE_VALUES,
+                        "max_throughput_cps", "max_throughput_inter_arrival"])
 
 
 def knee_table(df: pd.DataFrame, group_by: list[str], load: str = "inter_arrival_ms",
@@ -231,42 +233,35 @@ def knee_table(df: pd.DataFrame, group_by: list[str], load: str = "inter_arrival
     rows = []
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
-        row = dict(zip(group_by, key))
-        q = g[g["_q"] & g["_tp"].notna()]
-        if len(q):
-            order = q.sort_values(["_tp", "success_rate", load], ascending=[False, False, False],
-                                  kind="stable")
-            best = order.iloc[0]
-            row["knee_throughput_cps"] = best["_tp"]
-            row["knee_throughput_cps_ci95"] = best.get("throughput_cps_ci95", np.nan)
-            row["knee_inter_arrival"] = best[load]
-            for out, col in _KNEE_VALUES.items():
-                row[out] = best[col] if col in best.index else np.nan
-        else:
-            row["knee_throughput_cps"] = np.nan
-            row["knee_throughput_cps_ci95"] = np.nan
-            row["knee_inter_arrival"] = np.nan
-            for out in _KNEE_VALUES:
-                row[out] = np.nan
-        tp = g["_tp"]
-        if tp.notna().any():
-            i = tp.idxmax()
-            row["max_throughput_cps"] = tp[i]
-            row["max_throughput_inter_arrival"] = g.loc[i, load]
-        else:
-            row["max_throughput_cps"] = np.nan
-            row["max_throughput_inter_arrival"] = np.nan
-        row["n_points"] = len(g)
-        row["n_qualifying"] = int(g["_q"].sum())
-        rows.append(row)
-    cols = (group_by + ["knee_throughput_cps", "knee_throughput_cps_ci95", "knee_inter_arrival"]
-            + list(_KNEE_VALUES) + ["max_throughput_cps", "max_throughput_inter_arrival",
-                                    "n_points", "n_qualifying"])
-    out = pd.DataFrame(rows, columns=cols)
-    for c in ("knee_throughput_cps", "knee_throughput_cps_ci95", "knee_inter_arrival",
-              *_KNEE_VALUES, "max_throughput_cps", "max_throughput_inter_arrival"):
+        rows.append({**dict(zip(group_by, key)), **_knee_point(g, load), **_max_throughput_point(g, load),
+                     "n_points": len(g), "n_qualifying": int(g["_q"].sum())})
+    out = pd.DataFrame(rows, columns=group_by + _KNEE_FLOAT_COLUMNS + ["n_points", "n_qualifying"])
+    for c in _KNEE_FLOAT_COLUMNS:
         out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
     return out
+
+
+def _knee_point(g: pd.DataFrame, load: str) -> dict:
+    """The knee of one group (``_q``: qualifies, ``_tp``: throughput): its best qualifying point's throughput
+    (ties: higher success, then the higher ``load`` value) and the _KNEE_VALUES there; NaN when none qualifies."""
+    q = g[g["_q"] & g["_tp"].notna()]
+    if not len(q):
+        return {"knee_throughput_cps": np.nan, "knee_throughput_cps_ci95": np.nan, "knee_inter_arrival": np.nan,
+                **{out: np.nan for out in _KNEE_VALUES}}
+    best = q.sort_values(["_tp", "success_rate", load], ascending=[False, False, False], kind="stable").iloc[0]
+    return {"knee_throughput_cps": best["_tp"],
+            "knee_throughput_cps_ci95": best.get("throughput_cps_ci95", np.nan),
+            "knee_inter_arrival": best[load],
+            **{out: best[col] if col in best.index else np.nan for out, col in _KNEE_VALUES.items()}}
+
+
+def _max_throughput_point(g: pd.DataFrame, load: str) -> dict:
+    """The group's highest throughput regardless of success, and its ``load`` value."""
+    tp = g["_tp"]
+    if not tp.notna().any():
+        return {"max_throughput_cps": np.nan, "max_throughput_inter_arrival": np.nan}
+    i = tp.idxmax()
+    return {"max_throughput_cps": tp[i], "max_throughput_inter_arrival": g.loc[i, load]}
 
 
 # --------------------------------------------------------------------------------------------
@@ -304,14 +299,19 @@ def default_layout(df: pd.DataFrame) -> dict:
     no heatmap cell pools different configurations)."""
     rows, cols = "num_tables", "inter_arrival_ms"
     facets = [c for c in DEFAULT_FACET_CANDIDATES if c in df.columns and _nunique(df[c]) > 1]
+    return dict(rows=rows, cols=cols, facets=facets + _unplaced_parameters(df, [rows, cols] + facets))
+
+
+def _unplaced_parameters(df: pd.DataFrame, placed: list[str]) -> list[str]:
+    """Varying parameters that no ``placed`` column (nor an earlier one of these) determines: each must be a
+    facet too, or a heatmap cell would pool different configurations."""
     sub = _hashable(df, parameter_columns(df))
+    extra: list[str] = []
     for c in varying_parameters(df):
-        if c in (rows, cols) or c in facets:
+        if c in placed or any(_same_partition(sub, k, c) for k in placed + extra if k in sub.columns):
             continue
-        if any(_same_partition(sub, k, c) for k in [rows, cols] + facets if k in sub.columns):
-            continue
-        facets.append(c)
-    return dict(rows=rows, cols=cols, facets=facets)
+        extra.append(c)
+    return extra
 
 
 def resolve_layout(df: pd.DataFrame, spec_report: dict | None = None) -> tuple[dict, list[str]]:
@@ -342,13 +342,7 @@ def resolve_layout(df: pd.DataFrame, spec_report: dict | None = None) -> tuple[d
             notes.append(f"report.facets: {unknown} are not columns of the results table; ignored.")
         layout["facets"] = [c for c in f if c in df.columns and c not in (layout["rows"], layout["cols"])]
     layout["facets"] = [c for c in layout["facets"] if c not in (layout["rows"], layout["cols"])]
-    placed = [layout["rows"], layout["cols"]] + layout["facets"]
-    sub = _hashable(df, parameter_columns(df))
-    extra = []
-    for c in varying_parameters(df):
-        if c in placed or any(_same_partition(sub, k, c) for k in placed + extra if k in sub.columns):
-            continue
-        extra.append(c)
+    extra = _unplaced_parameters(df, [layout["rows"], layout["cols"]] + layout["facets"])
     if extra and spec_report.get("facets") is not None:
         notes.append(f"Also faceted by {extra}: they vary in this sweep but are not in "
                      "report.facets, and pooling them would mix configurations.")

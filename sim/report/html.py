@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +22,10 @@ import pandas as pd
 from ..results_io import atomic_write_csv, atomic_write_text, staged_dir
 from . import designs as design_cmp
 from . import plots
-from .aggregate import (SUCCESS_THRESHOLD, _hashable, aggregate, format_value,
-                        knee_commits, knee_group_columns, knee_picture_layout, knee_table, ok_rows, parameter_columns, resolve_layout,
-                        tiers_table, varying_parameters)
+from .aggregate import (SUCCESS_THRESHOLD, _hashable, aggregate, format_value, knee_commits, knee_group_columns,
+                        knee_picture_layout, knee_table, ok_rows, parameter_columns, resolve_layout, tiers_table,
+                        varying_parameters)
+from .labels import axis_label, fmt_duration, fmt_number, metric_title
 
 #: heatmap metrics, in report order
 HEATMAP_METRICS = ["success_rate", "commit_latency_p99_ms", "throughput_cps", "commit_latency_mean_ms"]
@@ -68,7 +70,11 @@ def _figure(path: Path, caption: str, base: Path) -> str:
             f'loading="lazy"></a><figcaption>{_e(caption)}</figcaption></figure>')
 
 
-def _num(v, f=plots.fmt_number) -> str:
+def _figures(figs: list[tuple[Path, str]], base: Path) -> str:
+    return "".join(_figure(p, c, base) for p, c in figs)
+
+
+def _num(v, f=fmt_number) -> str:
     try:
         v = float(v)
     except (TypeError, ValueError):
@@ -85,7 +91,7 @@ def _pct(v) -> str:
 
 
 def _dur(v) -> str:
-    return _num(v, plots.fmt_duration)
+    return _num(v, fmt_duration)
 
 
 # --------------------------------------------------------------------------------------------
@@ -99,9 +105,9 @@ def _knee_html(knee: pd.DataFrame, keys: list[str], load: str) -> str:
         tp = _num(r["knee_throughput_cps"])
         ci = r.get("knee_throughput_cps_ci95", np.nan)
         if isinstance(ci, float) and math.isfinite(ci) and tp != "\u2013":
-            tp += f" \u00b1 {plots.fmt_number(ci)}"
+            tp += f" \u00b1 {fmt_number(ci)}"
         d["knee throughput (c/s)"] = tp
-        d[f"at {plots.axis_label(load)}"] = _val(r["knee_inter_arrival"])
+        d[f"at {axis_label(load)}"] = _val(r["knee_inter_arrival"])
         d["success"] = _pct(r["knee_success_rate"])
         d["VO success"] = _pct(r["knee_vo_success_rate"])
         d["FA mean"] = _dur(r["fa_latency_mean_ms"])
@@ -109,7 +115,7 @@ def _knee_html(knee: pd.DataFrame, keys: list[str], load: str) -> str:
         d["FA P99"] = _dur(r["fa_p99_ms"])
         d["VO P99"] = _dur(r["vo_p99_ms"])
         d["max throughput (c/s)"] = _num(r["max_throughput_cps"])
-        d[f"max at {plots.axis_label(load)}"] = _val(r["max_throughput_inter_arrival"])
+        d[f"max at {axis_label(load)}"] = _val(r["max_throughput_inter_arrival"])
         rows.append(d)
     return _table(pd.DataFrame(rows), left=set(keys))
 
@@ -126,7 +132,7 @@ def _knee_first(knees: pd.DataFrame, out: Path, figdir: Path, what: str) -> list
     tiers = tiers_table(knees, layout)
     rows = []
     for _, r in tiers.iterrows():
-        d = {plots.axis_label(c): format_value(r[c]) for c in (layout["hue"], layout["facet"]) if c}
+        d = {axis_label(c): format_value(r[c]) for c in (layout["hue"], layout["facet"]) if c}
         d[f"single-table knee (c/s) at {format_value(r['single_tables'])}"] = _band(
             r["single_cps"], r["single_cps_low"], r["single_cps_high"])
         d[f"multi-table knee (c/s) at {format_value(r['multi_tables'])}"] = _band(
@@ -144,7 +150,7 @@ def _knee_search_html(knees: pd.DataFrame) -> str:
     keys = [c for c in parameter_columns(knees) if c in knees.columns and _nunique_safe(knees[c]) > 1]
     rows = []
     for _, r in knees.iterrows():
-        d = {plots.axis_label(c): format_value(r[c]) for c in keys}
+        d = {axis_label(c): format_value(r[c]) for c in keys}
         d["status"] = r["status"]
         d["knee (arrivals/s) [95 % CI]"] = _band(r["offered_cps"], r["offered_cps_low"], r["offered_cps_high"])
         d["CI half-width"] = _pct(r["ci95_halfwidth_rel"])
@@ -162,7 +168,7 @@ def _knee_search_html(knees: pd.DataFrame) -> str:
             "by a binomial (logistic) regression of success on log rate over independent full-length runs around "
             "it, with a Fieller 95 % CI (over-dispersion estimated from the runs). Throughput and latencies are "
             "read off least-squares lines through the same runs, at the knee.</p>")
-    return head + _table(pd.DataFrame(rows), left=set(plots.axis_label(c) for c in keys))
+    return head + _table(pd.DataFrame(rows), left=set(axis_label(c) for c in keys))
 
 
 def _nunique_safe(s: pd.Series) -> int:
@@ -271,117 +277,138 @@ def write_report(results_dir, spec_report: dict | None = None, out_dir=None) -> 
     return out / "index.html"
 
 
+@dataclass(frozen=True)
+class _Sweep:
+    """What the sections of a grid sweep's report are written from, and where to."""
+
+    out: Path                  # the (staging) report directory
+    results_dir: Path
+    results: pd.DataFrame      # every run
+    ok: pd.DataFrame           # the finished runs
+    layout: dict               # rows / cols / facets of the heatmaps
+    varying: list[str]         # the parameters that take more than one value
+
+    @property
+    def figdir(self) -> Path:
+        return self.out / "figures"
+
+
 def _write_report_into(out: Path, results_dir: Path, spec_report: dict) -> Path:
     """The report, written into a fresh directory `out` (a staging directory that replaces the old report whole
     only once every file is written, so a full disk leaves the old report, not half a new one)."""
-    figdir = out / "figures"
-
     title = spec_report.get("title") or f"Sweep report: {results_dir.resolve().name}"
     if (results_dir / "knees.parquet").is_file():      # a knee sweep: its knees are the report
         knees = pd.read_parquet(results_dir / "knees.parquet")
-        sections = _knee_first(knees, out, figdir, "Knees measured by knee search (README 'Knee search').")
+        sections = _knee_first(knees, out, out / "figures", "Knees measured by knee search (docs/knee.md).")
         sections.append(("knees", "Knees per cell", _knee_search_html(knees)))
         return _write_index(out, title, sections)
     results = pd.read_parquet(results_dir / "results.parquet")
     ok = ok_rows(results)
-    sections: list[tuple[str, str, str]] = []   # (anchor, heading, html)
-
-    varying = varying_parameters(results)
     layout, notes = resolve_layout(ok if len(ok) else results, spec_report)
-    n_cfg = results["config_hash"].nunique() if "config_hash" in results.columns else len(results)
+    sweep = _Sweep(out, results_dir, results, ok, layout, varying_parameters(results))
+    overview = _overview_html(sweep, notes)
+    failed = ("failed", "Failed configurations", _failed_html(results, ok, sweep.varying))
+    if ok.empty:
+        return _write_index(out, title, [("overview", "Overview", overview), failed])
+    agg = aggregate(ok)
+    atomic_write_csv(out / "summary.csv", agg)
+    overview += ('<p class="muted">Files: <a href="summary.csv">summary.csv</a>, '
+                 '<a href="knee.csv">knee.csv</a>.</p>')
+    first, knee = _knee_sections(sweep, agg)
+    sections = [*first, ("overview", "Overview", overview), knee, *_figure_sections(sweep, agg),
+                ("unfinished", "Unfinished transactions", _unfinished_html(ok, agg, sweep.varying)), failed]
+    return _write_index(out, title, sections)
 
-    # ---- overview
+
+def _overview_html(sweep: _Sweep, notes: list[str]) -> str:
+    """Runs, configurations and replications; the swept parameters and their values; the heatmap layout."""
+    results, layout = sweep.results, sweep.layout
+    n_cfg = results["config_hash"].nunique() if "config_hash" in results.columns else len(results)
     reps = ""
     if "config_hash" in results.columns:
         per = results.groupby("config_hash").size()
         lo, hi = int(per.min()), int(per.max())
         span = str(lo) if lo == hi else f"{lo}\u2013{hi}"
         reps = f", {span} replication(s) each"
-    ov = [f"<p>{len(results)} runs ({n_cfg} configurations{reps}); {len(ok)} finished, "
-          f"{len(results) - len(ok)} failed.</p>"]
-    if varying:
-        vals = []
-        for c in varying:
-            u = _hashable(results, [c])[c].drop_duplicates().tolist()
-            try:
-                u = sorted(u)
-            except TypeError:
-                pass
-            vals.append({"parameter": c, "values": ", ".join(format_value(v) for v in u)})
-        ov.append("<p>Swept parameters:</p>" + _table(pd.DataFrame(vals), left={"parameter", "values"}))
+    ov = [f"<p>{len(results)} runs ({n_cfg} configurations{reps}); {len(sweep.ok)} finished, "
+          f"{len(results) - len(sweep.ok)} failed.</p>"]
+    if sweep.varying:
+        ov.append("<p>Swept parameters:</p>" + _table(_swept_values(results, sweep.varying),
+                                                       left={"parameter", "values"}))
     ov.append(f"<p>Heatmap layout: rows = <code>{_e(layout['rows'])}</code>, columns = "
               f"<code>{_e(layout['cols'])}</code>, one figure per combination of "
               f"<code>{_e(', '.join(layout['facets']) or '(none)')}</code>. Every figure and table "
               "shows means over the finished replications; <code>summary.csv</code> has the means "
               "with 95 % confidence-interval half-widths (Student t) per configuration.</p>")
-    for n in notes:
-        ov.append(f'<p class="note">{_e(n)}</p>')
+    ov.extend(f'<p class="note">{_e(n)}</p>' for n in notes)
+    return "".join(ov)
 
-    if ok.empty:
-        sections.append(("overview", "Overview", "".join(ov)))
-        sections.append(("failed", "Failed configurations", _failed_html(results, ok, varying)))
-        return _write_index(out, title, sections)
 
-    agg = aggregate(ok)
-    atomic_write_csv(out / "summary.csv", agg)
-    ov.append('<p class="muted">Files: <a href="summary.csv">summary.csv</a>, '
-              '<a href="knee.csv">knee.csv</a>.</p>')
-    sections.append(("overview", "Overview", "".join(ov)))
+def _swept_values(results: pd.DataFrame, varying: list[str]) -> pd.DataFrame:
+    """One row per swept parameter: its values, sorted where they sort."""
+    vals = []
+    for c in varying:
+        u = _hashable(results, [c])[c].drop_duplicates().tolist()
+        try:
+            u = sorted(u)
+        except TypeError:
+            pass
+        vals.append({"parameter": c, "values": ", ".join(format_value(v) for v in u)})
+    return pd.DataFrame(vals)
 
-    # ---- knee
-    keys = knee_group_columns(layout)
-    knee = knee_table(agg, keys, layout["cols"])
-    atomic_write_csv(out / "knee.csv", knee)
+
+def _knee_sections(sweep: _Sweep, agg: pd.DataFrame) -> tuple[list[tuple[str, str, str]], tuple[str, str, str]]:
+    """knee.csv and its section; and the sections that come before the overview: the design comparison (the
+    comparison the sweep was run for), then the knee picture with its tiers."""
+    keys = knee_group_columns(sweep.layout)
+    load = sweep.layout["cols"]
+    knee = knee_table(agg, keys, load)
+    atomic_write_csv(sweep.out / "knee.csv", knee)
+    first = []
     if "num_tables" in knee.columns and knee["knee_throughput_cps"].notna().any():
-        sections[:0] = _knee_first(knee, out, figdir, f"Knees read off the {layout['cols']} "
-                                   "grid (the best qualifying grid point; bands: replication CI of its "
-                                   "throughput). `python -m sim knee` and `knee:` sweeps measure them instead.")
-
-    # ---- catalog designs (first of all: the comparison the sweep was run for)
-    if design_cmp.is_design_sweep(ok):
-        sections.insert(0, ("designs", "Catalog designs", _designs_html(agg, layout["cols"], out, figdir)))
+        first = _knee_first(knee, sweep.out, sweep.figdir, f"Knees read off the {load} "
+                            "grid (the best qualifying grid point; bands: replication CI of its "
+                            "throughput). `python -m sim knee` and `knee:` sweeps measure them instead.")
+    if design_cmp.is_design_sweep(sweep.ok):
+        first.insert(0, ("designs", "Catalog designs", _designs_html(agg, load, sweep.out, sweep.figdir)))
     n_none = int(knee["knee_throughput_cps"].isna().sum())
     kh = [f"<p>The knee (\"usable throughput\") of each {_e(', '.join(keys))} combination is the "
-          f"highest mean throughput over the <code>{_e(layout['cols'])}</code> sweep among points "
+          f"highest mean throughput over the <code>{_e(load)}</code> sweep among points "
           f"whose success rate exceeds {SUCCESS_THRESHOLD:.0%} (for a mix, VO success too). "
           "Latencies are at the knee; \u00b1 is the 95 % CI half-width of the knee throughput. "
           "The last columns give the highest throughput seen regardless of success.</p>"]
     if n_none:
         kh.append(f'<p class="note">{n_none} of {len(knee)} groups have no point above the '
                   "threshold (no knee; shown as \u2013).</p>")
-    kh.append(_knee_html(knee, keys, layout["cols"]))
-    sections.append(("knee", "Knee: usable throughput", "".join(kh)))
+    kh.append(_knee_html(knee, keys, load))
+    return first, ("knee", "Knee: usable throughput", "".join(kh))
 
-    # ---- heatmaps
-    metrics = list(HEATMAP_METRICS)
+
+def _figure_sections(sweep: _Sweep, agg: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """Heatmaps per metric, latency-throughput curves, per-rank heatmaps of Zipf runs."""
+    out, figdir = sweep.out, sweep.figdir
+    sections = []
+    for m in _heatmap_metrics(agg):
+        figs = plots.facet_heatmaps(agg, m, sweep.layout, figdir)
+        sections.append((f"heat-{m}", f"Heatmaps: {metric_title(m)}", _figures(figs, out)))
+    if {"throughput_cps", "commit_latency_mean_ms"} <= set(agg.columns):
+        figs = plots.latency_throughput_curves(agg, sweep.layout, figdir)
+        sections.append(("curves", "Latency vs throughput", _figures(figs, out)))
+    pta = _per_table_agg(sweep.results_dir, sweep.results)
+    if pta is not None and len(pta):
+        figs = plots.per_rank_heatmaps(pta, sweep.layout, figdir)
+        if figs:
+            sections.append(("per-rank", "Per table rank (Zipf)", _figures(figs, out)))
+    return sections
+
+
+def _heatmap_metrics(agg: pd.DataFrame) -> list[str]:
+    """HEATMAP_METRICS present, then the optional ones that are positive somewhere."""
+    metrics = [m for m in HEATMAP_METRICS if m in agg.columns]
     for m in OPTIONAL_HEATMAP_METRICS:
         if m in agg.columns and pd.to_numeric(agg[m], errors="coerce").fillna(0).gt(0).any():
             metrics.append(m)
-    for m in metrics:
-        if m not in agg.columns:
-            continue
-        figs = plots.facet_heatmaps(agg, m, layout, figdir)
-        body = "".join(_figure(p, c, out) for p, c in figs)
-        sections.append((f"heat-{m}", f"Heatmaps: {plots.metric_title(m)}", body))
-
-    # ---- curves
-    if {"throughput_cps", "commit_latency_mean_ms"} <= set(agg.columns):
-        figs = plots.latency_throughput_curves(agg, layout, figdir)
-        sections.append(("curves", "Latency vs throughput",
-                         "".join(_figure(p, c, out) for p, c in figs)))
-
-    # ---- per rank (Zipf)
-    pta = _per_table_agg(results_dir, results)
-    if pta is not None and len(pta):
-        figs = plots.per_rank_heatmaps(pta, layout, figdir)
-        if figs:
-            sections.append(("per-rank", "Per table rank (Zipf)",
-                             "".join(_figure(p, c, out) for p, c in figs)))
-
-    # ---- unfinished, failed
-    sections.append(("unfinished", "Unfinished transactions", _unfinished_html(ok, agg, varying)))
-    sections.append(("failed", "Failed configurations", _failed_html(results, ok, varying)))
-    return _write_index(out, title, sections)
+    return metrics
 
 
 def _designs_html(agg: pd.DataFrame, load: str, out: Path, figdir: Path) -> str:
@@ -391,7 +418,7 @@ def _designs_html(agg: pd.DataFrame, load: str, out: Path, figdir: Path) -> str:
     keys = design_cmp.design_group_columns_of(knee)
     extra = [c for c in keys if c not in design_cmp.DESIGN_KEYS]
     figs = plots.design_knees(knee, figdir, extra)
-    parts = ["".join(_figure(p, c, out) for p, c in figs)]
+    parts = [_figures(figs, out)]
     tables = [t for t in (1, 50) if t in set(knee["num_tables"])] or sorted(set(knee["num_tables"]))[:2]
     mixes = [f for f in (1.0, 0.9) if f in set(knee["fast_append_ratio"])] or \
         sorted(set(knee["fast_append_ratio"]), reverse=True)[:2]

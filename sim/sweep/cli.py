@@ -137,7 +137,7 @@ def add_commands(sub) -> None:
                    help="run even if the heaviest configuration is estimated above the time or memory limit")
     s.set_defaults(func=cmd_sweep)
 
-    k = sub.add_parser("knee", help="find one configuration's knee (usable throughput) with a 95 % CI")
+    k = sub.add_parser("knee", help="find one configuration's knee (usable throughput) with a 95 %% CI")
     k.add_argument("config", help="config YAML")
     k.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a config value (repeatable)")
     k.add_argument("--param", help="load parameter (default: workload.inter_arrival.mean_ms, or median_ms)")

@@ -17,10 +17,18 @@ import yaml
 from ..config import Config, ConfigError, build_structure, check_path, set_path
 from ..config import from_dict as config_from_dict
 from ..knee import LOAD_PARAMS, load_param, parse_spec
+from ..schema import Field, check
 from ..yamlio import load_yaml
 
-TOP_KEYS = ("name", "description", "base", "grid", "zip", "replications", "report", "knee")
-REPORT_KEYS = ("rows", "cols", "facets", "title")
+# a report layout's values are column names (facets: a list of them), which the report checks against the results
+REPORT = {"rows": Field(), "cols": Field(), "facets": Field(), "title": Field()}
+SHAPE = {
+    "name": Field(str), "description": Field(default=""),
+    "base": Field(dict, default={}, expect="a mapping (an engine config)"),
+    "grid": Field(dict, default={}, expect="a mapping of dotted config paths to lists of values"),
+    "zip": Field(list, default=[], expect="a list of groups (mappings of paths to equal-length lists)"),
+    "replications": Field(int, default=1, ge=1), "report": Field(REPORT, default={}), "knee": Field(dict),
+}
 
 
 @dataclass(frozen=True)
@@ -98,37 +106,22 @@ def _check_path(path: str, where: str, values: list):
         _err(f"{where}.{path}", "names a section: its values must be mappings")
 
 
-def parse(data: dict, *, source_name: str = "sweep") -> Sweep:
-    if not isinstance(data, dict):
-        _err("", "a sweep file must be a mapping")
-    for key in data:
-        if key not in TOP_KEYS:
-            _err(str(key), f"unknown key (expected one of: {', '.join(TOP_KEYS)})")
-    base = data.get("base") or {}
-    if not isinstance(base, dict):
-        _err("base", "expected a mapping (an engine config)")
-    _check_base(base)
+def _axes(grid: dict, zips: list) -> tuple:
+    """One axis per grid path; one per zip group, its paths moving together."""
     axes = []
-    grid = data.get("grid") or {}
-    if not isinstance(grid, dict):
-        _err("grid", "expected a mapping of dotted config paths to lists of values")
     for path, values in grid.items():
         values = _values(path, f"grid.{path}", values)
         _check_path(path, "grid", values)
         axes.append(((path, tuple(values)),))
-    zips = data.get("zip") or []
-    if not isinstance(zips, list):
-        _err("zip", "expected a list of groups (mappings of paths to equal-length lists)")
     for i, group in enumerate(zips):
         if not isinstance(group, dict) or not group:
             _err(f"zip[{i}]", "expected a mapping of dotted config paths to lists")
-        lengths = set()
         axis = []
         for path, values in group.items():
             vals = tuple(_values(path, f"zip[{i}].{path}", values))
             _check_path(path, f"zip[{i}]", list(vals))
-            lengths.add(len(vals))
             axis.append((path, vals))
+        lengths = {len(vals) for _, vals in axis}
         if len(lengths) != 1:
             _err(f"zip[{i}]", f"lists must have equal lengths, got {sorted(lengths)}")
         axes.append(tuple(axis))
@@ -136,21 +129,21 @@ def parse(data: dict, *, source_name: str = "sweep") -> Sweep:
     dup = {p for p in seen if seen.count(p) > 1}
     if dup:
         _err("grid", f"path swept twice: {', '.join(sorted(dup))}")
-    reps = data.get("replications", 1)
-    if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
-        _err("replications", f"expected an integer >= 1, got {reps!r}")
-    report = data.get("report") or {}
-    if not isinstance(report, dict):
-        _err("report", "expected a mapping")
-    for key in report:
-        if key not in REPORT_KEYS:
-            _err(f"report.{key}", f"unknown key (expected one of: {', '.join(REPORT_KEYS)})")
-    name = data.get("name", source_name)
-    if not isinstance(name, str) or not name or "/" in name:
+    return tuple(axes)
+
+
+def parse(data: dict, *, source_name: str = "sweep") -> Sweep:
+    if not isinstance(data, dict):
+        _err("", "a sweep file must be a mapping")
+    d = check(SHAPE, data)
+    build_structure(d["base"], "base")    # the base's keys and types; cross-field rules wait for the grid points
+    axes = _axes(d["grid"], d["zip"])
+    name = d.get("name", source_name)
+    if not name or "/" in name:
         _err("name", f"expected a plain name, got {name!r}")
-    knee = _knee_spec(data, seen)
-    sweep = Sweep(name=name, description=str(data.get("description", "")), base=base, axes=tuple(axes),
-                  replications=reps, report=report, source=data, knee=knee)
+    knee = _knee_spec(d, [p for axis in axes for p, _ in axis])
+    sweep = Sweep(name=name, description=str(d["description"]), base=d["base"], axes=axes,
+                  replications=d["replications"], report=d["report"], source=data, knee=knee)
     sweep.points  # validate every grid point now, before anything runs
     if knee is not None:
         for point in sweep.points:
@@ -162,21 +155,12 @@ def _knee_spec(data: dict, swept: list[str]):
     """The `knee:` section (sim.knee.parse_spec); the grid must then leave the load axis alone."""
     if "knee" not in data:
         return None
-    spec = parse_spec(data["knee"] if data["knee"] is not None else {})
+    spec = parse_spec(data["knee"])
     for path in swept:
         if path in LOAD_PARAMS or path == "workload.inter_arrival":
             _err(f"grid.{path}", "is the load axis, which the knee search moves; remove it from the grid "
                  "(or drop the knee: section)")
     return spec
-
-
-def _check_base(base: dict) -> None:
-    """Keys and types of the base alone; cross-field rules wait for the grid points (the grid may supply
-    what the base leaves out, e.g. a service catalog's latency)."""
-    try:
-        build_structure(base)
-    except ConfigError as exc:
-        raise ConfigError(f"base.{exc.path}" if exc.path else "base", exc.message) from None
 
 
 def load(path: str | Path) -> Sweep:

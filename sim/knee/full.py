@@ -1,0 +1,165 @@
+"""Phase 2, full-length runs: the estimate and its CI. One full run each, every one under its own replication
+index, so they are independent (under common random numbers two runs of one replication share their workload,
+an error common to both that the fit's residuals could not see).
+
+The first runs at the pilot's guess / `pilot_bias` (1.5, from that measurement; it moves only where the walk
+starts, not the estimate). Until the full runs bracket the crossing, each next one goes where they put it
+(`placement.walk_target`). The full-length bracket is read off a monotone (non-increasing,
+pool-adjacent-violators) fit of success over the full points, so one noisy run cannot pin it. While it is wider
+than two spreads and a standard spread, a run is added inside it (`placement.narrow_target`): gcp's success is
+flat and then falls off a cliff, and only a narrow bracket keeps the fit on the cliff's edge. Then runs are added
+around the fit's crossing (`placement.next_log_rate`) until a stop rule holds: the fit has at least `min_runs`
+(4) runs, 2 on each side of the crossing, and the CI half-width / knee is at most `halfwidth`; or `max_runs`
+full runs; or, from 12 runs in the fit on, even `max_runs` would leave the delta-method half-width 1.5x the
+target (futile)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize, stats
+
+from .fit import Fit, logistic_crossing
+from .pilot import Pilot
+from .placement import narrow_target, next_log_rate, spread_for, walk_target
+from .points import Point, by_rate, log_crossing, point_at
+from .spec import KneeSpec
+
+#: at most MAX_PROBES probes are run (walking to a full-length bracket, and narrowing it)
+MAX_PROBES = 8
+#: stop adding runs when even max_runs would leave the half-width this many times the target (judged from
+#: FUTILE_FROM runs in the window on)
+FUTILE = 1.5
+FUTILE_FROM = 12
+
+
+class FullLength:
+    """The full-length points (keyed by rate), the probes that walk to the crossing and narrow its bracket, the
+    fit, and why the phase ended (`stopped`: halfwidth, max_runs, futile; max_points when no bracket was
+    found)."""
+
+    def __init__(self, spec: KneeSpec, unit: float, check: tuple[str, ...], pilot: Pilot):
+        self.spec = spec
+        self.unit = unit                 # mean gap / load parameter
+        self.check = check               # metric prefixes that must pass ("" and, for a mix, "vo_")
+        self.pilot = pilot               # its slope guides a walk from a single full point
+        self.points: dict[float, Point] = {}
+        self.probes: list[Point] = []    # points run while walking to a full-length bracket, in order
+        self.spread = spec.spread        # the current distance of new runs from the crossing (`spread_for`)
+        self.fit: Fit | None = None
+        self.stopped = ""
+        self._last: float = math.nan     # log rate of the last run asked for
+        self._monotone: dict[Point, tuple[float, float]] = {}   # point -> (monotone success, floor)
+
+    def runs(self) -> int:
+        return sum(p.n for p in self.points.values())
+
+    def run(self, rate_cps: float) -> Point:
+        """Ask for one more full-length run at `rate_cps`, under a replication index no other full run has:
+        the fit needs independent runs (common random numbers would give every run of one replication the
+        same workload, a shared error the fit's residuals cannot see)."""
+        p = point_at(self.points, 1000.0 / (rate_cps * self.unit), self.unit, pilot=False)
+        p.reps.append(sum(len(q.reps) for q in self.points.values()))
+        self._last = math.log(p.rate_cps)
+        return p
+
+    def probe(self, rate_cps: float) -> None:
+        self.probes.append(self.run(rate_cps))
+
+    def step(self) -> None:
+        """Ask for the next run, or set `stopped`."""
+        spec = self.spec
+        lo, hi = self.bracket()
+        out = self.runs() >= spec.max_runs or len(self.points) + 1 >= spec.max_points
+        if lo is None or hi is None:                # no full-length bracket yet: walk to the crossing
+            if out or len(self.probes) >= MAX_PROBES:
+                self.stopped = "max_points"
+            else:
+                self.probe(self._target(lo, hi))
+            return
+        fit = self.fit = self.fit_at(self._center(lo, hi))
+        self.spread = spread_for(fit, lo, hi, spec, self.check)
+        s = math.log1p(self.spread)
+        if (math.log(hi.rate_cps / lo.rate_cps) > 2 * s + math.log1p(spec.spread) and not out
+                and len(self.probes) < MAX_PROBES):
+            self.probe(self._target(lo, hi))   # narrow the full-length bracket first (a cliff: gcp)
+            return
+        self.stopped = self._stop(fit, out)
+        if not self.stopped:
+            self.run(math.exp(next_log_rate(fit, self.spread, self._last)))
+
+    def _stop(self, fit: Fit, out: bool) -> str:
+        """Why the phase ends with this fit ('' when it goes on); `out`: no more runs or points allowed."""
+        spec = self.spec
+        b, m, hw = fit.binding, len(fit.runs), fit.halfwidth()
+        inside = b is not None and b.inside
+        if inside and m >= spec.min_runs and hw <= spec.halfwidth:
+            return "halfwidth"
+        if out:
+            return "max_runs"
+        if inside and m >= FUTILE_FROM and self._projection(b.se, m) > FUTILE * spec.halfwidth:
+            return "futile"
+        return ""
+
+    def _projection(self, se: float, m: int) -> float:
+        """The relative half-width `max_runs` runs in the window would give, from the crossing's standard error
+        at `m` runs by the delta method (Fieller's interval with few runs and a noisy slope is too erratic to
+        project from: it has an infinite side whenever the slope is not yet clearly positive)."""
+        mx = self.spec.max_runs
+        return math.expm1(stats.t.ppf(0.975, mx - 2) * se * math.sqrt(m / mx))
+
+    def bracket(self) -> tuple[Point | None, Point | None]:
+        """(lo, hi) of the full-length points: the highest passing point and the lowest failing one by a
+        monotone (non-increasing) least-squares fit of each metric's success over the points, weighted by
+        arrivals (pool-adjacent-violators). By each point's own mean instead, one noisy run of gcp's VO (40
+        transactions: 0.947 where the knee is 15 % higher) would fail and pin the bracket below the knee."""
+        thr = self.spec.threshold
+        pts = by_rate(self.points)
+        if not pts:
+            return None, None
+        value, floor = monotone_success(pts, self.check)
+        self._monotone = {p: (v, f) for p, v, f in zip(pts, value, floor)}   # for `_monotone_margin`
+        i = int(np.argmax(value < thr)) if (value < thr).any() else len(pts)
+        return (pts[i - 1] if i > 0 else None), (pts[i] if i < len(pts) else None)
+
+    def fit_at(self, center: float) -> Fit:
+        """The fit over the full runs within two spreads of `center` (log rate)."""
+        half = 2 * math.log1p(self.spread)
+        runs = [(math.log(p.rate_cps), r) for p in self.points.values() for r in p.runs
+                if abs(math.log(p.rate_cps) - center) <= half]
+        xs = [x for x, _ in runs]
+        crossings = {c: logistic_crossing(xs, [r[f"{c}committed"] for _, r in runs],
+                                          [r[f"{c}arrived"] for _, r in runs], self.spec.threshold)
+                     for c in self.check}
+        return Fit(center, runs, crossings)
+
+    def _target(self, lo: Point | None, hi: Point | None) -> float:
+        """Where the full-length runs so far put the crossing (arrivals/s); `lo`, `hi`: their bracket."""
+        thr = self.spec.threshold
+        if lo is not None and hi is not None:
+            return narrow_target(lo, hi, self.probes, thr, self._monotone_margin)
+        return walk_target(by_rate(self.points), hi is not None, thr, self.spread, self.pilot.slope)
+
+    def _monotone_margin(self, p: Point) -> float:
+        """log(failure share / allowed) of a full point by the monotone fit (`bracket`)."""
+        v, floor = self._monotone[p]
+        return math.log(max(1 - v, floor) / max(1 - self.spec.threshold, 1e-9))
+
+    def _center(self, lo: Point, hi: Point) -> float:
+        """Log rate of the crossing by the monotone fit: log(failure share) interpolated between the bracket."""
+        return log_crossing(lo, hi, self.spec.threshold, margin=self._monotone_margin)
+
+
+def monotone_success(pts: list[Point], check: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Success over `pts` (slowest first) by a non-increasing fit weighted by arrivals, the lowest over the
+    checked metrics; and the floor of each point's failure share (half a transaction, of the checked metric with
+    the fewest arrivals)."""
+    value, floor = np.ones(len(pts)), np.zeros(len(pts))
+    for c in check:
+        arrived = np.array([sum(r[f"{c}arrived"] for r in p.runs) for p in pts], float)
+        committed = np.array([sum(r[f"{c}committed"] for r in p.runs) for p in pts], float)
+        y = np.where(arrived > 0, committed / np.maximum(arrived, 1), 1.0)
+        iso = optimize.isotonic_regression(y, weights=np.maximum(arrived, 1), increasing=False).x
+        value = np.minimum(value, iso)
+        floor = np.maximum(floor, 0.5 / np.maximum(arrived, 1))
+    return value, floor

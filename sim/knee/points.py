@@ -1,0 +1,90 @@
+"""The points a knee search runs: one offered rate (and its load parameter value), the runs there, and each
+checked metric's success interval; and where log(failure share) between two points reaches the allowed share."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .stats import mean_ci95, wilson
+
+
+@dataclass(eq=False)
+class Point:
+    rate_cps: float
+    value: float                                  # the load parameter (gap ms)
+    pilot: bool = False                           # a short pilot run (locates the knee, never in its fit)
+    runs: list[dict] = field(default_factory=list)   # summaries, in the order of `reps`
+    reps: list[int] = field(default_factory=list)    # the replication index of each run asked for
+    checks: dict = field(default_factory=dict)    # metric prefix -> (mean, low, high)
+
+    @property
+    def n(self) -> int:
+        return len(self.runs)
+
+    def passes(self, thr: float) -> bool:
+        return all(c[0] >= thr for c in self.checks.values())
+
+    def decision(self, thr: float) -> str:
+        """'pass' or 'fail' when the interval excludes the threshold, else 'undecided'."""
+        if any(c[2] < thr for c in self.checks.values()):
+            return "fail"
+        if all(c[1] >= thr for c in self.checks.values()):
+            return "pass"
+        return "undecided"
+
+    def margin(self, thr: float) -> float:
+        """log(failure share / allowed failure share) of the binding metric: < 0 passes."""
+        worst = 0.0
+        for prefix, (m, *_) in self.checks.items():
+            arrived = sum(r[f"{prefix}arrived"] for r in self.runs)
+            worst = max(worst, max(1.0 - m, 0.5 / max(arrived, 1)))
+        return math.log(worst / max(1.0 - thr, 1e-9))
+
+
+def run_success(run: dict, prefix: str) -> float:
+    """A run's success share of one kind over its window arrivals: transactions still unfinished at the drain
+    limit count as not successful. The summary's success rate leaves them out, so an overloaded run (gcp's 1
+    write/s per object collapses into 429 resends) finishes few transactions, all successful, and would pass;
+    per kind too (`{op}_arrived` counts a kind's unfinished ones). 1 when none of that kind arrived."""
+    arrived = run[f"{prefix}arrived"]
+    return run[f"{prefix}committed"] / arrived if arrived else 1.0
+
+
+def success_interval(runs: list[dict], prefix: str, design_effect: float) -> tuple[float, float, float]:
+    """(mean, low, high) of `prefix` success over a point's runs (`run_success`: unfinished transactions count
+    as failures): Wilson's interval with the design effect, widened to the runs' Student-t interval when there
+    are several. For the trace's decisions; the knee's CI comes from the fit."""
+    committed = sum(r[f"{prefix}committed"] for r in runs)
+    arrived = sum(r[f"{prefix}arrived"] for r in runs)
+    if arrived == 0:
+        return 1.0, 1.0, 1.0   # nothing of this kind arrived: nothing failed either
+    lo, hi = wilson(committed / design_effect, arrived / design_effect)
+    mean, half = mean_ci95([run_success(r, prefix) for r in runs])
+    if not math.isnan(half):
+        lo, hi = min(lo, mean - half), max(hi, mean + half)
+    return mean, lo, hi
+
+
+def point_at(points: dict[float, Point], gap_ms: float, unit: float, pilot: bool) -> Point:
+    """The point of `points` (keyed by rate) at `gap_ms`, made if new. The gap is rounded to 6 significant
+    digits, so a rate asked for twice is one point (and one config hash)."""
+    gap_ms = float(f"{gap_ms:.6g}")
+    rate = 1000.0 / (gap_ms * unit)
+    if rate not in points:
+        points[rate] = Point(rate, gap_ms, pilot)
+    return points[rate]
+
+
+def by_rate(points: dict[float, Point]) -> list[Point]:
+    """The points that have runs, slowest first."""
+    return sorted((p for p in points.values() if p.n), key=lambda p: p.rate_cps)
+
+
+def log_crossing(lo: Point, hi: Point, thr: float, clip: float = 0.0, margin=None) -> float:
+    """log rate where log(failure share) interpolated linearly in log rate between lo and hi reaches the
+    allowed share (failure grows like a power of the rate below the knee), t kept in [clip, 1 - clip];
+    `margin(point)`: its log(failure share / allowed), by default from its runs' mean."""
+    a, b = math.log(lo.rate_cps), math.log(hi.rate_cps)
+    ga, gb = (margin(lo), margin(hi)) if margin else (lo.margin(thr), hi.margin(thr))
+    t = min(1 - clip, max(clip, -ga / (gb - ga))) if gb > ga else 0.5
+    return a + t * (b - a)

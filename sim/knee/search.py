@@ -1,0 +1,147 @@
+"""One configuration's knee search: the two phases (`pilot`, `full`) in order, the runs they ask for, and the
+answer (`result`: the knee with its CI and the metrics at it; `trace`: every point run). Throughput and
+latencies at the knee come from least-squares lines on log rate through the fit's runs, with their 95 %
+prediction-of-the-mean CIs."""
+from __future__ import annotations
+
+import math
+
+from ..config import Config
+from .fit import Fit
+from .full import FullLength
+from .pilot import Pilot
+from .points import Point, success_interval
+from .spec import KneeSpec, load_param, mean_gap_per_unit
+from .stats import regression_at
+
+#: metrics reported at the knee, with their 95 % CIs (least squares over the fit's runs)
+AT_KNEE = ("success_rate", "vo_success_rate", "throughput_cps", "offered_cps",
+           "commit_latency_mean_ms", "commit_latency_p99_ms", "fa_commit_latency_mean_ms",
+           "fa_commit_latency_p99_ms", "vo_commit_latency_mean_ms", "vo_commit_latency_p99_ms")
+
+
+class KneeSearch:
+    """One configuration's knee. `pending()` lists the (point, replication) runs needed next, `config_of(point)`
+    the config to run, `feed()` takes a run's summary; `done` when finished; `result()` the flat knee record.
+    Two phases (sim.knee): short pilot runs bracket the knee, then independent full-length runs walk to the
+    crossing and are added around it until a binomial regression over them puts it in a narrow enough CI."""
+
+    def __init__(self, cfg: Config, spec: KneeSpec = KneeSpec()):
+        self.spec = spec
+        self.param = load_param(cfg, spec.param)
+        self.unit = mean_gap_per_unit(cfg)
+        crn = {"common_random_numbers": True} if spec.common_random_numbers else {}
+        self.base = cfg.replace(**crn)
+        f = spec.pilot_fraction
+        self.pilot_base = self.base if f >= 1 else self.base.replace(
+            duration_ms=cfg.duration_ms * f, warmup_ms=cfg.warmup_ms * f, cooldown_ms=cfg.cooldown_ms * f)
+        self.check = ("", "vo_") if cfg.workload.fast_append_ratio < 1 else ("",)
+        self.stage = "pilot"           # pilot -> full
+        self.status = "searching"
+        self.error = ""
+        self.pilot = Pilot(spec, self.unit)
+        self.full = FullLength(spec, self.unit, self.check, self.pilot)
+
+    def config_of(self, p: Point) -> Config:
+        return (self.pilot_base if p.pilot else self.base).replace(**{self.param: p.value})
+
+    def hours_of(self, p: Point) -> float:
+        return p.n * (self.pilot_base if p.pilot else self.base).duration_ms / 3_600_000
+
+    def feed(self, point: Point, summary: dict | None, error: str = "") -> None:
+        """A run of `point` finished (`summary`), or failed (None, `error`: the search ends as failed)."""
+        if summary is None:
+            self.status, self.error = "failed", error
+            return
+        point.runs.append(summary)
+        point.checks = {c: success_interval(point.runs, c, self.spec.design_effect)
+                        for c in self.check}
+
+    @property
+    def done(self) -> bool:
+        return self.status != "searching"
+
+    def pending(self) -> list[tuple[Point, int]]:
+        """Runs needed before the search can move on (empty when done)."""
+        for _ in range(10_000):      # each step asks for a run, or ends the search
+            if self.done:
+                break
+            phase = self.pilot if self.stage == "pilot" else self.full
+            need = [(p, p.reps[p.n]) for p in phase.points.values() if len(p.reps) > p.n]
+            if need:
+                return need
+            (self._step_pilot if self.stage == "pilot" else self._step_full)()
+        else:
+            self.status, self.error = "failed", "knee search made no progress"
+        return []
+
+    def _step_pilot(self) -> None:
+        guess_cps = self.pilot.step()
+        if self.pilot.censored:
+            self.status = self.pilot.censored
+        elif guess_cps is not None:
+            self.stage = "full"
+            self.full.probe(guess_cps / self.spec.pilot_bias)
+
+    def _step_full(self) -> None:
+        self.full.step()
+        if self.full.stopped:
+            self.status = "max_points" if self.full.stopped == "max_points" else "ok"
+
+    def _points(self) -> list[Point]:
+        return [p for p in (*self.pilot.points.values(), *self.full.points.values()) if p.n]
+
+    # -- the answer
+    def result(self) -> dict:
+        """The flat knee record (JSON-able; NaN where undefined)."""
+        pts = self._points()
+        out = {"status": self.status, "error": self.error, "param": self.param, "threshold": self.spec.threshold,
+               "precision": self.spec.precision, "halfwidth_target": self.spec.halfwidth,
+               "common_random_numbers": self.spec.common_random_numbers,
+               "runs": sum(p.n for p in pts), "points": len(pts),
+               "pilot_runs": sum(p.n for p in pts if p.pilot), "full_runs": self.full.runs(),
+               "probes": len(self.full.probes), "stopped": self.full.stopped}
+        out["simulated_hours"] = sum(self.hours_of(p) for p in pts)
+        knee = low = high = math.nan
+        fit = self.full.fit if self.status in ("ok", "max_points") else None
+        if fit is not None:
+            knee, low, high = fit.knee()
+        out.update(self._no_knee(fit) if math.isnan(knee) else self._at_knee(fit, knee, low, high))
+        return out
+
+    @staticmethod
+    def _no_knee(fit: Fit | None) -> dict:
+        out = {"offered_cps": math.nan, "offered_cps_low": math.nan, "offered_cps_high": math.nan,
+               "value": math.nan, "fit_runs": len(fit.runs) if fit else 0, "decided": False}
+        out.update({k: math.nan for m in AT_KNEE if m != "offered_cps" for k in (m, f"{m}_ci95")})
+        out.update({"measured_offered_cps": math.nan, "measured_offered_cps_ci95": math.nan})
+        out["ci95_halfwidth_rel"] = math.nan
+        return out
+
+    def _at_knee(self, fit: Fit, knee: float, low: float, high: float) -> dict:
+        """The knee, its CI, and every AT_KNEE metric there by least squares on log rate over the fit's runs."""
+        hw = fit.halfwidth()
+        out = {"offered_cps": knee, "offered_cps_low": low, "offered_cps_high": high,
+               "value": float(f"{1000.0 / (knee * self.unit):.6g}"), "fit_runs": len(fit.runs),
+               "decided": bool(hw <= self.spec.halfwidth and fit.binding.inside), "ci95_halfwidth_rel": hw}
+        xs = [x for x, _ in fit.runs]
+        for m in AT_KNEE:
+            key = "measured_offered_cps" if m == "offered_cps" else m
+            out[key], out[f"{key}_ci95"] = regression_at(xs, [r.get(m) for _, r in fit.runs], math.log(knee))
+        return out
+
+    def trace(self) -> list[dict]:
+        """Every point run: phase (pilot; fit: in the final fit's window; full), rate, parameter value, runs,
+        success interval, decision."""
+        thr = self.spec.threshold
+        fit = self.full.fit
+        in_fit = {id(r) for _, r in fit.runs} if fit is not None else set()
+        rows = []
+        for p in sorted(self._points(), key=lambda p: (not p.pilot, p.rate_cps)):
+            phase = "pilot" if p.pilot else "fit" if any(id(r) in in_fit for r in p.runs) else "full"
+            row = {"phase": phase, "offered_cps": p.rate_cps, "value": p.value,
+                   "runs": p.n, "decision": p.decision(thr), "passes": p.passes(thr)}
+            for c, (m, lo, hi) in p.checks.items():
+                row.update({f"{c}success_rate": m, f"{c}success_low": lo, f"{c}success_high": hi})
+            rows.append(row)
+        return rows

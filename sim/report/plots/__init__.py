@@ -1,0 +1,19 @@
+"""Figures of the report, each a PNG with its caption: heatmaps (faceted, per table rank), latency-throughput
+curves, the knee picture and the design comparison; :func:`heatmap` draws one annotated heatmap on an Axes.
+
+- ``canvas`` -- the Figure, its title, save, facet groups, FA / VO panels, replication note
+- ``annotated_heatmap`` -- :func:`heatmap` and its :class:`HeatmapStyle`
+- ``heatmaps`` -- :func:`facet_heatmaps`, :func:`per_rank_heatmaps`
+- ``curves`` -- :func:`latency_throughput_curves`
+- ``knees`` -- :func:`knee_picture`, :func:`design_knees`
+
+Words and number formats are ``sim.report.labels``'s.
+"""
+
+from .annotated_heatmap import HeatmapStyle, heatmap
+from .curves import latency_throughput_curves
+from .heatmaps import color_limits, facet_heatmaps, per_rank_heatmaps
+from .knees import design_knees, knee_picture
+
+__all__ = ["HeatmapStyle", "heatmap", "facet_heatmaps", "per_rank_heatmaps", "color_limits",
+           "latency_throughput_curves", "knee_picture", "design_knees"]

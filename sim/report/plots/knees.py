@@ -1,0 +1,156 @@
+"""Knee figures: the knee picture (knee commits/s against tables, the report's first screen) and the design
+comparison (the knee per catalog design and provider, bars)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+import seaborn as sns
+
+from ..aggregate import SUCCESS_THRESHOLD, format_value
+from ..designs import DESIGN_ORDER, MIX_LABELS, PROVIDER_ORDER, ordered
+from ..labels import axis_label, facet_label, slug
+from .canvas import HATCH, facet_groups, new_figure, save, suptitle
+
+# --------------------------------------------------------------------------------------------
+# the knee picture (first screen of the report)
+# --------------------------------------------------------------------------------------------
+
+
+def knee_picture(knees: pd.DataFrame, layout: dict, out_dir, what: str) -> tuple[Path, str]:
+    """Knee commits/s against tables, one line per ``layout["hue"]`` value, one panel per
+    ``layout["facet"]`` value, 95 % bands shaded. ``knees`` has ``knee_cps`` and ``knee_cps_low/high``
+    (:func:`sim.report.aggregate.knee_commits`); ``what`` says where the knees come from (caption)."""
+    x, hue, facet = layout["x"], layout["hue"], layout["facet"]
+    panels = sorted(knees[facet].dropna().unique().tolist(), reverse=True) if facet else [None]
+    lines = sorted(knees[hue].dropna().unique().tolist(), key=str) if hue else [None]
+    palette = sns.color_palette("tab10", n_colors=max(len(lines), 1))
+    fig = new_figure(4.2 * len(panels) + 1.8, 4.0)
+    axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
+    ticks = sorted(pd.to_numeric(knees[x], errors="coerce").dropna().unique().tolist())
+    for ax, pv in zip(axes, panels):
+        sub = knees if pv is None else knees[knees[facet] == pv]
+        for color, lv in zip(palette, lines):
+            _knee_line(ax, (sub if lv is None else sub[sub[hue] == lv]).sort_values(x), x, color,
+                       format_value(lv) if lv is not None else "knee")
+        _knee_axes(ax, x, ticks)
+        if pv is not None:
+            ax.set_title(f"{axis_label(facet)} = {format_value(pv)}", loc="left", fontsize=10)
+    axes[0].set_ylabel("knee throughput (commits/s, log)")
+    if hue:
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize=8, frameon=False,
+                   title=axis_label(hue))
+    suptitle(fig, "Usable throughput: the knee")
+    path = save(fig, Path(out_dir) / "knee.png")
+    cap = (f"Commits/s at the knee (the highest load at which success, and VO success for a mix, is at least "
+           f"{SUCCESS_THRESHOLD:.0%}) against {axis_label(x)}"
+           + (f", one line per {axis_label(hue)}" if hue else "")
+           + (f", one panel per {axis_label(facet)}" if facet else "") + f"; shaded: 95 % bands. {what}")
+    return path, cap
+
+
+def _knee_line(ax, line: pd.DataFrame, x: str, color, label: str) -> None:
+    """Knee commits/s against ``x`` with its 95 % band shaded where both ends are known."""
+    xs, ys, lo, hi = (pd.to_numeric(line[c], errors="coerce").to_numpy()
+                      for c in (x, "knee_cps", "knee_cps_low", "knee_cps_high"))
+    ok = np.isfinite(xs) & np.isfinite(ys) & (ys > 0)
+    ax.plot(xs[ok], ys[ok], marker="o", ms=4, lw=1.6, color=color, label=label)
+    band = ok & np.isfinite(lo) & np.isfinite(hi)
+    if band.any():
+        ax.fill_between(xs[band], np.maximum(lo[band], 1e-9), hi[band], color=color, alpha=0.2, lw=0)
+
+
+def _knee_axes(ax, x: str, ticks: list) -> None:
+    """Log-log axes, x ticks at the table counts run."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel(axis_label(x))
+    ax.grid(True, which="major", alpha=0.3)
+
+
+# --------------------------------------------------------------------------------------------
+# design comparison
+# --------------------------------------------------------------------------------------------
+
+def design_knees(knee: pd.DataFrame, out_dir, extra: list[str] | None = None) -> list[tuple[Path, str]]:
+    """The knee per design per provider in one figure (one per combination of ``extra`` group keys): facets
+    rows = tables, columns = FA ratio; x = provider, one bar per design (log scale). Hatched bars: the knee is
+    the highest load run, so a lower bound; an 'x' at the bottom: no load point qualified. ``knee`` is
+    designs.design_knees()'s table. Returns ``[(path, caption), ...]``."""
+    tables = sorted(knee["num_tables"].unique())
+    mixes = sorted(knee["fast_append_ratio"].unique(), reverse=True)
+    designs = ordered(knee["design"], DESIGN_ORDER)
+    providers = ordered(knee["provider"], PROVIDER_ORDER)
+    colors = dict(zip(designs, sns.color_palette("tab10", n_colors=max(len(designs), 1))))
+    ylim = _design_ylim(knee)
+    out = []
+    for parts, sub in facet_groups(knee, list(extra or [])):
+        fig = new_figure(1.1 * len(providers) * len(mixes) + 2.5, 2.6 * len(tables) + 0.8)
+        axes = fig.subplots(len(tables), len(mixes), squeeze=False, sharey=True)
+        for i, t in enumerate(tables):
+            for j, f in enumerate(mixes):
+                cell = sub[(sub["num_tables"] == t) & (sub["fast_append_ratio"] == f)]
+                _design_bars(axes[i][j], cell, designs, providers, colors, ylim)
+                axes[i][j].set_title(f"{t} table{'s' if t != 1 else ''}, "
+                                     f"{MIX_LABELS.get(f, f'FA {format_value(f)}')}", loc="left", fontsize=10)
+            axes[i][0].set_ylabel("knee (commits/s, log)")
+        fig.legend(handles=_design_legend(designs, colors), loc="outside right upper", fontsize=8, frameon=False)
+        label = facet_label(parts)
+        suptitle(fig, "Knee per catalog design and provider" + (f" \u2014 {label}" if label else ""))
+        path = save(fig, Path(out_dir) / f"design_knees{slug(parts)}.png")
+        out.append((path, _design_caption(label)))
+    return out
+
+
+def _design_ylim(knee: pd.DataFrame) -> tuple[float, float]:
+    """Shared log y range: a factor 2 beyond the smallest and largest knee."""
+    tp = pd.to_numeric(knee["knee_throughput_cps"], errors="coerce")
+    lo = float(tp[tp > 0].min()) / 2 if (tp > 0).any() else 0.1
+    hi = float(tp.max()) * 2 if tp.notna().any() else 10.0
+    return lo, hi
+
+
+def _design_bars(ax, cell: pd.DataFrame, designs: list, providers: list, colors: dict,
+                 ylim: tuple[float, float]) -> None:
+    """One panel: per provider a group of bars, one per design; hatched at the edge, 'x' for no knee."""
+    width = 0.8 / max(len(designs), 1)
+    for k, d in enumerate(designs):
+        rows = cell[cell["design"] == d].set_index("provider")
+        for x, p in enumerate(providers):
+            if p not in rows.index:
+                continue
+            xpos = x - 0.4 + width * (k + 0.5)
+            r = rows.loc[p]
+            v = r["knee_throughput_cps"]
+            if not np.isfinite(v):
+                ax.plot(xpos, ylim[0] * 1.15, marker="x", color=colors[d], ms=6)
+                continue
+            ax.bar(xpos, v, width=width, color=colors[d], edgecolor="k", lw=0.4,
+                   hatch=HATCH if bool(r.get("knee_at_edge", False)) else None)
+    ax.set_yscale("log")
+    ax.set_ylim(*ylim)
+    ax.set_xticks(range(len(providers)), providers)
+    ax.grid(True, axis="y", which="major", alpha=0.3)
+
+
+def _design_legend(designs: list, colors: dict) -> list:
+    handles = [Patch(facecolor=colors[d], edgecolor="k", label=d) for d in designs]
+    return handles + [Patch(facecolor="white", edgecolor="k", hatch=HATCH, label="knee at the highest load run"),
+                      Line2D([], [], color="k", marker="x", ls="", label="no knee (no load qualified)")]
+
+
+def _design_caption(label: str) -> str:
+    return ("Knee (\"usable throughput\": the highest throughput among load points whose success rate, and for "
+            f"a mix VO success rate, exceeds {SUCCESS_THRESHOLD:.0%}) of each catalog design (bar colour) per "
+            "provider (x), by table count (rows) and FA ratio (columns); log scale. Hatched: the knee is the "
+            "highest load the sweep ran for that design, so the true knee may be higher. 'x': no load point "
+            "qualified." + (f" {label}." if label else ""))
