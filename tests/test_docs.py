@@ -84,14 +84,15 @@ def _config_keys() -> tuple[set[str], set[str]]:
     import dataclasses
 
     from sim.config import Config, RetryPolicy
+    from sim.schema import shape_of
 
     def walk(cls, prefix=""):
-        for f in dataclasses.fields(cls):
-            kind = f.metadata.get("kind")
+        for name, rule in shape_of(cls).items():
+            kind = rule.kind
             if dataclasses.is_dataclass(kind) and kind is not RetryPolicy:
-                yield from walk(kind, f"{prefix}{f.name}.")
+                yield from walk(kind, f"{prefix}{name}.")
             else:
-                yield prefix + f.name
+                yield prefix + name
     return set(walk(Config)), {f.name for f in dataclasses.fields(RetryPolicy)}
 
 
