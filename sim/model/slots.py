@@ -25,7 +25,15 @@ def blank(n: int) -> np.ndarray:
     return tx
 
 
-_BLANK = blank(1)[0]
+# every field is 8 bytes: rows are copied and blanked as int64 words (numpy copies a structured row field by field,
+# ~2.5x slower on a run's records)
+WORDS = TX.itemsize // 8
+assert TX.itemsize == 8 * len(TX.names)
+_BLANK_WORDS = blank(1).view(np.int64)
+
+
+def _words(tx: np.ndarray) -> np.ndarray:
+    return tx.view(np.int64).reshape(len(tx), WORDS)
 
 
 def grown(m, rows: int) -> dict:
@@ -53,8 +61,9 @@ def flush(m, sink, finished_only: bool) -> None:
     if not len(slots):
         return
     slots = slots[np.argsort(txn[slots], kind="stable")]
-    sink.add(m.tx[slots])
-    m.tx[slots] = _BLANK
+    words = _words(m.tx)
+    sink.add(words[slots].view(TX).reshape(len(slots)))
+    words[slots] = _BLANK_WORDS
     r = m.run[0]
     n = int(r["free_slots"])
     m.free[n:n + len(slots)] = np.sort(slots)[::-1]   # the lowest slot is taken first
