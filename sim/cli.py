@@ -1,4 +1,4 @@
-"""Command line: `python -m sim run|check|sweep|report`.
+"""Command line: `python -m sim run|check|sweep|knee|report`.
 
 Exit codes: 0 done; 1 runs failed (sweep), an invariant violated (check) or sim cannot load its commands;
 2 bad input, including a run too big to start without --yes; 74 (EX_IOERR) a result file cannot be written;

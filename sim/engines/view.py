@@ -14,7 +14,7 @@ import operator
 
 import numpy as np
 
-from ..model.state import HIST, RUN, TX, Model
+from ..model.state import HIST, Model
 
 _CLASSES = {}
 
@@ -71,7 +71,7 @@ class HistoryRows:
         self.written.clear()
 
 
-_RECORDS = {"tx": TX, "run": RUN}
+_RECORDS = ("tx", "run")   # structured arrays whose rows are objects
 # what handlers write (copied back); every other field is read only, rebuilt only when its array is replaced
 _STATE = ("run", "tx", "free", "versions", "cur", "bk_tokens", "bk_last", "bk_head", "bk_prev")
 _SLOTS = ("tx", "free")
