@@ -42,7 +42,7 @@ def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int |
                     cfg = s.config_of(point)
                     key = run_key(cfg.hash, rep)
                     if key not in wanted:
-                        wanted[key] = ({"key": key, "config": cfg.to_dict(), "params": {s.param: point.value},
+                        wanted[key] = ({"key": key, "config": cfg.to_dict(), "params": {s.param.path: point.value},
                                         "replication": rep, "engine": engine}, [])
                     wanted[key][1].append((s, point))
             if not wanted:
@@ -85,9 +85,13 @@ def knee_json(search: KneeSearch, rec: dict) -> dict:
 
     lat = {op.rstrip("_") or "all": {"mean_ms": ci(f"{op}commit_latency_mean_ms"), "p99_ms": ci(f"{op}commit_latency_p99_ms")}
            for op in ("", "fa_", "vo_")}
+    writers = {} if "unit" not in rec else {
+        "unit": rec["unit"], "writers": rec["writers"], "writers_ci95": [rec["writers_low"], rec["writers_high"]],
+        "writers_crossing": rec["writers_crossing"],
+        "writers_crossing_ci95": [rec["writers_crossing_low"], rec["writers_crossing_high"]]}
     return {
         "knee": {
-            "status": rec["status"], "offered_cps": rec["offered_cps"],
+            "status": rec["status"], **writers, "offered_cps": rec["offered_cps"],
             "offered_cps_ci95": [rec["offered_cps_low"], rec["offered_cps_high"]],
             "ci95_halfwidth_rel": rec["ci95_halfwidth_rel"],
             "param": rec["param"], "value": rec["value"],
