@@ -79,7 +79,7 @@ def spread_for(fit: Fit, lo: Point, hi: Point, spec: KneeSpec, check: tuple[str,
         return spec.spread
     t = stats.t.ppf(0.975, max(m - 2, 1))
     d = t * math.sqrt(phi / (m * n * thr * (1 - thr) * SLOPE_G)) / slope
-    return min(max(spec.spread, math.expm1(d)), MAX_SPREAD)
+    return min(max(spec.spread, math.expm1(min(d, 1.0))), MAX_SPREAD)   # (a flat slope: d overflows expm1)
 
 
 def next_log_rate(fit: Fit, spread: float, last: float) -> float:
