@@ -30,8 +30,8 @@ class KneeSpec:
 
 
 #: the `knee:` keys (sweep file; CLI options) with their ranges, in KneeSpec's order
-SPEC = {"param": Field(str, choices=(*LOAD_PARAMS, WRITERS_PARAM), nullable=True), "threshold": Field(float, ge=0.0, le=1.0),
-        "precision": Field(float, ge=1e-4, le=10.0),
+SPEC = {"param": Field(str, choices=(*LOAD_PARAMS, WRITERS_PARAM), nullable=True),
+        "threshold": Field(float, ge=0.0, le=1.0), "precision": Field(float, ge=1e-4, le=10.0),
         "start": Field(list, expect="[fast gap ms, slow gap ms] or [fewest, most writers]"),
         "min_runs": Field(int, ge=3, le=1000), "max_runs": Field(int, ge=3, le=1000),
         "expansions": Field(int, ge=0, le=10), "design_effect": Field(float, ge=1.0, le=1e6),
