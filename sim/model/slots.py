@@ -22,6 +22,8 @@ def blank(n: int) -> np.ndarray:
     tx["reason"] = Reason.UNFINISHED
     tx["runtime_end_ms"] = np.nan
     tx["end_ms"] = np.nan
+    tx["writer"] = -1
+    tx["due_ms"] = np.nan
     return tx
 
 
