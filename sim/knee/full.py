@@ -2,8 +2,8 @@
 index, so they are independent (under common random numbers two runs of one replication share their workload,
 an error common to both that the fit's residuals could not see).
 
-The first runs at the pilot's guess / `pilot_bias` (1.5, from that measurement; it moves only where the walk
-starts, not the estimate). Until the full runs bracket the crossing, each next one goes where they put it
+The first runs at the pilot's guess / `pilot_bias` (1.5, from that measurement; 1 for writers, whose short runs
+are not biased; it moves only where the walk starts, not the estimate). Until the full runs bracket the crossing, each next one goes where they put it
 (`placement.walk_target`). The full-length bracket is read off a monotone (non-increasing,
 pool-adjacent-violators) fit of success over the full points, so one noisy run cannot pin it. While it is wider
 than two spreads and a standard spread, a run is added inside it (`placement.narrow_target`): gcp's success is

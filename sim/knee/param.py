@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..config import Config, ConfigError
+from ..config import Config, ConfigError, from_dict
 
 LOAD_PARAMS = ("workload.inter_arrival.mean_ms", "workload.inter_arrival.median_ms")
 WRITERS_PARAM = "workload.writers.count"
@@ -32,6 +32,7 @@ class RateParam:
     unit = "arrivals/s"
     load_key = "offered_cps"       # the level's name in the knee record and trace
     integer = False
+    pilot_bias = 1.5               # short runs' crossing / full runs' (4c: 1.4-1.65, concurrency builds up)
 
     def canon(self, gap_ms: float) -> float:
         return float(f"{gap_ms:.6g}")
@@ -73,6 +74,7 @@ class WritersParam:
     unit = "writers"
     load_key = "writers"
     integer = True
+    pilot_bias = 1.0               # N writers contend from the start: 0.96-1.09 (benchmarks/writers_knee_fit.md)
 
     def canon(self, n: float) -> int:
         return int(n)
@@ -135,6 +137,17 @@ def search_param(cfg: Config, param: str | None, start, expansions: int) -> Rate
                           f"ignores workload.inter_arrival; use {WRITERS_PARAM})")
     return RateParam(load_param(cfg, param), mean_gap_per_unit(cfg),
                      tuple(start) if start is not None else RATE_START)
+
+
+def with_writers(cfg: Config, n: int) -> Config:
+    """`cfg` as a config with writers: itself when it has some, else `n` closed-loop writers of the defaults
+    (think 0, a simultaneous start) in place of its open-loop arrivals, which writers do not read."""
+    if writers_count(cfg) > 0:
+        return cfg
+    data = cfg.to_dict()
+    del data["workload"]["inter_arrival"]
+    data["workload"]["writers"]["count"] = n
+    return from_dict(data)
 
 
 def load_param(cfg: Config, param: str | None = None) -> str:

@@ -16,7 +16,7 @@ from .fit import Fit
 from .full import FullLength
 from .pilot import Pilot
 from .points import Point, success_interval
-from .param import search_param
+from .param import search_param, with_writers
 from .spec import KneeSpec
 from .stats import regression_at
 
@@ -35,6 +35,8 @@ class KneeSearch:
     def __init__(self, cfg: Config, spec: KneeSpec = KneeSpec()):
         self.spec = spec
         self.param = search_param(cfg, spec.param, spec.start, spec.expansions)   # sim.knee.param
+        if self.param.integer:
+            cfg = with_writers(cfg, self.param.start[0])
         crn = {"common_random_numbers": True} if spec.common_random_numbers else {}
         self.base = cfg.replace(**crn)
         f = spec.pilot_fraction
@@ -86,7 +88,8 @@ class KneeSearch:
             self.status = self.pilot.censored
         elif guess is not None:
             self.stage = "full"
-            self.full.probe(self.param.value_at(guess / self.spec.pilot_bias))
+            bias = self.param.pilot_bias if self.spec.pilot_bias is None else self.spec.pilot_bias
+            self.full.probe(self.param.value_at(guess / bias))
 
     def _step_full(self) -> None:
         self.full.step()
