@@ -1,15 +1,21 @@
 """The writers knee: the knee search moving `workload.writers.count` (sim.knee.param.WritersParam) on synthetic
 success curves over the writer count, its integer answer (floor of the crossing, CI of floors), its censored
-cases, and its output."""
+cases, its output; and end to end on the model (`sim knee`, a `knee:` sweep)."""
+import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
+import yaml
 from scipy import optimize
 
+from helpers import run_cli
 from sim.config import ConfigError, from_dict
 from sim.knee import WRITERS_PARAM, Crossing, Fit, KneeSearch, KneeSpec, parse_spec
-from sim.sweep.knee import knee_json
+from sim.report import write_report
+from sim.sweep.knee import knee_json, run_knee_sweep
+from sim.sweep.spec import parse
 
 PER_WRITER = 60          # window transactions of one writer in a full run (a 30 s cycle over 30 min)
 
@@ -162,3 +168,68 @@ def test_writers_knee_json_names_the_parameter_and_unit():
     # the load knee's record is as it was: no unit, no writers fields
     load = KneeSearch(from_dict({}), KneeSpec())
     assert not {"unit", "writers"} & set(load.result()) and load.param.path == "workload.inter_arrival.mean_ms"
+
+
+# ------------------------------------------------------------------------------------------- on the model
+
+#: closed-loop writers on one S3 table, one retry: the full runs' crossing is about 9.4 writers
+#: (benchmarks/writers_knee_fit.md); runs of 30 simulated minutes take milliseconds
+WRITERS = {"duration_ms": 1_800_000, "warmup_ms": 300_000, "cooldown_ms": 300_000, "drain_limit_ms": 600_000,
+           "storage": {"provider": "s3"}, "commit": {"max_retries": 1},
+           "workload": {"num_tables": 1, "runtime": {"median_ms": 5000, "sigma": 0.5, "min_ms": 1000},
+                        "writers": {"count": 4, "mode": "closed", "think_ms": 2000, "think": "exponential",
+                                    "start_spread_ms": 5000}}}
+
+
+def test_a_config_with_writers_searches_its_writer_count():
+    cfg = from_dict(WRITERS)
+    s = KneeSearch(cfg, KneeSpec(pilot_fraction=0.25))
+    assert s.param.path == WRITERS_PARAM and s.base.workload.writers.count == 4      # the config as given
+    for p, _ in s.pending():
+        c = s.config_of(p)
+        assert c.workload.writers.count == p.value and c.duration_ms == cfg.duration_ms / 4
+    with pytest.raises(ConfigError, match="knee.param"):
+        KneeSearch(cfg, KneeSpec(param="workload.inter_arrival.mean_ms"))
+    # an open-loop config searched by its writer count: default closed-loop writers replace its arrivals
+    s = KneeSearch(from_dict({"workload": {"inter_arrival": {"mean_ms": 300}}}), KneeSpec(param=WRITERS_PARAM))
+    assert s.base.workload.writers.count == 1 and s.config_of(s.pending()[-1][0]).workload.writers.count == 64
+
+
+def test_writers_knee_cli_end_to_end(tmp_path):
+    cfg = tmp_path / "writers.yaml"
+    cfg.write_text(yaml.safe_dump(WRITERS))
+    args = ("knee", cfg, "--json", "--start", "2,16", "--max-runs", "8", "--halfwidth", "0.3", "--jobs", "1",
+            "--out", tmp_path / "k")
+    r = run_cli(*args)           # 11-12 runs, about 5 s once the engine is compiled
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    k = out["knee"]
+    assert k["status"] == "ok" and k["param"] == WRITERS_PARAM and k["unit"] == "writers"
+    assert 4 <= k["writers"] == k["value"] == math.floor(k["writers_crossing"]) <= 16
+    lo, hi = k["writers_crossing_ci95"]
+    assert lo <= k["writers_crossing"] <= hi and k["writers_ci95"] == [math.floor(lo), math.floor(hi)]
+    assert k["offered_cps"] is None and k["throughput_cps"]["value"] > 0
+    assert all(isinstance(p["writers"], int) and 1 <= p["writers"] <= 64 for p in out["points"])
+    again = json.loads(run_cli(*args).stdout)
+    assert again["new_runs"] == 0 and again["knee"] == k       # every run came from the cache
+    text = run_cli("knee", cfg, *args[3:])           # without --json: the line a user reads
+    assert f"knee (ok): {k['writers']} writers (95 % CI {k['writers_ci95'][0]} .. {k['writers_ci95'][1]}; " \
+           f"crossing {k['writers_crossing']:.2f}" in text.stdout
+
+
+def test_writers_knee_sweep(tmp_path):
+    data = {"name": "wk", "base": WRITERS, "grid": {"commit.max_retries": [1, 3]},
+            "knee": {"start": [2, 16], "max_runs": 6, "halfwidth": 0.3}}
+    sweep = parse(data)
+    with pytest.raises(ConfigError, match="grid.workload.writers.count"):
+        parse({**data, "grid": {WRITERS_PARAM: [2, 4]}})
+    with pytest.raises(ConfigError, match="knee.start"):
+        parse({**data, "knee": {"start": [2.5, 16]}})
+    run_knee_sweep(sweep, sweep.knee, tmp_path / "out", jobs=1, log=None)
+    knees = pd.read_parquet(tmp_path / "out" / "knees.parquet")
+    assert list(knees["max_retries"]) == [1, 3] and set(knees["unit"]) == {"writers"}
+    assert (knees["writers"] == np.floor(knees["writers_crossing"])).all()
+    assert knees["writers"].iloc[1] > knees["writers"].iloc[0]       # more retries take more writers
+    points = pd.read_parquet(tmp_path / "out" / "knee_points.parquet")
+    assert "writers" in points.columns and "offered_cps" not in points.columns
+    write_report(tmp_path / "out")
