@@ -30,6 +30,7 @@ TX = np.dtype([
     ("arrival_ms", F), ("runtime_ms", F), ("runtime_end_ms", F), ("end_ms", F),
     ("op_latency_ms", F),        # latency of the catalog operation in flight
     ("backoff_ms", F),
+    ("writer", I), ("due_ms", F), ("missed", I),
 ])
 
 # the run's scalars that change (`Model.run`, one row)
