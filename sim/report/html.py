@@ -6,6 +6,8 @@ present) and writes ``DIR/report/``::
     index.html          open from disk; relative links only
     knee.csv            knee ("usable throughput") per group
     summary.csv         replication means and 95 % CI half-widths per configuration
+    writers.csv, .md    a writers sweep's (``workload.writers.count`` varies): success/s, attempts/s and
+                        failure share per provider x writers, means and 95 % CIs (sim.report.writers)
     figures/*.png       heatmaps, latency-throughput curves, per-rank heatmaps
 """
 
@@ -22,6 +24,7 @@ import pandas as pd
 from ..results_io import atomic_write_csv, atomic_write_text, staged_dir
 from . import designs as design_cmp
 from . import plots
+from . import writers as writers_cmp
 from .aggregate import (SUCCESS_THRESHOLD, _hashable, aggregate, format_value, knee_commits, knee_group_columns,
                         knee_picture_layout, knee_table, ok_rows, parameter_columns, resolve_layout, tiers_table,
                         varying_parameters)
@@ -315,6 +318,8 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict) -> Path:
     overview += ('<p class="muted">Files: <a href="summary.csv">summary.csv</a>, '
                  '<a href="knee.csv">knee.csv</a>.</p>')
     first, knee = _knee_sections(sweep, agg)
+    if writers_cmp.is_writers_sweep(ok):
+        first.insert(0, ("writers", "Writers", _writers_html(sweep)))
     sections = [*first, ("overview", "Overview", overview), knee, *_figure_sections(sweep, agg),
                 ("unfinished", "Unfinished transactions", _unfinished_html(ok, agg, sweep.varying)), failed]
     return _write_index(out, title, sections)
@@ -430,6 +435,20 @@ def _designs_html(agg: pd.DataFrame, load: str, out: Path, figdir: Path) -> str:
                  '<a href="design_knees.csv">design_knees.csv</a>.</p>')
     parts.append(_table(head, left={"mix", "design", *extra}))
     return "".join(parts)
+
+
+def _writers_html(sweep: _Sweep) -> str:
+    """The writers comparison (cas-bench): a figure per metric against the writer count, then the table of
+    means and 95 % CIs per provider x writers (writers.csv: the numbers; writers.md: the table as shown)."""
+    agg, keys = writers_cmp.writers_table(sweep.results)
+    atomic_write_csv(sweep.out / "writers.csv", agg)
+    cells = writers_cmp.writers_cells(agg, keys)
+    atomic_write_text(sweep.out / "writers.md", writers_cmp.markdown(cells))
+    figs = plots.writers_figures(agg, keys, sweep.figdir)
+    return (_figures(figs, sweep.out) + "<p>Per provider and number of writers: the mean over replications "
+            "± the half-width of its 95 % confidence interval (Student t). Files: "
+            '<a href="writers.csv">writers.csv</a>, <a href="writers.md">writers.md</a>.</p>'
+            + _table(cells, left={"provider"}))
 
 
 def _write_index(out: Path, title: str, sections) -> Path:
