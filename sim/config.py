@@ -94,9 +94,30 @@ class TableSelection:
 
 @dataclass(frozen=True)
 class Runtime:
-    median_ms: float = _spec(180_000.0, gt=0)
+    median_ms: float = _spec(180_000.0, ge=0)     # 0 (with sigma 0): no work before the commit
     sigma: float = _spec(1.5, ge=0)
     min_ms: float = _spec(30_000.0, ge=0)
+
+
+@dataclass(frozen=True)
+class Writers:
+    """A fixed set of writers instead of open-loop arrivals (docs/MODEL.md, "Writers"). `closed`: a writer starts
+    its next transaction a think time after its last one ended (committed or aborted); `periodic`: a writer's
+    commits are due every `interval_ms` (ticks at its phase + k interval), each starting U(0, jitter_ms) after its
+    tick; a tick that comes while its previous commit still runs waits for it (`overrun: wait`, Flink's single
+    running checkpoint) or is dropped (`skip`). `commits`: transactions per writer, then it stops.
+    `start_spread_ms`: first starts (closed) or tick phases (periodic) are U(0, spread); 0 is a simultaneous
+    start. `tables: owned`: writer w commits to table w mod num_tables."""
+    count: int = _spec(0, ge=0, le=100_000)
+    mode: str = _spec("closed", choices=("closed", "periodic"))
+    think_ms: float = _spec(None, ge=0)
+    think: str = _spec(None, choices=("constant", "exponential"))
+    interval_ms: float = _spec(None, gt=0)
+    jitter_ms: float = _spec(None, ge=0)
+    overrun: str = _spec(None, choices=("wait", "skip"))
+    commits: int = _spec(None, ge=1)
+    start_spread_ms: float = _spec(None, ge=0)
+    tables: str = _spec("shared", choices=("shared", "owned"))
 
 
 @dataclass(frozen=True)
@@ -107,6 +128,7 @@ class Workload:
     fast_append_ratio: float = _spec(1.0, ge=0, le=1)
     runtime: Runtime = _nested(Runtime)
     vo_conflict_probability: float = _spec(0.0, ge=0, le=1)
+    writers: Writers = _nested(Writers, late=True)
 
 
 @dataclass(frozen=True)
@@ -119,6 +141,9 @@ class Commit:
     protocol: str = _spec("rewrite", choices=("rewrite", "log"), late=True)
     checkpoint_interval: int = _spec(None, ge=0)     # log: a checkpoint every n-th version (0: never)
     checkpoint_bytes: int = _spec(None, ge=0)        # log: size of a checkpoint
+    # table: a table commit (metadata read and written); object: the conditional-write microbenchmark, a read of
+    # the design's object (storage rewrite: HEAD + GET; log: LIST) then its conditional write, nothing else
+    shape: str = _spec("table", choices=("table", "object"), late=True)
 
 
 @dataclass(frozen=True)
@@ -289,23 +314,60 @@ def _resolve_arrivals(w: Workload) -> InterArrival:
     else:
         _require(ia, p, (), ("median_ms", "sigma") + bursty, f"distribution is {ia.distribution}")
         ia = _with_defaults(ia, mean_ms=100.0)
+    return ia
+
+
+def _check_tables(w: Workload) -> None:
     ts = w.table_selection
     if ts.distribution == "zipf":
         _require(ts, "workload.table_selection", ("alpha",), (), "distribution is zipf")
     else:
         _require(ts, "workload.table_selection", (), ("alpha",), "distribution is uniform")
-    return ia
+
+
+def _resolve_writers(w: Workload) -> Writers:
+    """Each mode reads its own keys; open-loop arrivals (count 0) read none of them."""
+    wr, p = w.writers, "workload.writers"
+    closed, periodic = ("think_ms", "think"), ("interval_ms", "jitter_ms", "overrun")
+    if wr.count == 0:
+        _require(wr, p, (), closed + periodic + ("commits", "start_spread_ms"), "count is 0 (open-loop arrivals)")
+        if wr.mode != "closed" or wr.tables != "shared":
+            raise ConfigError(f"{p}.{'mode' if wr.mode != 'closed' else 'tables'}",
+                              "not used when count is 0 (open-loop arrivals); remove it")
+        return wr
+    if w.inter_arrival != InterArrival():
+        raise ConfigError("workload.inter_arrival", "not used with workload.writers (the writers set the load); "
+                          "remove it")
+    if wr.mode == "closed":
+        _require(wr, p, (), periodic, "mode is closed")
+        return _with_defaults(wr, think_ms=0.0, think="constant", start_spread_ms=0.0)
+    _require(wr, p, ("interval_ms",), closed, "mode is periodic")
+    return _with_defaults(wr, jitter_ms=0.0, overrun="wait", start_spread_ms=wr.interval_ms)
+
+
+def _check_shape(cfg: Config) -> None:
+    """The microbenchmark's operation has no table and no snapshot to validate: FastAppends only."""
+    if cfg.commit.shape == "object" and cfg.workload.fast_append_ratio != 1.0:
+        raise ConfigError("workload.fast_append_ratio", "commit.shape object writes no table: FastAppends only "
+                          "(set 1.0)")
+    rt = cfg.workload.runtime
+    if rt.median_ms == 0 and rt.sigma != 0:
+        raise ConfigError("workload.runtime.sigma", "a runtime of median 0 is no work at all: set sigma 0")
 
 
 def _resolve(cfg: Config) -> Config:
     """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread."""
     commit = _resolve_commit(cfg)
     _check_catalog(cfg)
+    _check_shape(cfg)
+    _check_tables(cfg.workload)
     try:
         load_provider(cfg.storage.provider)
     except ProviderError as exc:
         raise ConfigError("storage.provider", str(exc)) from None
-    workload = dataclasses.replace(cfg.workload, inter_arrival=_resolve_arrivals(cfg.workload))
+    workload = dataclasses.replace(cfg.workload, writers=_resolve_writers(cfg.workload))
+    if workload.writers.count == 0:
+        workload = dataclasses.replace(workload, inter_arrival=_resolve_arrivals(cfg.workload))
     if cfg.warmup_ms + cfg.cooldown_ms >= cfg.duration_ms:
         raise ConfigError("warmup_ms", f"warmup_ms + cooldown_ms ({cfg.warmup_ms + cfg.cooldown_ms:g}) must be "
                           f"below duration_ms ({cfg.duration_ms:g}) to leave a measurement window")

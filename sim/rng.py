@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 #: sources of the workload itself: with common random numbers they are keyed by the seed, not the config hash
-WORKLOAD_SOURCES = ("arrival", "table", "operation", "runtime")
+WORKLOAD_SOURCES = ("arrival", "table", "operation", "runtime", "think", "writer")
 
 SOURCES = (
     "arrival", "table", "operation", "runtime",
@@ -16,6 +16,7 @@ SOURCES = (
     "backoff", "validation_conflict",
     # added later: appending keeps every earlier source's stream (a child's seed depends on its index only)
     "put_checkpoint", "throttle",
+    "think", "writer",
 )
 
 

@@ -1,4 +1,4 @@
-"""The open-loop workload: arrival gaps, table choice, operation and runtime of each transaction."""
+"""The workload: arrival gaps (or writers' think times), table choice, operation and runtime of each transaction."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -108,6 +108,15 @@ def inter_arrival_dist(w: Workload, horizon_ms: float):
     if ia.distribution == "bursty":
         return Bursty(ia.mean_ms, ia.burst_mean_ms, ia.burst_ms, ia.quiet_ms, horizon_ms, ia.burst_table)
     return Constant(ia.mean_ms)
+
+
+def think_dist(writers):
+    """A closed-loop writer's think time (constant 0 under any other workload: a source never drawn from)."""
+    if writers.count == 0 or writers.mode != "closed":
+        return Constant(0.0)
+    if writers.think == "exponential" and writers.think_ms > 0:
+        return Exponential(writers.think_ms)
+    return Constant(writers.think_ms)
 
 
 def runtime_dist(w: Workload) -> LogNormal:

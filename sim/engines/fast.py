@@ -19,15 +19,16 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from ..model import arrivals
+from ..model import arrivals, writers
 from ..model.step import step
 from ..model.draws import events_before_refill, needs
 from ..model.jit import handler
 from ..model.state import PC
 from .base import EngineBase
 
-# heap "who": >= 0 a transaction (its slot); else:
+# heap "who": >= 0 a transaction (its slot); W_WRITER0 - w writer w's next start; else:
 W_ARRIVALS_START, W_ARRIVALS, W_WATCHDOG, W_STOP = np.int64(-1), np.int64(-2), np.int64(-3), np.int64(-4)
+W_WRITER0 = np.int64(-5)
 URGENT, NORMAL = np.int64(0), np.int64(1)
 _PRIO_SHIFT = np.int64(1) << np.int64(62)   # heap key = priority * 2^62 + eid
 # loop state kept between calls
@@ -128,6 +129,43 @@ def _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid):
     return hsize, eid
 
 
+@handler
+def _start(m, h_t, h_k, h_w, hsize, eid, watchdog_ms):
+    """The arrivals process starts (URGENT at 0), or each writer's first start is scheduled in writer order;
+    then the watchdog, which bounds the run. Returns the heap's size and the next eid."""
+    if m.p.writers > 0:
+        for w in range(m.p.writers):
+            hsize = _at(h_t, h_k, h_w, hsize, eid, writers.first_due(m, w), NORMAL, W_WRITER0 - w)
+            eid += 1
+    else:
+        hsize = _at(h_t, h_k, h_w, hsize, eid, 0.0, URGENT, W_ARRIVALS_START)
+        eid += 1
+    hsize = _at(h_t, h_k, h_w, hsize, eid, watchdog_ms, NORMAL, W_WATCHDOG)
+    return hsize, eid + 1
+
+
+@handler
+def _ended(m, j, now, h_t, h_k, h_w, hsize, eid):
+    """Transaction j ended: its writer's next start is scheduled (if it has one). Returns the heap's size and the
+    next eid."""
+    if m.p.writers > 0:
+        delay = writers.on_end(m, j, now)
+        if delay >= 0.0:
+            hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, W_WRITER0 - m.tx[j].writer)
+            eid += 1
+    return hsize, eid
+
+
+@handler
+def _writer_event(m, w, now, h_t, h_k, h_w, hsize, eid):
+    """Writer w's next transaction starts now (URGENT), unless the writer stops."""
+    j = writers.on_due(m, w, now)
+    if j >= 0:
+        hsize = _at(h_t, h_k, h_w, hsize, eid, now, URGENT, j)
+        eid += 1
+    return hsize, eid
+
+
 @njit(cache=True, nogil=True, _nrt=False)   # no allocation inside: no reference counting needed
 def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
     eid = e[E_EID]
@@ -135,10 +173,7 @@ def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
     stopped = e[E_STOPPED] != 0
     if e[E_STARTED] == 0:
         e[E_STARTED] = 1
-        # the arrivals process starts (URGENT at 0); the watchdog bounds the run
-        hsize = _at(h_t, h_k, h_w, hsize, eid, 0.0, URGENT, W_ARRIVALS_START)
-        hsize = _at(h_t, h_k, h_w, hsize, eid + 1, watchdog_ms, NORMAL, W_WATCHDOG)
-        eid += 2
+        hsize, eid = _start(m, h_t, h_k, h_w, hsize, eid, watchdog_ms)
     status = STATUS_DONE
     safe = 0       # events that can run before a source could run short (`needs` is checked only then)
     while True:
@@ -162,6 +197,10 @@ def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
             if m.tx[who].pc != PC.DONE:
                 hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, who)
                 eid += 1
+            else:
+                hsize, eid = _ended(m, who, now, h_t, h_k, h_w, hsize, eid)
+        elif who <= W_WRITER0:
+            hsize, eid = _writer_event(m, W_WRITER0 - who, now, h_t, h_k, h_w, hsize, eid)
         elif who == W_ARRIVALS or who == W_ARRIVALS_START:
             hsize, eid = _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid)
         elif who == W_STOP:   # the run ends here
@@ -183,12 +222,13 @@ class FastEngine(EngineBase):
 
     def run(self) -> "FastEngine":
         r = self.r
-        # the heap holds each transaction in flight (one per slot in use), the arrivals, watchdog and stop
+        # the heap holds each transaction in flight (one per slot in use), each writer's next start, the
+        # arrivals, watchdog and stop
         h_t = h_k = h_w = np.zeros(0, dtype=np.int64)
         e = np.zeros(N_E, dtype=np.int64)
         end = np.zeros(1, dtype=np.float64)
         while True:
-            cap = len(r.m.tx) + 8
+            cap = len(r.m.tx) + r.m.p.writers + 8
             if len(h_t) < cap:   # the slots grew (or the run starts): so does the heap, between events
                 n = int(e[E_HEAP])
                 h_t, h_k, h_w = (np.concatenate([h[:n], np.zeros(cap - n, dtype=dt)])

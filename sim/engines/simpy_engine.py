@@ -2,7 +2,8 @@
 
 A transaction's process calls `sim.model.step.step` at each of its catalog effect points and sleeps
 (`env.timeout`) for the delay the handler returns; the arrivals process does the same with
-`sim.model.arrivals`. The engine holds no protocol logic: read the handlers against docs/MODEL.md, and use this
+`sim.model.arrivals` (or each writer's next start, a timeout, with `sim.model.writers`). The engine holds no
+protocol logic: read the handlers against docs/MODEL.md, and use this
 engine to step through them (`--engine simpy`). It gives the same results as the fast engine, bit for bit.
 Interpreted, the handlers run on a view of the run's `Model` made of Python numbers (`sim.engines.view`); a
 refill also hands out finished transactions' records and frees their slots, so the view is rebuilt after it.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import simpy
 
-from ..model import arrivals
+from ..model import arrivals, writers
 from ..model.step import step
 from ..model.draws import events_before_refill, needs
 from ..model.build import VALIDATION_FIELDS
@@ -27,7 +28,11 @@ class SimPyEngine(EngineBase):
         self._safe = 0
         self.m = view(self.r.m)
         self.stop = env.event()
-        env.process(self._arrivals())
+        if self.m.p.writers > 0:
+            for w in range(self.m.p.writers):
+                self._writer_at(w, writers.first_due(self.m, w))
+        else:
+            env.process(self._arrivals())
         watchdog = env.timeout(self.watchdog_ms)
         watchdog.callbacks.append(self._stop)
         env.run(until=self.stop)
@@ -67,12 +72,28 @@ class SimPyEngine(EngineBase):
         if self.m.run[0].stop:
             self._stop()
 
+    def _writer_at(self, w: int, delay: float) -> None:
+        """Writer w's next start, `delay` from now (a timeout, not a process: the same event keys as the fast
+        engine's)."""
+        self.env.timeout(delay).callbacks.append(lambda _event: self._writer_due(w))
+
+    def _writer_due(self, w: int) -> None:
+        j = writers.on_due(self._model(), w, self.env.now)
+        if j >= 0:
+            self.env.process(self._txn(j))
+        elif self.m.run[0].stop:
+            self._stop()
+
     def _txn(self, j: int):
         env = self.env
         while True:
             m = self._model()
             delay = step(m, j, env.now)
             if m.tx[j].pc == PC.DONE:
+                if m.p.writers > 0:
+                    after = writers.on_end(m, j, env.now)
+                    if after >= 0.0:
+                        self._writer_at(m.tx[j].writer, after)
                 if m.run[0].stop:
                     self._stop()
                 return

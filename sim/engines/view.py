@@ -71,9 +71,9 @@ class HistoryRows:
         self.written.clear()
 
 
-_RECORDS = ("tx", "run")   # structured arrays whose rows are objects
+_RECORDS = ("tx", "run", "wr")   # structured arrays whose rows are objects
 # what handlers write (copied back); every other field is read only, rebuilt only when its array is replaced
-_STATE = ("run", "tx", "free", "versions", "cur", "bk_tokens", "bk_last", "bk_head", "bk_prev")
+_STATE = ("run", "tx", "free", "versions", "cur", "bk_tokens", "bk_last", "bk_head", "bk_prev", "wr")
 _SLOTS = ("tx", "free")
 
 

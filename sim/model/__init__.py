@@ -11,8 +11,8 @@ concept each:
 - `draws`: random draws through cursors; what must be refilled before an event
 - `catalog`: the catalog (one object, or one pointer per table: `catalog.scope`), its reads and its CAS
 - `throttle`: per-object mutation limits (token buckets per object name)
-- `arrivals`: open-loop arrivals
-- `transaction`: what every protocol shares (reads, starting a conditional write, a 429's resend, the end)
+- `arrivals`: open-loop arrivals; `writers`: a fixed set of writers (closed loop, or periodic)
+- `transaction`: what every protocol shares (the start, reads, starting a conditional write, a 429's resend, the end)
 - `rewrite`: Iceberg's protocol, one handler per catalog effect point; `log`: Delta Lake's log protocol
 - `step`: the dispatch engines call at each effect point
 - `retry`: retry policies; `io`: I/O timing on lanes; `history`: the recorded history

@@ -1,9 +1,9 @@
 """Open-loop arrivals (docs/MODEL.md, "Workload"): gaps from one stream until the first that reaches
 `duration_ms`; each arrival's table, operation and runtime were drawn ahead, in chunks (`sim.model.sources`)."""
-from . import history
 from .draws import take
 from .jit import model_function
-from .state import PC, ArrivalsAt, Src
+from .state import ArrivalsAt, Src
+from .transaction import begin
 
 
 @model_function
@@ -28,24 +28,4 @@ def on_arrival(m, now):
         if r.open_in_window == 0:
             r.stop = 1
         return -1
-    i = r.next_txn
-    r.next_txn = i + 1
-    a = i - r.arrivals_base
-    f = r.free_slots - 1
-    r.free_slots = f
-    j = m.free[f]
-    t = m.tables[a]
-    inwin = m.p.window_lo_ms <= now < m.p.window_hi_ms
-    tx = m.tx[j]
-    tx.txn = i
-    tx.table = t
-    tx.is_vo = m.isvo[a]
-    tx.in_window = 1 if inwin else 0
-    tx.pc = PC.INIT
-    tx.arrival_ms = now
-    tx.runtime_ms = m.runtimes[a]
-    if inwin:
-        r.open_in_window += 1
-    if history.on(m):
-        history.begin(m, now, j, t, m.p.max_attempts)
-    return j
+    return begin(m, now, -1)

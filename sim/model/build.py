@@ -17,7 +17,7 @@ from . import slots as slots_mod
 from .draws import GET_EVENTS, gets_for
 from .params import Delays, params_of
 from .sources import ARRIVAL_CHUNK, Arrivals, conflict_table, expected_arrivals, sources_of
-from .state import HIST, N_SRC, PC, RUN, Model, Need, Params, Src
+from .state import HIST, N_SRC, PC, RUN, WR, Model, Need, Params, Src
 
 HIST_CHUNK = 1 << 20      # history rows per buffer
 SLOTS = 1 << 14           # transaction slots at the start, at most (fewer for a run expected to be smaller)
@@ -58,6 +58,7 @@ class Run:
         tx = slots_mod.blank(n_slots)
         run = np.zeros(1, dtype=RUN)
         run["free_slots"] = n_slots
+        run["writers_active"] = p.writers
         src = self.sources
         return Model(
             p=p, run=run, tx=tx, free=np.arange(n_slots - 1, -1, -1, dtype=np.int64),
@@ -74,7 +75,8 @@ class Run:
             bk_tokens=np.full(n_buckets, max(1.0, p.mutation_burst), dtype=np.float64),
             bk_last=np.full(n_buckets, -np.inf, dtype=np.float64),
             bk_head=np.full(n_tables, -1, dtype=np.int64),
-            bk_prev=np.full(n_entries, -1, dtype=np.int64))
+            bk_prev=np.full(n_entries, -1, dtype=np.int64),
+            wr=np.zeros(max(1, p.writers), dtype=WR))
 
     @property
     def n_txn(self) -> int:

@@ -32,7 +32,7 @@ def max_gets_per_event(m):
     or with no checkpoints every entry of the table. Grows by at most one per event."""
     r = m.run[0]
     n = r.validate_max + r.seq - r.seq_at_stop
-    if m.p.log:
+    if m.p.log and not m.p.object_shape:
         ci = m.p.checkpoint_interval
         snap = ci + 1 if ci > 0 else r.seq
         if snap > n:

@@ -40,10 +40,25 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         metadata_read_on_failure=bool(cfg.commit.metadata_read_on_failure and not cat.table_metadata_inlined),
         history=bool(record_history), policy_catalog=pol_cat, policy_table=pol_tab, policy_throttle=pol_thr,
         vo_conflicts=cfg.workload.vo_conflict_probability > 0.0, scope_table=cat.scope == "table",
-        throttle=limit is not None, checkpoint_interval=cfg.commit.checkpoint_interval or 0,
-        log=cfg.commit.protocol == "log")
+        throttle=limit is not None, checkpoint_interval=0 if cfg.commit.shape == "object" else cfg.commit.checkpoint_interval or 0,
+        log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg))
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
     return Params(**{k: _FIELD_TYPES[k](v) for k, v in p.items()}), Delays(bo_cat, bo_tab, bo_thr)
+
+
+def _shape(cfg: Config) -> dict:
+    obj = cfg.commit.shape == "object"
+    return dict(object_shape=obj,
+                head=obj and cfg.catalog.backend == "storage" and cfg.commit.protocol == "rewrite")
+
+
+def _writers(cfg: Config) -> dict:
+    w = cfg.workload.writers
+    periodic = w.count > 0 and w.mode == "periodic"
+    return dict(writers=w.count, periodic=periodic, interval_ms=w.interval_ms if periodic else 0.0,
+                jitter_ms=w.jitter_ms if periodic else 0.0, skip=periodic and w.overrun == "skip",
+                budget=w.commits or 0, spread_ms=w.start_spread_ms or 0.0, owned=w.tables == "owned",
+                num_tables=cfg.workload.num_tables)
 
 
 _FIELD_TYPES = get_type_hints(Params)

@@ -15,15 +15,14 @@ from .state import PC, TX, Outcome, Reason
 
 
 def blank(n: int) -> np.ndarray:
-    """n free slots: no transaction, nothing happened yet, the outcome unfinished, no runtime end nor end, no
-    writer."""
+    """n free slots: no transaction, nothing happened yet, the outcome unfinished, no runtime end nor end."""
     tx = np.zeros(n, dtype=TX)
     tx["txn"] = -1
     tx["outcome"] = Outcome.UNFINISHED
     tx["reason"] = Reason.UNFINISHED
     tx["runtime_end_ms"] = np.nan
     tx["end_ms"] = np.nan
-    tx["writer"] = -1            # open-loop arrivals: no writer, no tick served
+    tx["writer"] = -1
     tx["due_ms"] = np.nan
     return tx
 

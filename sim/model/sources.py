@@ -11,11 +11,13 @@ at the first `now + gap >= duration_ms`.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..config import Config
 from ..latency import BATCH, LogNormal, latency_model
-from ..workload import IsValidatedOverwrite, inter_arrival_dist, runtime_dist, table_dist
+from ..workload import Constant, IsValidatedOverwrite, inter_arrival_dist, runtime_dist, table_dist, think_dist
 from .state import N_SRC, SRC_STREAM, Params, Src
 
 CHUNK = 1 << 20           # draws per refill of a source, at most (beyond what one event needs)
@@ -61,7 +63,12 @@ class Source:
 
 
 def expected_arrivals(cfg: Config) -> int:
-    """A first guess of a run's arrivals, to size its first draws and arrays; nothing more."""
+    """A first guess of a run's arrivals (its transactions), to size its first draws and arrays; nothing more."""
+    w = cfg.workload.writers
+    if w.count > 0:
+        cycle = w.interval_ms if w.mode == "periodic" else w.think_ms + runtime_dist(cfg.workload).mean_ms() + 100.0
+        n = w.count * cfg.duration_ms / max(cycle, 1.0)
+        return int(min(n if w.commits is None else min(n, w.count * w.commits), 1 << 40)) + w.count
     ia = cfg.workload.inter_arrival
     mean = ia.mean_ms if ia.distribution != "lognormal" else LogNormal(ia.median_ms, ia.sigma).mean_ms()
     return int(min(cfg.duration_ms / mean * 1.05, 1 << 40)) if mean > 0 else 1 << 40
@@ -76,9 +83,13 @@ def sources_of(cfg: Config, p: Params, rng: dict, n_guess: int) -> list[Source]:
              Src.PUT_TM: (lat.put_table_metadata, 2 * n_guess),
              Src.BACKOFF: (Uniform(), n_guess if jitter else 0),
              Src.CONFLICT: (Uniform(), n_guess if p.vo_conflicts else 0),
-             Src.GAP: (inter_arrival_dist(cfg.workload, cfg.duration_ms), min(n_guess + BATCH, CHUNK)),
+             Src.GAP: (inter_arrival_dist(cfg.workload, cfg.duration_ms) if not p.writers else Constant(math.inf),
+                       min(n_guess + BATCH, CHUNK)),
              Src.PUT_CP: (lat.put_checkpoint, n_guess // max(1, p.checkpoint_interval) if p.log else 0),
-             Src.THROTTLE: (Uniform(), n_guess if p.throttle else 0)}
+             Src.THROTTLE: (Uniform(), n_guess if p.throttle else 0),
+             Src.THINK: (think_dist(cfg.workload.writers), n_guess if p.writers else 0),
+             # a writer's first start (and phase jitter) is drawn before any refill can run: 2 per writer at least
+             Src.WRITER: (Uniform(), 2 * (n_guess + p.writers) if p.writers else 0)}
     return [Source(first[s][0], rng[SRC_STREAM[s]], min(first[s][1], CHUNK)) for s in range(N_SRC)]
 
 

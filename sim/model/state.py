@@ -30,7 +30,18 @@ TX = np.dtype([
     ("arrival_ms", F), ("runtime_ms", F), ("runtime_end_ms", F), ("end_ms", F),
     ("op_latency_ms", F),        # latency of the catalog operation in flight
     ("backoff_ms", F),
-    ("writer", I), ("due_ms", F), ("missed", I),
+    ("writer", I),               # its writer (docs/MODEL.md, "Writers"); -1 under open-loop arrivals
+    ("due_ms", F),               # periodic writers: the tick it serves (NaN otherwise)
+    ("missed", I),               # periodic writers: the writer's ticks that got no commit of their own just before
+])
+
+# one writer's state (a row of `Model.wr`; `sim.model.writers`)
+WR = np.dtype([
+    ("started", I),              # its transactions so far
+    ("phase_ms", F),             # periodic: its ticks are at phase_ms + k interval_ms
+    ("tick", I),                 # periodic: the first tick no commit has served yet
+    ("due_ms", F),               # the next transaction's tick (NaN: closed loop) ...
+    ("missed", I),               # ... and the ticks missed before it
 ])
 
 # the run's scalars that change (`Model.run`, one row)
@@ -43,6 +54,7 @@ RUN = np.dtype([
     ("arrivals_base", I),        # the id of the arrival `tables[0]` was drawn for
     ("validate_max", I),         # at the last stop between events, the most snapshots a transaction in flight
     ("seq_at_stop", I),          # had yet to validate; and `seq` then
+    ("writers_active", I),       # writers that will start another transaction
 ])
 
 # one history row (`Model.hist`; docs/FORMATS.md "History")
@@ -80,6 +92,17 @@ class Params(NamedTuple):
     throttle: bool
     checkpoint_interval: int
     log: bool
+    object_shape: bool           # commit.shape object: no metadata I/O, the object's read and conditional write
+    head: bool                   # ... whose first read is a HEAD then a GET (a storage catalog, rewrite)
+    writers: int                 # 0: open-loop arrivals
+    periodic: bool
+    interval_ms: float
+    jitter_ms: float
+    skip: bool                   # periodic: a tick that comes while its previous commit runs is dropped
+    budget: int                  # transactions per writer (0: no budget)
+    spread_ms: float
+    owned: bool                  # writer w commits to table w mod num_tables
+    num_tables: int
 
 
 def _codes(name: str, names: str, first: int = 0, kind=int):
@@ -104,10 +127,10 @@ OPS = ("fa", "vo")
 NA, FALSE, TRUE = I(-1), I(0), I(1)
 Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL")
 # random sources, the index of each in `Model.draws` (docs/MODEL.md, "Randomness")
-Src = _codes("Src", "READ CAS GET PUT_ML PUT_TM BACKOFF CONFLICT GAP PUT_CP THROTTLE")
+Src = _codes("Src", "READ CAS GET PUT_ML PUT_TM BACKOFF CONFLICT GAP PUT_CP THROTTLE THINK WRITER")
 N_SRC = len(Src)
 SRC_STREAM = ("catalog_read", "catalog_cas", "get", "put_manifest_list", "put_table_metadata", "backoff",
-              "validation_conflict", "arrival", "put_checkpoint", "throttle")
+              "validation_conflict", "arrival", "put_checkpoint", "throttle", "think", "writer")
 # bits of the `needs` mask past the sources': the history buffer is full; the next arrival has no free slot or no
 # drawn table; the conflict table could be indexed past its end; a throttled log's next entry has no bucket
 Need = _codes("Need", "HISTORY TXN THR BUCKETS", first=N_SRC)
@@ -138,3 +161,4 @@ class Model(NamedTuple):
     bk_last: np.ndarray     # ... time of the last update
     bk_head: np.ndarray     # per table: the run's commit index of its newest log entry (-1: none)
     bk_prev: np.ndarray     # per commit index: the one of the previous entry of the same table
+    wr: np.ndarray          # WR, one row per writer (one blank row under open-loop arrivals)

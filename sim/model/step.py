@@ -2,7 +2,7 @@
 from . import log, rewrite
 from .jit import handler
 from .state import PC
-from .transaction import next_read
+from .transaction import first_read
 
 
 @handler
@@ -23,5 +23,4 @@ def step(m, j, now):
         return log.on_list(m, j, now)
     if pc == PC.LOG_BASE:
         return log.on_log_base(m, j, now)
-    # PC.INIT: the transaction has arrived and reads its base snapshot (a log's: LIST)
-    return next_read(m, j, PC.LOG_BASE if m.p.log else PC.BASE, 0.0)
+    return first_read(m, j)   # PC.INIT

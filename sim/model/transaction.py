@@ -9,14 +9,57 @@ prepare with its GETs and PUTs) touches no shared state and is summed into that 
 ends is left in `PC.DONE` and its handler returns `DONE`. `sim.model.step` dispatches; engines own time and
 order and call it when the delay has passed.
 
-This module holds the steps every protocol shares: catalog reads, starting a conditional write, a 429 from a
-throttled object, the end.
+This module holds the steps every protocol shares: the start, catalog reads, starting a conditional write, a 429
+from a throttled object, the end.
 """
 from . import catalog, history, throttle
 from .draws import take
 from .jit import model_function
 from .retry import delay_ms
 from .state import PC, Src
+
+
+@model_function
+def begin(m, now, writer):
+    """A new transaction starts now (an open-loop arrival, writer -1, or `writer`'s next): the slot it takes. Its
+    id is the next one, and its table, operation and runtime were drawn ahead for that id (a writer that owns a
+    table commits to it instead)."""
+    r = m.run[0]
+    i = r.next_txn
+    r.next_txn = i + 1
+    a = i - r.arrivals_base
+    f = r.free_slots - 1
+    r.free_slots = f
+    j = m.free[f]
+    t = m.tables[a]
+    if writer >= 0 and m.p.owned:
+        t = writer % m.p.num_tables
+    inwin = m.p.window_lo_ms <= now < m.p.window_hi_ms
+    tx = m.tx[j]
+    tx.txn = i
+    tx.table = t
+    tx.is_vo = m.isvo[a]
+    tx.in_window = 1 if inwin else 0
+    tx.pc = PC.INIT
+    tx.arrival_ms = now
+    tx.runtime_ms = m.runtimes[a]
+    tx.writer = writer
+    if inwin:
+        r.open_in_window += 1
+    if history.on(m):
+        history.begin(m, now, j, t, m.p.max_attempts)
+    return j
+
+
+@model_function
+def first_read(m, j):
+    """INIT: the transaction reads its base snapshot (a log's: LIST); the microbenchmark's first read of a
+    storage object is a HEAD, then the GET."""
+    head = 0.0
+    if m.p.head:
+        head = take(m, Src.GET)
+        m.tx[j].gets += 1
+    return next_read(m, j, PC.LOG_BASE if m.p.log else PC.BASE, head)
 
 DONE = -1.0   # a handler's answer for a transaction that ended
 

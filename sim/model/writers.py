@@ -1,0 +1,101 @@
+"""Writers (docs/MODEL.md, "Writers"): a fixed set of N writers instead of open-loop arrivals.
+
+A writer runs one transaction at a time. Closed loop: its next transaction starts a think time after the last
+one ended (committed or aborted: the writer learns the outcome at the transaction's end_ms). Periodic: its
+commits are due at ticks phase + k interval; one starts U(0, jitter) after its tick, or, if the previous commit
+still runs then, as soon as it ends (`wait`: the ticks passed meanwhile merge into it) or at the next tick after
+it ends (`skip`: the ticks passed are dropped). A writer with a budget stops after that many transactions; none
+starts at or after duration_ms. Each writer has at most one pending event, its next start: the engine schedules
+it where `first_due` and `on_end` say and calls `on_due` there.
+"""
+import numpy as np
+
+from .draws import take
+from .jit import model_function
+from .state import Src
+from .transaction import begin
+
+
+@model_function
+def first_due(m, w):
+    """Writer w's first start (closed) or first trigger (periodic), from 0: its phase U(0, start_spread_ms)."""
+    wr = m.wr[w]
+    phase = take(m, Src.WRITER) * m.p.spread_ms
+    wr.missed = 0
+    if not m.p.periodic:
+        wr.due_ms = np.nan
+        return phase
+    wr.phase_ms = phase
+    wr.due_ms = phase
+    wr.tick = 1
+    return phase + take(m, Src.WRITER) * m.p.jitter_ms
+
+
+@model_function
+def _stopped(m):
+    """A writer stops: the last one ends the arrivals (the run stops once no window transaction is open)."""
+    r = m.run[0]
+    r.writers_active -= 1
+    if r.writers_active == 0:
+        r.arrivals_done = 1
+        if r.open_in_window == 0:
+            r.stop = 1
+    return -1.0
+
+
+@model_function
+def on_due(m, w, now):
+    """Writer w's next transaction starts now: the slot it takes, or -1 (it stops) at or after duration_ms."""
+    if now >= m.p.duration_ms:
+        _stopped(m)
+        return -1
+    wr = m.wr[w]
+    j = begin(m, now, w)
+    wr.started += 1
+    tx = m.tx[j]
+    tx.due_ms = wr.due_ms
+    tx.missed = wr.missed
+    return j
+
+
+@model_function
+def _next_tick(m, wr, end_ms):
+    """A periodic writer's next trigger after a commit that ended at end_ms (wr.tick: the first tick no commit
+    has served): that tick if it is still ahead, else now (wait) or the next tick ahead (skip)."""
+    interval = m.p.interval_ms
+    k = wr.tick
+    due = wr.phase_ms + k * interval
+    if due > end_ms:
+        wr.missed = 0
+        wr.tick = k + 1
+        wr.due_ms = due
+        return due
+    last = np.int64((end_ms - wr.phase_ms) // interval)   # the last tick at or before end_ms (>= k)
+    if m.p.skip:
+        wr.missed = last - k + 1
+        wr.tick = last + 2
+        due = wr.phase_ms + (last + 1) * interval
+        wr.due_ms = due
+        return due
+    wr.missed = last - k
+    wr.tick = last + 1
+    wr.due_ms = due
+    return end_ms
+
+
+@model_function
+def on_end(m, j, now):
+    """Transaction j of a writer ended (its handler returned DONE now): the delay from now to the writer's
+    next start, or -1 if the writer stops."""
+    tx = m.tx[j]
+    wr = m.wr[tx.writer]
+    if m.p.budget > 0 and wr.started >= m.p.budget:
+        return _stopped(m)
+    end_ms = tx.end_ms
+    if m.p.periodic:
+        at = _next_tick(m, wr, end_ms) + take(m, Src.WRITER) * m.p.jitter_ms
+    else:
+        at = end_ms + take(m, Src.THINK)
+    if at >= m.p.duration_ms:
+        return _stopped(m)
+    return at - now
