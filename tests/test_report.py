@@ -479,6 +479,9 @@ def test_write_report_writers_section_first(tmp_path):
     csv = pd.read_csv(d / "report" / "writers.csv")
     assert len(csv) == 8 and {"throughput_cps_ci95", "attempts_cps_ci95", "attempt_failure_share_ci95"} <= set(
         csv.columns)
+    assert re.findall(r'<h2 id="([^"]+)"', text) == ["writers", "overview", "unfinished", "failed"]
+    assert not (d / "report" / "knee.csv").exists() and "Heatmap layout" not in text   # no inter-arrival grid
+    assert (d / "report" / "summary.csv").exists()
     md = (d / "report" / "writers.md").read_text().splitlines()
     assert md[0] == "| provider | writers | success/s | attempts/s | failure share | replications |"
     assert len(md) == 2 + 8 and md[2].startswith("| s3x | 1 | 20.0 \u00b1 ")
