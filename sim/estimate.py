@@ -56,8 +56,17 @@ class Estimate:
                 f"~{_bytes(self.memory_bytes)} of memory")
 
 
+def expected_transactions(cfg: Config) -> float:
+    """Open-loop arrivals: duration / mean gap; writers: each at the pace of an uncontended transaction (or its
+    interval), at most its budget."""
+    if cfg.workload.writers.count > 0:
+        from .model.sources import expected_arrivals
+        return float(expected_arrivals(cfg))
+    return cfg.duration_ms / mean_gap_ms(cfg.workload.inter_arrival)
+
+
 def estimate(cfg: Config, history: bool = False) -> Estimate:
-    arrivals = cfg.duration_ms / mean_gap_ms(cfg.workload.inter_arrival)
+    arrivals = expected_transactions(cfg)
     records = STREAM_BYTES if streams(cfg) else arrivals * RECORD_BYTES_PER_ARRIVAL
     slots = cfg.workload.num_tables + cfg.max_attempts + cfg.io.max_parallel
     memory = BASE_BYTES + records + arrivals * (HISTORY_BYTES_PER_ARRIVAL if history else 0) + slots * SLOT_BYTES
@@ -67,7 +76,7 @@ def estimate(cfg: Config, history: bool = False) -> Estimate:
 def streams(cfg: Config) -> bool:
     """Whether a run summarizes its records as they come instead of keeping them (`sim.run.run`): above
     STREAM_ARRIVALS expected arrivals, whose records would take ~RECORD_BYTES_PER_ARRIVAL each."""
-    return cfg.duration_ms / mean_gap_ms(cfg.workload.inter_arrival) > STREAM_ARRIVALS
+    return expected_transactions(cfg) > STREAM_ARRIVALS
 
 
 def physical_memory_bytes() -> float:

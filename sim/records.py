@@ -12,8 +12,8 @@ from .model.state import HIST, KINDS, OPS, OUTCOMES, REASONS, TX, Kind, Outcome,
 
 RECORD_COLUMNS = ("txn", "table", "table_rank", "op", "arrival_ms", "runtime_end_ms", "end_ms", "outcome",
                   "reason", "attempts", "catalog_conflicts", "table_conflicts", "manifest_lists_read",
-                  "catalog_reads", "gets", "puts", "cases", "backoff_ms", "in_window", "throttled",
-                  "writer", "due_ms", "missed")
+                  "catalog_reads", "gets", "puts", "cases", "backoff_ms", "in_window", "throttled", "writer",
+                  "due_ms", "missed")
 
 HISTORY_COLUMNS = ("kind", "time_ms", "txn", "table", "op", "seq", "version", "expected", "ok", "base_version",
                    "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts")
@@ -66,9 +66,9 @@ def record_rows(tx: np.ndarray) -> dict[str, np.ndarray]:
         "backoff_ms": tx["backoff_ms"].copy(),
         "in_window": tx["in_window"] != 0,
         "throttled": tx["throttled"].copy(),        # conditional writes answered 429 (resent; not attempts)
-        "writer": tx["writer"].copy(),              # -1 under open-loop arrivals
-        "due_ms": tx["due_ms"].copy(),              # periodic writers: the tick served; NaN otherwise
-        "missed": tx["missed"].copy(),              # periodic writers: ticks merged into / dropped before it
+        "writer": tx["writer"].copy(),
+        "due_ms": tx["due_ms"].copy(),
+        "missed": tx["missed"].copy(),
     }
     assert tuple(cols) == RECORD_COLUMNS
     return cols

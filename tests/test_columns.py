@@ -14,6 +14,7 @@ from sim.sweep.task import standard_columns
      "workload": {"table_selection": {"distribution": "zipf", "alpha": 1.2}}},
     {"workload": {"inter_arrival": {"distribution": "lognormal", "median_ms": 200, "sigma": 1.0}}},
     {"design": "log"},
-], ids=["defaults", "service_zipf", "lognormal", "log"])
+    {"workload": {"writers": {"count": 4, "mode": "periodic", "interval_ms": 1000}}, "commit": {"shape": "object"}},
+], ids=["defaults", "service_zipf", "lognormal", "log", "writers"])
 def test_written_columns_are_the_reported_ones(data):
     assert list(standard_columns(from_dict(data))) == STANDARD_PARAMS

@@ -29,8 +29,10 @@ BASE = {
 
 
 def merge(base: dict, over: dict) -> dict:
-    """`base` with `over` merged in (an `inter_arrival` mapping is replaced whole)."""
+    """`base` with `over` merged in (an `inter_arrival` mapping is replaced whole; writers replace arrivals)."""
     out = copy.deepcopy(base)
+    if "writers" in over and "inter_arrival" not in over:
+        out.pop("inter_arrival", None)
     for k, v in over.items():
         if isinstance(v, dict) and isinstance(out.get(k), dict) and k != "inter_arrival":
             out[k] = merge(out[k], v)
@@ -58,6 +60,37 @@ def assert_same(d: dict, replication: int = 0, history: bool = True):
 
 
 CONTENDED = {"workload": {"inter_arrival": {"mean_ms": 40}, "num_tables": 2, "fast_append_ratio": 0.7}}
+
+NO_WORK = {"median_ms": 0, "sigma": 0, "min_ms": 0}
+BENCH = {"commit": {"shape": "object", "max_retries": 0}, "workload": {"runtime": NO_WORK}}
+WRITER_CASES = {
+    "closed": ({"count": 6, "think_ms": 100, "think": "exponential", "start_spread_ms": 2_000}, {}),
+    "closed_simultaneous_retry": ({"count": 8}, {"retry": {"catalog": {"policy": "exponential", "base_ms": 20}}}),
+    "closed_vo_tables": ({"count": 10, "think_ms": 50}, {"workload": {"num_tables": 3, "fast_append_ratio": 0.6,
+                                                                      "vo_conflict_probability": 0.02}}),
+    "periodic_wait": ({"count": 6, "mode": "periodic", "interval_ms": 700, "jitter_ms": 100}, {}),
+    "periodic_skip": ({"count": 6, "mode": "periodic", "interval_ms": 700, "overrun": "skip", "jitter_ms": 50}, {}),
+    "periodic_slow": ({"count": 3, "mode": "periodic", "interval_ms": 5_000}, {"design": "log"}),
+    "budget_owned": ({"count": 5, "commits": 7, "tables": "owned"}, {"workload": {"num_tables": 3}}),
+    "bench_s3": ({"count": 8}, BENCH),
+    "bench_log": ({"count": 8}, merge(BENCH, {"design": "log"})),
+    "bench_gcp": ({"count": 4}, merge(BENCH, {"storage": {"provider": "gcp"}})),
+    "bench_service_retry": ({"count": 4}, merge(BENCH, {"design": "rest", "catalog": {"latency_ms": 5},
+                                                        "commit": {"max_retries": 2}})),
+    # constant latencies and simultaneous starts and ticks: only SimPy's (time, priority, eid) order decides
+    "ties_closed": ({"count": 4, "commits": 30}, {"storage": {"provider": "instant"},
+                                                   "workload": {"runtime": {"median_ms": 10, "sigma": 0, "min_ms": 0}}}),
+    "ties_periodic": ({"count": 4, "mode": "periodic", "interval_ms": 20, "start_spread_ms": 0},
+                      {"storage": {"provider": "instant"}, "workload": {"runtime": {"median_ms": 10, "sigma": 0,
+                                                                                    "min_ms": 0}}}),
+}
+
+
+def _writers(writers: dict, over: dict) -> dict:
+    """BASE with writers instead of arrivals (a runtime of about 0.5 s), then `over`."""
+    return merge(merge(BASE, {"workload": {"writers": writers, "runtime": {"median_ms": 500, "sigma": 0.5,
+                                                                            "min_ms": 0}}}), over)
+
 
 CASES = {
     "default": {},
@@ -169,6 +202,9 @@ CASES = {
     "throttle_fixed_resend": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle_retry": {
         "policy": "fixed", "delay_ms": 300}}}),
     "throttle_off": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle": False}}),
+    # writers (sim/model/writers.py): closed loop, periodic (wait, skip), budgets, owned tables; the
+    # microbenchmark's operation (commit.shape: object) on a storage object, a log and a throttled object
+    **{f"writers_{k}": _writers(w, over) for k, (w, over) in WRITER_CASES.items()},
     "published_like": merge(BASE, {
         "drain_limit_ms": 0, "commit": {"first_attempt": "stale", "metadata_read_on_failure": True},
         "workload": {"inter_arrival": {"distribution": "lognormal", "median_ms": 30, "sigma": 0.5},
@@ -227,7 +263,9 @@ def _rules(c) -> dict:
 @pytest.mark.parametrize("name", ["default", "zipf", "vo_conflicts", "ties_instant", "drain_0", "parallel_4",
                                   "retry_mixed_md", "stale_first", "scope_table", "scope_table_service_inlined",
                                   "log", "log_stale_parallel", "log_vo_conflicts_backoff", "throttle_file",
-                                  "throttle_pointer", "throttle_log"])
+                                  "throttle_pointer", "throttle_log", "writers_closed_vo_tables",
+                                  "writers_periodic_skip", "writers_bench_log", "writers_bench_gcp",
+                                  "writers_ties_periodic"])
 def test_fast_history_passes_checker(name):
     c = from_dict(merge(BASE, CASES[name]))
     fast = FastEngine(c, record_history=True).run()
@@ -341,7 +379,33 @@ def small_configs(draw):
     drain = draw(st.sampled_from([None, 0.0, 5_000.0, 60_000.0]))
     if drain is not None:
         d["drain_limit_ms"] = drain
+    if draw(st.integers(0, 2)) == 0:
+        _writers_instead(draw, d)
     return d, draw(st.integers(0, 3))
+
+
+def _writers_instead(draw, d: dict) -> None:
+    """Writers instead of open-loop arrivals (sim/model/writers.py), sometimes running the microbenchmark's
+    operation."""
+    w = d["workload"]
+    del w["inter_arrival"]
+    writers = {"count": draw(st.integers(1, 12)), "tables": draw(st.sampled_from(["shared", "owned"])),
+               "mode": draw(st.sampled_from(["closed", "periodic"]))}
+    if writers["mode"] == "closed":
+        writers.update(think_ms=draw(st.sampled_from([0.0, 10.0, 500.0])),
+                       think=draw(st.sampled_from(["constant", "exponential"])))
+    else:
+        writers.update(interval_ms=draw(st.sampled_from([5.0, 200.0, 2_000.0])),
+                       jitter_ms=draw(st.sampled_from([0.0, 50.0])), overrun=draw(st.sampled_from(["wait", "skip"])))
+    for key, values in (("commits", [1, 5, 40]), ("start_spread_ms", [0.0, 1_000.0])):
+        if draw(st.booleans()):
+            writers[key] = draw(st.sampled_from(values))
+    w["writers"] = writers
+    if draw(st.booleans()):
+        d["commit"]["shape"] = "object"
+        w["fast_append_ratio"] = 1.0
+        if draw(st.booleans()):
+            w["runtime"] = {"median_ms": 0.0, "sigma": 0.0, "min_ms": 0.0}
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

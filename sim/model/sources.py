@@ -66,12 +66,23 @@ def expected_arrivals(cfg: Config) -> int:
     """A first guess of a run's arrivals (its transactions), to size its first draws and arrays; nothing more."""
     w = cfg.workload.writers
     if w.count > 0:
-        cycle = w.interval_ms if w.mode == "periodic" else w.think_ms + runtime_dist(cfg.workload).mean_ms() + 100.0
-        n = w.count * cfg.duration_ms / max(cycle, 1.0)
+        cycle = w.interval_ms if w.mode == "periodic" else w.think_ms + _uncontended_ms(cfg)
+        n = w.count * cfg.duration_ms / max(cycle, 1e-3)
         return int(min(n if w.commits is None else min(n, w.count * w.commits), 1 << 40)) + w.count
     ia = cfg.workload.inter_arrival
     mean = ia.mean_ms if ia.distribution != "lognormal" else LogNormal(ia.median_ms, ia.sigma).mean_ms()
     return int(min(cfg.duration_ms / mean * 1.05, 1 << 40)) if mean > 0 else 1 << 40
+
+
+def _uncontended_ms(cfg: Config) -> float:
+    """A transaction's mean time from start to end with nothing to contend with: its reads, runtime, prepare
+    and conditional write (the microbenchmark's: HEAD, read, conditional write)."""
+    lat = latency_model(cfg)
+    ends = lat.catalog_read.mean_ms() + lat.catalog_cas.mean_ms()
+    if cfg.commit.shape == "object":
+        return ends + lat.get.mean_ms()
+    io = 2 * lat.get.mean_ms() + lat.put_manifest_list.mean_ms() + lat.put_table_metadata.mean_ms()
+    return ends + lat.catalog_read.mean_ms() + runtime_dist(cfg.workload).mean_ms() + io
 
 
 def sources_of(cfg: Config, p: Params, rng: dict, n_guess: int) -> list[Source]:

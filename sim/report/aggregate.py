@@ -30,6 +30,11 @@ STANDARD_PARAMS = [
     "design",
     "scope",
     "protocol",
+    "writers",
+    "writers_mode",
+    "interval_ms",
+    "think_ms",
+    "shape",
 ]
 
 #: standard columns that become facets by default when they take more than one value

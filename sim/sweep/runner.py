@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
-from ..estimate import Limits, estimate, guard
+from ..estimate import Limits, estimate, expected_transactions, guard
 from ..providers import load_provider
 from ..results_io import atomic_write_parquet, atomic_write_text
 from ..version import MODEL_VERSION
@@ -39,7 +39,7 @@ def tasks_of(sweep: Sweep, replications: int | None = None, engine: str = "fast"
         cfg = point.config
         columns = {**point.params, **standard_columns(cfg), "config_hash": point.hash}
         # rough relative cost (arrivals x attempts they may make), to start the heavy runs first
-        cost = cfg.duration_ms / columns["inter_arrival_ms"] * cfg.max_attempts
+        cost = expected_transactions(cfg) * cfg.max_attempts
         digest = load_provider(cfg.storage.provider).digest()
         for rep in range(reps):
             key = RunKey(point.hash, rep, cfg.storage.provider, digest, MODEL_VERSION)

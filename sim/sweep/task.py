@@ -17,6 +17,7 @@ from .store import RunKey
 def standard_columns(cfg: Config) -> dict:
     """Parameter columns every results table has, whatever was swept (docs/FORMATS.md)."""
     ia = cfg.workload.inter_arrival
+    writers = cfg.workload.writers.count > 0
     cat = cfg.catalog
     if cat.backend == "storage":
         cat_ms = math.nan
@@ -26,14 +27,25 @@ def standard_columns(cfg: Config) -> dict:
     return {
         "provider": cfg.storage.provider, "backend": cat.backend, "num_tables": cfg.workload.num_tables,
         "fast_append_ratio": cfg.workload.fast_append_ratio,
-        "inter_arrival_ms": ia.median_ms if ia.distribution == "lognormal" else ia.mean_ms,
-        "inter_arrival_distribution": ia.distribution, "catalog_latency_ms": cat_ms,
+        "inter_arrival_ms": math.nan if writers else ia.median_ms if ia.distribution == "lognormal" else ia.mean_ms,
+        "inter_arrival_distribution": "" if writers else ia.distribution, "catalog_latency_ms": cat_ms,
         "table_selection": cfg.workload.table_selection.distribution,
         "zipf_alpha": cfg.workload.table_selection.alpha if zipf else math.nan,
         "max_retries": cfg.commit.max_retries,
         # catalog design (MODEL.md 'Catalog designs'): the named design, or the one its keys amount to
         "design": cfg.design or design_of(cfg), "scope": cat.scope, "protocol": cfg.commit.protocol,
+        **_workload_columns(cfg),
     }
+
+
+def _workload_columns(cfg: Config) -> dict:
+    """Writers (MODEL.md 'Writers'): their count (0: open-loop arrivals, whose gap is inter_arrival_ms), mode,
+    interval or think time; and the transaction's shape."""
+    w = cfg.workload.writers
+    periodic, closed = w.count > 0 and w.mode == "periodic", w.count > 0 and w.mode == "closed"
+    return {"writers": w.count, "writers_mode": w.mode if w.count > 0 else "",
+            "interval_ms": w.interval_ms if periodic else math.nan, "think_ms": w.think_ms if closed else math.nan,
+            "shape": cfg.commit.shape}
 
 
 def design_of(cfg: Config) -> str:

@@ -3,6 +3,8 @@
 `python tests/golden/make.py --repin` recomputes the digests of the configurations stored in
 `tests/golden/digests.json` (each entry's own "config" and "replication"), holding their transaction counts: after
 a column or summary key joins `pinned.json`, or when a change of results is intended (the commit says why).
+`python tests/golden/make.py --new` pins the configurations `configs()` builds that are not stored yet (new
+cases), leaving the stored ones as they are.
 `python tests/golden/make.py` pins afresh the configurations `configs()` builds today, which are not those stored
 (cases added since; configs that now spell out throttle, scope and protocol, case_provider_gcp's throttle no longer
 off): a new set of goldens, not a re-pin.
@@ -107,6 +109,17 @@ def repin(path: Path = HERE / "digests.json") -> None:
     path.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
 
 
+def pin_new(path: Path = HERE / "digests.json") -> None:
+    """Pin the configurations `configs()` builds that `path` does not hold yet (new cases), leaving every
+    stored one as it is."""
+    golden = json.loads(path.read_text())
+    for name, (data, rep) in configs().items():
+        if name not in golden:
+            golden[name] = {"config": data, "replication": rep, **compute(name, data, rep, "fast")}
+            print(name, golden[name]["transactions"], flush=True)
+    path.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
+
+
 def pin_afresh() -> None:
     out = {}
     for name, (data, rep) in configs().items():
@@ -119,7 +132,11 @@ if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repin", action="store_true", help="recompute the stored configurations' digests")
-    if ap.parse_args().repin:
+    ap.add_argument("--new", action="store_true", help="pin only the configurations not stored yet")
+    args = ap.parse_args()
+    if args.repin:
         repin()
+    elif args.new:
+        pin_new()
     else:
         pin_afresh()
