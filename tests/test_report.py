@@ -431,7 +431,9 @@ def make_writers_results(intervals=(None,)) -> pd.DataFrame:
         r.update({"provider": provider, "backend": "storage", "num_tables": 1, "fast_append_ratio": 1.0,
                   "inter_arrival_ms": 100.0, "inter_arrival_distribution": "exponential",
                   "catalog_latency_ms": np.nan, "table_selection": "uniform", "zipf_alpha": np.nan,
-                  "max_retries": 0, "storage.provider": provider, "workload.writers.count": t,
+                  "max_retries": 0, "writers": t, "writers_mode": "closed",
+                  "interval_ms": np.nan if interval is None else interval, "think_ms": 0.0, "shape": "object",
+                  "storage.provider": provider, "workload.writers.count": t,
                   "config_hash": f"{provider}-{t}-{interval}", "replication": rep, "status": "ok", "error": "",
                   "wall_s": 1.0, "events": 100, "throughput_cps": ok + d, "attempts_cps": att + 2 * d,
                   "attempt_failure_share": 1 - ok / att, "success_rate": ok / att})
@@ -447,7 +449,9 @@ def test_writers_table_means_and_ci():
     df = make_writers_results()
     assert is_writers_sweep(df) and not is_writers_sweep(make_results())
     agg, keys = writers_table(df)
-    assert keys == ["storage.provider", "workload.writers.count"]
+    assert keys == ["storage.provider", "workload.writers.count"]     # `provider`, `writers` mirror them
+    unswept = df.drop(columns=["workload.writers.count"])                # the count from the standard column
+    assert is_writers_sweep(unswept) and writers_table(unswept)[1] == ["storage.provider", "writers"]
     assert agg["storage.provider"].tolist() == ["s3x"] * 4 + ["gcp"] * 4          # the report's provider order
     assert (agg["n_reps"] == 3).all()                                              # the failed run left out
     r = agg[(agg["storage.provider"] == "s3x") & (agg["workload.writers.count"] == 4)].iloc[0]
@@ -496,7 +500,8 @@ def test_write_report_writers_facets(tmp_path):
     srcs = [s for s in re.findall(r'<img src="([^"]+)"', text) if "/writers_" in s]
     assert len(srcs) == 6 and any("interval_ms-60000" in s for s in srcs)
     assert len(pd.read_csv(d / "report" / "writers.csv")) == 16
-    assert "workload.writers.interval_ms" in (d / "report" / "writers.md").read_text().splitlines()[0]
+    head = (d / "report" / "writers.md").read_text().splitlines()[0]
+    assert head == "| provider | interval_ms | writers | success/s | attempts/s | failure share | replications |"
 
 
 def test_open_loop_report_has_no_writers_section(results_dir):

@@ -17,15 +17,21 @@ from .aggregate import _unplaced_parameters, aggregate, format_value, ok_rows
 from .designs import PROVIDER_ORDER, ordered
 from .labels import fmt_number
 
-THREADS = "workload.writers.count"
+THREADS = "workload.writers.count"   # the swept column; else the standard `writers` column (the same count)
 #: the report's metrics: results column -> table heading
 WRITER_METRICS = {"throughput_cps": "success/s", "attempts_cps": "attempts/s",
                   "attempt_failure_share": "failure share"}
 
 
+def threads_column(df: pd.DataFrame) -> str:
+    """The writer count's column: the swept `workload.writers.count`, else the standard `writers` one."""
+    return THREADS if THREADS in df.columns else "writers"
+
+
 def is_writers_sweep(df: pd.DataFrame) -> bool:
     """True when the results table sweeps the number of writers."""
-    return THREADS in df.columns and df[THREADS].nunique(dropna=True) > 1
+    col = threads_column(df)
+    return col in df.columns and df[col].nunique(dropna=True) > 1
 
 
 def provider_column(df: pd.DataFrame) -> str:
@@ -35,8 +41,8 @@ def provider_column(df: pd.DataFrame) -> str:
 
 def writers_keys(df: pd.DataFrame) -> list[str]:
     """The grouping of the writers table: the provider, the facets, the writer count (last)."""
-    placed = [provider_column(df), THREADS]
-    return [placed[0], *_unplaced_parameters(df, placed), THREADS]
+    placed = [provider_column(df), threads_column(df)]
+    return [placed[0], *_unplaced_parameters(df, placed), placed[1]]
 
 
 def writers_table(results: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -64,7 +70,7 @@ def writers_cells(agg: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """The table shown: per provider x facets x writers, each metric as 'mean ± 95 % CI half-width'."""
     rows = []
     for _, r in agg.iterrows():
-        d = {("provider" if k == keys[0] else "writers" if k == THREADS else k): format_value(r[k]) for k in keys}
+        d = {("provider" if k == keys[0] else "writers" if k == keys[-1] else k): format_value(r[k]) for k in keys}
         for m, head in WRITER_METRICS.items():
             if m in agg.columns:
                 d[head] = _cell(r[m], r.get(f"{m}_ci95"), m.endswith("_share"))

@@ -14,7 +14,7 @@ import seaborn as sns
 
 from ..aggregate import format_value
 from ..labels import facet_label, slug
-from ..writers import THREADS, WRITER_METRICS
+from ..writers import WRITER_METRICS
 from .canvas import facet_groups, new_figure, reps_note, save, suptitle
 
 #: y-axis label per metric
@@ -24,9 +24,9 @@ _Y = {"throughput_cps": "successful conditional writes/s", "attempts_cps": "cond
 
 def writers_figures(agg: pd.DataFrame, keys: list[str], out_dir) -> list[tuple[Path, str]]:
     """Per metric of WRITER_METRICS (and per combination of the facet keys, `keys[1:-1]`): x the writer count
-    (log 2 scale), one line per provider (`keys[0]`), error bars the 95 % CI half-widths. `agg` is
+    (`keys[-1]`, log 2 scale), one line per provider (`keys[0]`), error bars the 95 % CI half-widths. `agg` is
     `sim.report.writers.writers_table`'s. Returns ``[(path, caption), ...]``."""
-    prov, facets = keys[0], keys[1:-1]
+    prov, facets, threads = keys[0], keys[1:-1], keys[-1]
     providers = list(dict.fromkeys(agg[prov].tolist()))      # writers_table's order
     colors = dict(zip(providers, sns.color_palette("tab10", n_colors=max(len(providers), 1))))
     out = []
@@ -37,8 +37,8 @@ def writers_figures(agg: pd.DataFrame, keys: list[str], out_dir) -> list[tuple[P
             fig = new_figure(6.4, 4.2)
             ax = fig.subplots()
             for p in providers:
-                _line(ax, sub[sub[prov] == p], metric, colors[p], format_value(p))
-            _axes(ax, sub, metric)
+                _line(ax, sub[sub[prov] == p], threads, metric, colors[p], format_value(p))
+            _axes(ax, sub, threads, metric)
             fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper", fontsize=8, frameon=False,
                        title="provider")
             label = facet_label(parts)
@@ -48,9 +48,9 @@ def writers_figures(agg: pd.DataFrame, keys: list[str], out_dir) -> list[tuple[P
     return out
 
 
-def _line(ax, line: pd.DataFrame, metric: str, color, label: str) -> None:
-    line = line.sort_values(THREADS)
-    x = pd.to_numeric(line[THREADS], errors="coerce").to_numpy(dtype=float)
+def _line(ax, line: pd.DataFrame, threads: str, metric: str, color, label: str) -> None:
+    line = line.sort_values(threads)
+    x = pd.to_numeric(line[threads], errors="coerce").to_numpy(dtype=float)
     y = pd.to_numeric(line[metric], errors="coerce").to_numpy(dtype=float)
     ci = pd.to_numeric(line.get(f"{metric}_ci95", pd.Series(np.nan, index=line.index)),
                        errors="coerce").to_numpy(dtype=float)
@@ -60,9 +60,9 @@ def _line(ax, line: pd.DataFrame, metric: str, color, label: str) -> None:
                     lw=1.6, capsize=3, label=label)
 
 
-def _axes(ax, sub: pd.DataFrame, metric: str) -> None:
+def _axes(ax, sub: pd.DataFrame, threads: str, metric: str) -> None:
     """x: log 2, ticks at the writer counts run; y from 0 (a share: 0 to 100 %)."""
-    ticks = sorted(v for v in pd.to_numeric(sub[THREADS], errors="coerce").dropna().unique() if v > 0)
+    ticks = sorted(v for v in pd.to_numeric(sub[threads], errors="coerce").dropna().unique() if v > 0)
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_minor_locator(NullLocator())
