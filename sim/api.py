@@ -2,7 +2,8 @@
 
     from sim import api
     cfg = api.config("experiments/smoke.yaml" or None, **{"workload.num_tables": 5})
-    res = api.run(cfg)                          # one run: RunResult (summary, records, per_table, history)
+    res = api.run(cfg)                          # one run: RunResult (summary, records, per_table, per_writer,
+                                                #   history)
     df = api.replicate(cfg, 5)                  # one row per replication (flat summaries)
     df = api.sweep({"base": {...}, "grid": {...}}, out="results/mine")   # the results table
     df = api.load_results("results/4c")
@@ -74,6 +75,12 @@ def load_results(path: str | Path) -> pd.DataFrame:
 def load_per_table(path: str | Path) -> pd.DataFrame:
     p = Path(path)
     return pd.read_parquet(p / "per_table.parquet" if p.is_dir() else p)
+
+
+def load_per_writer(path: str | Path) -> pd.DataFrame:
+    """A writers sweep's per-writer rows (`DIR/per_writer.parquet`; none for open-loop sweeps)."""
+    p = Path(path)
+    return pd.read_parquet(p / "per_writer.parquet" if p.is_dir() else p)
 
 
 def aggregate(df: pd.DataFrame, by: list[str] | None = None, metrics: list[str] | None = None) -> pd.DataFrame:

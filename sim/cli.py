@@ -41,10 +41,24 @@ def _summary_text(s: dict, cfg) -> str:
                          f"throughput {_fmt(s[f'{op}_throughput_cps'])} c/s  latency mean "
                          f"{_fmt(s[f'{op}_commit_latency_mean_ms'], '.1f')} ms  p99 "
                          f"{_fmt(s[f'{op}_commit_latency_p99_ms'], '.1f')} ms")
+    if s["writers"]:
+        lines.append(_writers_text(s))
     lines.append(f"retries: {s['catalog_conflicts']} catalog conflicts, {s['table_conflicts']} table conflicts; "
                  f"mean attempts {_fmt(s['mean_attempts'], '.2f')}")
     lines.append(f"simulated {s['sim_end_ms'] / 1000:.0f} s, {s['events']} events, wall {s['wall_s']:.2f} s")
     return "\n".join(lines)
+
+
+def _writers_text(s: dict) -> str:
+    """The writers' line: only runs with writers have one (open-loop output is unchanged)."""
+    line = (f"writers: {s['writers']}, {_fmt(s['commits_per_writer_cps'])} c/s each, utilisation "
+            f"{_fmt(100 * s['writer_utilisation'], '.1f', '%')}; attempts {_fmt(s['attempts_cps'])} /s, "
+            f"{_fmt(100 * s['attempt_failure_share'], '.1f', '%')} failed")
+    if s["commit_lag_mean_ms"] == s["commit_lag_mean_ms"]:
+        line += (f"; commit lag mean {_fmt(s['commit_lag_mean_ms'], '.1f')} ms  p99 "
+                 f"{_fmt(s['commit_lag_p99_ms'], '.1f')} ms, missed intervals "
+                 f"{_fmt(100 * s['missed_interval_share'], '.1f', '%')}")
+    return line
 
 
 @contextlib.contextmanager
@@ -82,7 +96,8 @@ def cmd_run(args) -> int:
             with _numba_without_scipy_blas():
                 result = run(cfg, args.replication, history=args.history, engine=args.engine,
                              records_path=out / "transactions.parquet")
-            atomic_write_text(out / "summary.json", dumps({**result.summary, "per_table": result.per_table}))
+            atomic_write_text(out / "summary.json", dumps({**result.summary, "per_table": result.per_table,
+                                                                "per_writer": result.per_writer}))
             atomic_write_text(out / "config.yaml", yaml.safe_dump(result.resolved, sort_keys=False))
             if result.history is not None:
                 atomic_write_parquet(out / "history.parquet", result.history)

@@ -7,6 +7,9 @@ The records are `sim.records.record_columns`' numpy arrays (codes for `op` and `
 sweep summarizes thousands of runs, and pandas' per-call overhead and import were most of a light run's cost.
 Every figure is the same numpy reduction, over the same elements in the same order, that pandas made, so the
 numbers are unchanged bit for bit.
+
+Writers (docs/MODEL.md, `workload.writers`): a record's `writer` is -1 under open-loop arrivals, so the writer
+keys are 0 (`writers`) or NaN there, and `per_writer` has no rows.
 """
 from __future__ import annotations
 
@@ -21,18 +24,20 @@ PERCENTILES = (50, 95, 99)
 _BLOCK = ("outcome", "end_ms", "runtime_end_ms")
 _SUMS = ("catalog_conflicts", "table_conflicts", "gets", "puts", "manifest_lists_read", "cases", "catalog_reads",
          "backoff_ms", "throttled")
+# what the writer tallies read (`_Writers.add`): all records, not only the window's (a writer's busy time)
+_WRITER = ("writer", "arrival_ms", "end_ms", "due_ms", "missed", "cases", "outcome", "in_window")
 
 
-def _latency_out(prefix: str, mean: float, qs) -> dict:
-    out = {f"{prefix}commit_latency_mean_ms": mean}
+def _latency_out(prefix: str, mean: float, qs, name: str = "commit_latency") -> dict:
+    out = {f"{prefix}{name}_mean_ms": mean}
     for p, q in zip(PERCENTILES, qs):
-        out[f"{prefix}commit_latency_p{p}_ms"] = float(q)
+        out[f"{prefix}{name}_p{p}_ms"] = float(q)
     return out
 
 
-def _latency(lat: np.ndarray, prefix: str) -> dict:
+def _latency(lat: np.ndarray, prefix: str, name: str = "commit_latency") -> dict:
     return _latency_out(prefix, float(lat.mean()) if lat.size else math.nan,
-                        np.percentile(lat, PERCENTILES) if lat.size else [math.nan] * len(PERCENTILES))
+                        np.percentile(lat, PERCENTILES) if lat.size else [math.nan] * len(PERCENTILES), name)
 
 
 def _ratio(a: float, b: float) -> float:
@@ -77,8 +82,15 @@ def summarize(cols: dict, window_ms: tuple[float, float]) -> dict:
     blocks = [_block(_take(df, op == code, _BLOCK), window_s, f"{name}_") for code, name in enumerate(OPS)]
     attempts = df["attempts"][df["outcome"] != Outcome.UNFINISHED]
     sums = {k: _sum(df[k]) for k in _SUMS}
-    return _summary_out(out, window_s, int((df["outcome"] == Outcome.UNFINISHED).sum()), blocks,
-                        float(attempts.mean()) if len(attempts) else math.nan, sums)
+    out = _summary_out(out, window_s, int((df["outcome"] == Outcome.UNFINISHED).sum()), blocks,
+                       float(attempts.mean()) if len(attempts) else math.nan, sums)
+    aborted = df["outcome"] == Outcome.ABORTED
+    out.update(_latency((df["end_ms"] - df["runtime_end_ms"])[aborted], "", "aborted_latency"))
+    writers = _Writers(window_ms)
+    lag = writers.add(_take(cols, slice(None), _WRITER))
+    out.update(writers.summary(out["throughput_cps"], float(lag.mean()) if lag.size else math.nan,
+                               float(np.percentile(lag, 99)) if lag.size else math.nan))
+    return out
 
 
 def _summary_out(out: dict, window_s: float, unfinished: int, blocks: list[dict], mean_attempts: float,
@@ -103,6 +115,9 @@ def _summary_out(out: dict, window_s: float, unfinished: int, blocks: list[dict]
         "backoff_ms_per_commit": _ratio(float(sums["backoff_ms"]), committed),
         "throttled": int(sums["throttled"]),
         "throttled_per_commit": _ratio(float(sums["throttled"]), committed),
+        # conditional writes: a committed transaction's last one succeeded, every other one failed
+        "attempts_cps": float(sums["cases"]) / window_s,
+        "attempt_failure_share": _ratio(float(sums["cases"]) - committed, float(sums["cases"])),
     })
     return out
 
@@ -127,6 +142,87 @@ def _table_row(rank: int, b: dict, cat: int, tab: int) -> dict:
             "success_rate": b["success_rate"], "throughput_cps": b["throughput_cps"],
             "commit_latency_mean_ms": b["commit_latency_mean_ms"], "commit_latency_p99_ms": b["commit_latency_p99_ms"],
             "catalog_conflicts": cat, "table_conflicts": tab}
+
+
+def per_writer(cols: dict, window_ms: tuple[float, float]) -> list[dict]:
+    """Per writer (ids in order; none under open-loop arrivals): its window transactions' counts and rates, its
+    utilisation and, for periodic writers, its commit lag and missed intervals."""
+    writers = _Writers(window_ms)
+    writers.add(_take(cols, slice(None), _WRITER))
+    return writers.rows()
+
+
+class _Writers:
+    """Per-writer tallies, added chunk by chunk (any order): the window transactions' outcomes, conditional
+    writes, commit lags and missed ticks; and the time each writer spends inside a transaction within the
+    window, from all its records (a transaction that started before the window can fill part of it). Counts
+    are exact; float sums add per-chunk sums (per writer, bincount's order)."""
+
+    def __init__(self, window_ms: tuple[float, float]):
+        self.lo, self.hi = window_ms
+        self.window_s = (self.hi - self.lo) / 1000.0
+        self.seen = np.zeros(0, dtype=bool)
+        self.outcomes = np.zeros((0, 4), dtype=np.int64)
+        self.cases, self.due, self.missed = (np.zeros(0, dtype=np.int64) for _ in range(3))
+        self.busy_ms, self.lag_ms = np.zeros(0), np.zeros(0)
+
+    def _grow(self, n: int) -> None:
+        old = len(self.seen)
+        if n <= old:
+            return
+        for name in ("seen", "outcomes", "cases", "due", "missed", "busy_ms", "lag_ms"):
+            a = getattr(self, name)
+            grown = np.zeros((n,) + a.shape[1:], dtype=a.dtype)
+            grown[:old] = a
+            setattr(self, name, grown)
+
+    def add(self, cols: dict) -> np.ndarray:
+        """Tally a chunk of records; returns the commit lags (arrival - due) of its window transactions."""
+        w = cols["writer"]
+        mine = w >= 0
+        if not mine.any():
+            return np.zeros(0)
+        n = int(w[mine].max()) + 1
+        self._grow(n)
+        wr = w[mine]
+        self.seen[wr] = True
+        end = cols["end_ms"][mine]
+        end = np.minimum(np.where(np.isnan(end), self.hi, end), self.hi)   # unfinished: busy to the window's end
+        busy = np.clip(end - np.maximum(cols["arrival_ms"][mine], self.lo), 0.0, None)
+        self.busy_ms[:n] += np.bincount(wr, weights=busy, minlength=n)
+        win = mine & (cols["in_window"] != 0)
+        ww = w[win]
+        self.outcomes[:n] += np.bincount(ww * 4 + cols["outcome"][win], minlength=4 * n).reshape(n, 4)
+        self.cases[:n] += np.bincount(ww, weights=cols["cases"][win], minlength=n).astype(np.int64)
+        self.missed[:n] += np.bincount(ww, weights=cols["missed"][win], minlength=n).astype(np.int64)
+        due = cols["due_ms"][win]
+        has = ~np.isnan(due)
+        lag = cols["arrival_ms"][win][has] - due[has]
+        self.lag_ms[:n] += np.bincount(ww[has], weights=lag, minlength=n)
+        self.due[:n] += np.bincount(ww[has], minlength=n)
+        return lag
+
+    def utilisation(self) -> np.ndarray:
+        """Per writer seen: its busy share of the window."""
+        return self.busy_ms[self.seen] / (self.hi - self.lo)
+
+    def summary(self, throughput_cps: float, lag_mean_ms: float, lag_p99_ms: float) -> dict:
+        n = int(self.seen.sum())
+        missed, due = int(self.missed.sum()), int(self.due.sum())
+        return {"writers": n, "commits_per_writer_cps": _ratio(throughput_cps, n),
+                "writer_utilisation": float(self.utilisation().mean()) if n else math.nan,
+                "commit_lag_mean_ms": lag_mean_ms, "commit_lag_p99_ms": lag_p99_ms,
+                "missed_interval_share": _ratio(missed, missed + due)}
+
+    def rows(self) -> list[dict]:
+        rows = []
+        for w, util in zip(np.flatnonzero(self.seen), self.utilisation()):
+            oc, due, missed = self.outcomes[w], int(self.due[w]), int(self.missed[w])
+            b = _counts_out("", int(oc.sum()), int(oc[Outcome.COMMITTED]), int(oc[Outcome.ABORTED]), self.window_s)
+            rows.append({"writer": int(w), **b, "attempts_cps": int(self.cases[w]) / self.window_s,
+                         "utilisation": float(util), "commit_lag_mean_ms": _ratio(float(self.lag_ms[w]), due),
+                         "missed_interval_share": _ratio(missed, missed + due)})
+        return rows
 
 
 def nested(summary: dict) -> dict:
@@ -155,6 +251,13 @@ def nested(summary: dict) -> dict:
                           "backoff_ms": summary["backoff_ms_per_commit"],
                           "throttled": summary["throttled_per_commit"]},
         "mean_attempts": summary["mean_attempts"],
+        "writers": {"count": summary["writers"], "commits_per_writer_cps": summary["commits_per_writer_cps"],
+                    "utilisation": summary["writer_utilisation"], "attempts_cps": summary["attempts_cps"],
+                    "attempt_failure_share": summary["attempt_failure_share"],
+                    "aborted_latency_ms": {k: summary[f"aborted_latency_{k}_ms"] for k in ("mean", "p50", "p95",
+                                                                                           "p99")},
+                    "commit_lag_ms": {k: summary[f"commit_lag_{k}_ms"] for k in ("mean", "p99")},
+                    "missed_interval_share": summary["missed_interval_share"]},
     }
 
 
@@ -221,10 +324,11 @@ class LogHistogram:
 
 
 class StreamSummary:
-    """`summarize` and `per_table`, accumulated over chunks of records (any order of chunks): counts and integer
-    sums are exact; means and float sums add per-chunk sums exactly (math.fsum), so they differ from numpy's
-    one-pass mean only by numpy's own rounding; percentiles come from `LogHistogram` (relative error at most
-    ALPHA_SUMMARY, per-table p99 ALPHA_TABLE)."""
+    """`summarize`, `per_table` and `per_writer`, accumulated over chunks of records (any order of chunks):
+    counts and integer sums are exact; means and float sums add per-chunk sums exactly (math.fsum), so they
+    differ from numpy's one-pass mean only by numpy's own rounding; percentiles come from `LogHistogram`
+    (relative error at most ALPHA_SUMMARY, per-table p99 ALPHA_TABLE); the per-writer figures are the same
+    `_Writers` tallies as in memory (utilisation needs every record of a writer: exact per-writer sums)."""
 
     def __init__(self, window_ms: tuple[float, float], num_tables: int):
         self.window_s = (window_ms[1] - window_ms[0]) / 1000.0
@@ -239,6 +343,11 @@ class StreamSummary:
         self.conflicts = np.zeros((num_tables, 2), dtype=np.int64)   # catalog, table conflicts per table
         self.attempts = [0, 0]                   # sum, count over finished window transactions
         self.total = {"transactions": 0, "catalog_reads": 0, "cases": 0}
+        self.aborted_sums: list[float] = []      # per chunk: sum of aborted window transactions' latencies
+        self.hist_aborted = LogHistogram(ALPHA_SUMMARY, 1)
+        self.writers = _Writers(window_ms)
+        self.lag_sums: list[float] = []          # per chunk: sum of commit lags
+        self.hist_lag = LogHistogram(ALPHA_SUMMARY, 1)
 
     def add(self, cols: dict) -> None:
         self.total["transactions"] += len(cols["txn"])
@@ -262,6 +371,16 @@ class StreamSummary:
         fin = outcome != Outcome.UNFINISHED
         self.attempts[0] += int(cols["attempts"][w][fin].sum())
         self.attempts[1] += int(fin.sum())
+        self._add_aborted_and_writers(cols, w, outcome)
+
+    def _add_aborted_and_writers(self, cols: dict, w: np.ndarray, outcome: np.ndarray) -> None:
+        a = outcome == Outcome.ABORTED
+        lat = (cols["end_ms"][w] - cols["runtime_end_ms"][w])[a]
+        self.aborted_sums.append(float(lat.sum()))
+        self.hist_aborted.add(np.zeros(len(lat), dtype=np.int64), lat)
+        lag = self.writers.add({k: cols[k] for k in _WRITER})
+        self.lag_sums.append(float(lag.sum()))
+        self.hist_lag.add(np.zeros(len(lag), dtype=np.int64), lag)
 
     def _block(self, groups: np.ndarray, hist: LogHistogram, rows, prefix: str) -> dict:
         oc = self.outcomes[groups].sum(axis=0)
@@ -278,8 +397,15 @@ class StreamSummary:
         blocks = [self._block(G[G % 2 == code], self.hist_op, [code], f"{name}_") for code, name in enumerate(OPS)]
         sums = {**self.sums, "backoff_ms": math.fsum(self.backoff)}
         n_fin = self.attempts[1]
-        return _summary_out(out, self.window_s, int(self.outcomes[:, Outcome.UNFINISHED].sum()), blocks,
-                            self.attempts[0] / n_fin if n_fin else math.nan, sums)
+        out = _summary_out(out, self.window_s, int(self.outcomes[:, Outcome.UNFINISHED].sum()), blocks,
+                           self.attempts[0] / n_fin if n_fin else math.nan, sums)
+        n_a = out["aborted"]
+        out.update(_latency_out("", math.fsum(self.aborted_sums) / n_a if n_a else math.nan,
+                                self.hist_aborted.percentiles([0], PERCENTILES), "aborted_latency"))
+        n_lag = int(self.writers.due.sum())
+        out.update(self.writers.summary(out["throughput_cps"], math.fsum(self.lag_sums) / n_lag if n_lag else math.nan,
+                                        self.hist_lag.percentiles([0], [99])[0]))
+        return out
 
     def per_table(self) -> list[dict]:
         """`per_table`'s rows: ranks with window transactions, in order."""
@@ -291,3 +417,7 @@ class StreamSummary:
             rows.append(_table_row(t + 1, self._block(groups, self.hist_table, [t], ""),
                                    int(self.conflicts[t, 0]), int(self.conflicts[t, 1])))
         return rows
+
+    def per_writer(self) -> list[dict]:
+        """`per_writer`'s rows (exact: per-writer tallies)."""
+        return self.writers.rows()

@@ -37,6 +37,7 @@ class RunResult:
                                   # None if they were streamed (`run(stream=True)`)
     history: "pd.DataFrame | None" = None
     resolved: dict = field(default_factory=dict)
+    per_writer: list[dict] = field(default_factory=list)   # sim.metrics.per_writer: none under open loop
 
     @functools.cached_property
     def records(self) -> "pd.DataFrame":
@@ -71,9 +72,11 @@ def run(cfg: Config, replication: int = 0, *, history: bool = False, engine: str
     if stream:
         cols = None
         summary, per_table, total = sink.summary.summary(), sink.summary.per_table(), sink.summary.total
+        per_writer = sink.summary.per_writer()
     else:
         cols = records_mod.record_columns(eng.r)
         summary, per_table = metrics.summarize(cols, window), metrics.per_table(cols, window)
+        per_writer = metrics.per_writer(cols, window)
         total = {"transactions": len(cols["txn"]), "catalog_reads": int(cols["catalog_reads"].sum()),
                  "cases": int(cols["cases"].sum())}
     n = total["transactions"]
@@ -84,4 +87,5 @@ def run(cfg: Config, replication: int = 0, *, history: bool = False, engine: str
         "sim_end_ms": eng.end_ms, "transactions_total": n,
         "wall_s": time.perf_counter() - start,
     })
-    return RunResult(cfg, replication, summary, per_table, cols, eng.history_frame(), resolved_config(cfg))
+    return RunResult(cfg, replication, summary, per_table, cols, eng.history_frame(), resolved_config(cfg),
+                     per_writer)

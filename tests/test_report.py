@@ -405,3 +405,105 @@ def test_write_report_design_section_first(tmp_path):
     assert len(srcs) == 1 and (d / "report" / srcs[0]).stat().st_size > 1000
     assert (d / "report" / "design_knees.csv").exists()
     assert "&gt;= 2500" in text and "10.0" in text
+
+
+# --------------------------------------------------------------------------------------------
+# writers sweeps (cas-bench): metrics against the writer count, one line per provider
+
+THREADS = [1, 2, 4, 8]
+WRITER_REPS = [0, 1, 2]
+
+
+def _cas(provider: str, threads: int) -> tuple[float, float]:
+    """(successes/s, attempts/s) of the design: successes saturate at the provider's rate, attempts grow."""
+    rate = {"s3x": 40.0, "gcp": 2.0}[provider]
+    return rate * min(threads, 2) / 2, rate * threads / 2
+
+
+def make_writers_results(intervals=(None,)) -> pd.DataFrame:
+    """A cas-bench-like results table: 2 providers x 4 thread counts x 3 replications (value - d, value,
+    value + d), optionally x a swept commit interval; one failed run (ignored)."""
+    rows = []
+    for provider, t, rep, interval in product(["gcp", "s3x"], THREADS, WRITER_REPS, intervals):
+        ok, att = _cas(provider, t)
+        d = (rep - 1) * 0.1
+        r = {c: 50.0 if "latency" in c else 0.0 for c in METRICS}
+        r.update({"provider": provider, "backend": "storage", "num_tables": 1, "fast_append_ratio": 1.0,
+                  "inter_arrival_ms": 100.0, "inter_arrival_distribution": "exponential",
+                  "catalog_latency_ms": np.nan, "table_selection": "uniform", "zipf_alpha": np.nan,
+                  "max_retries": 0, "writers": t, "writers_mode": "closed",
+                  "interval_ms": np.nan if interval is None else interval, "think_ms": 0.0, "shape": "object",
+                  "storage.provider": provider, "workload.writers.count": t,
+                  "config_hash": f"{provider}-{t}-{interval}", "replication": rep, "status": "ok", "error": "",
+                  "wall_s": 1.0, "events": 100, "throughput_cps": ok + d, "attempts_cps": att + 2 * d,
+                  "attempt_failure_share": 1 - ok / att, "success_rate": ok / att})
+        if interval is not None:
+            r["workload.writers.interval_ms"] = interval
+        rows.append(r)
+    rows.append({**rows[0], "replication": 3, "status": "failed", "error": "boom", "throughput_cps": np.nan})
+    return pd.DataFrame(rows)
+
+
+def test_writers_table_means_and_ci():
+    from sim.report.writers import is_writers_sweep, writers_cells, writers_table
+    df = make_writers_results()
+    assert is_writers_sweep(df) and not is_writers_sweep(make_results())
+    agg, keys = writers_table(df)
+    assert keys == ["storage.provider", "workload.writers.count"]     # `provider`, `writers` mirror them
+    unswept = df.drop(columns=["workload.writers.count"])                # the count from the standard column
+    assert is_writers_sweep(unswept) and writers_table(unswept)[1] == ["storage.provider", "writers"]
+    assert agg["storage.provider"].tolist() == ["s3x"] * 4 + ["gcp"] * 4          # the report's provider order
+    assert (agg["n_reps"] == 3).all()                                              # the failed run left out
+    r = agg[(agg["storage.provider"] == "s3x") & (agg["workload.writers.count"] == 4)].iloc[0]
+    assert r["throughput_cps"] == pytest.approx(40.0) and r["attempts_cps"] == pytest.approx(80.0)
+    assert r["attempt_failure_share"] == pytest.approx(0.5) and r["attempt_failure_share_ci95"] == 0.0
+    # three replications v - d, v, v + d: sample std d, half-width t(.975, 2) d / sqrt(3)
+    t2 = stats.t.ppf(0.975, 2)
+    assert r["throughput_cps_ci95"] == pytest.approx(t2 * 0.1 / np.sqrt(3))
+    assert r["attempts_cps_ci95"] == pytest.approx(t2 * 0.2 / np.sqrt(3))
+    cells = writers_cells(agg, keys)
+    assert list(cells.columns) == ["provider", "writers", "success/s", "attempts/s", "failure share",
+                                   "replications"]
+    c = cells.iloc[2]
+    assert (c["provider"], c["writers"]) == ("s3x", "4")
+    assert c["success/s"] == f"40.0 \u00b1 {t2 * 0.1 / np.sqrt(3):.2f}" and c["failure share"] == "50.0 % \u00b1 0.0 %"
+
+
+def test_write_report_writers_section_first(tmp_path):
+    d = tmp_path / "cas-bench"
+    d.mkdir()
+    make_writers_results().to_parquet(d / "results.parquet", index=False)
+    text = write_report(d).read_text()
+    assert re.findall(r'<h2 id="([^"]+)"', text)[0] == "writers"
+    srcs = [s for s in re.findall(r'<img src="([^"]+)"', text) if "/writers_" in s]
+    assert sorted(Path(s).name for s in srcs) == ["writers_attempt_failure_share.png", "writers_attempts_cps.png",
+                                                  "writers_throughput_cps.png"]
+    for s in srcs:
+        assert (d / "report" / s).stat().st_size > 1000
+    csv = pd.read_csv(d / "report" / "writers.csv")
+    assert len(csv) == 8 and {"throughput_cps_ci95", "attempts_cps_ci95", "attempt_failure_share_ci95"} <= set(
+        csv.columns)
+    assert re.findall(r'<h2 id="([^"]+)"', text) == ["writers", "overview", "unfinished", "failed"]
+    assert not (d / "report" / "knee.csv").exists() and "Heatmap layout" not in text   # no inter-arrival grid
+    assert (d / "report" / "summary.csv").exists()
+    md = (d / "report" / "writers.md").read_text().splitlines()
+    assert md[0] == "| provider | writers | success/s | attempts/s | failure share | replications |"
+    assert len(md) == 2 + 8 and md[2].startswith("| s3x | 1 | 20.0 \u00b1 ")
+
+
+def test_write_report_writers_facets(tmp_path):
+    """A swept commit interval is a facet: one figure per metric and interval, the interval a table column."""
+    d = tmp_path / "writers"
+    d.mkdir()
+    make_writers_results(intervals=(1000.0, 60000.0)).to_parquet(d / "results.parquet", index=False)
+    text = write_report(d).read_text()
+    srcs = [s for s in re.findall(r'<img src="([^"]+)"', text) if "/writers_" in s]
+    assert len(srcs) == 6 and any("interval_ms-60000" in s for s in srcs)
+    assert len(pd.read_csv(d / "report" / "writers.csv")) == 16
+    head = (d / "report" / "writers.md").read_text().splitlines()[0]
+    assert head == "| provider | interval_ms | writers | success/s | attempts/s | failure share | replications |"
+
+
+def test_open_loop_report_has_no_writers_section(results_dir):
+    text = write_report(results_dir).read_text()
+    assert 'id="writers"' not in text and not (results_dir / "report" / "writers.csv").exists()

@@ -6,6 +6,9 @@ present) and writes ``DIR/report/``::
     index.html          open from disk; relative links only
     knee.csv            knee ("usable throughput") per group
     summary.csv         replication means and 95 % CI half-widths per configuration
+    writers.csv, .md    a writers sweep's (``workload.writers.count`` varies): success/s, attempts/s and
+                        failure share per provider x writers, means and 95 % CIs (sim.report.writers); such
+                        a report has no heatmaps, curves nor knee.csv (no inter-arrival grid)
     figures/*.png       heatmaps, latency-throughput curves, per-rank heatmaps
 """
 
@@ -22,6 +25,7 @@ import pandas as pd
 from ..results_io import atomic_write_csv, atomic_write_text, staged_dir
 from . import designs as design_cmp
 from . import plots
+from . import writers as writers_cmp
 from .aggregate import (SUCCESS_THRESHOLD, _hashable, aggregate, format_value, knee_commits, knee_group_columns,
                         knee_picture_layout, knee_table, ok_rows, parameter_columns, resolve_layout, tiers_table,
                         varying_parameters)
@@ -306,22 +310,29 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict) -> Path:
     ok = ok_rows(results)
     layout, notes = resolve_layout(ok if len(ok) else results, spec_report)
     sweep = _Sweep(out, results_dir, results, ok, layout, varying_parameters(results))
-    overview = _overview_html(sweep, notes)
+    writers = writers_cmp.is_writers_sweep(ok)
+    overview = _overview_html(sweep, [] if writers else notes, heatmaps=not writers)
     failed = ("failed", "Failed configurations", _failed_html(results, ok, sweep.varying))
     if ok.empty:
         return _write_index(out, title, [("overview", "Overview", overview), failed])
     agg = aggregate(ok)
     atomic_write_csv(out / "summary.csv", agg)
+    unfinished = ("unfinished", "Unfinished transactions", _unfinished_html(ok, agg, sweep.varying))
+    if writers:     # the writer count is the load: no inter-arrival grid to read heatmaps and knees off
+        overview += '<p class="muted">Files: <a href="summary.csv">summary.csv</a>.</p>'
+        return _write_index(out, title, [("writers", "Writers", _writers_html(sweep)),
+                                         ("overview", "Overview", overview), unfinished, failed])
     overview += ('<p class="muted">Files: <a href="summary.csv">summary.csv</a>, '
                  '<a href="knee.csv">knee.csv</a>.</p>')
     first, knee = _knee_sections(sweep, agg)
     sections = [*first, ("overview", "Overview", overview), knee, *_figure_sections(sweep, agg),
-                ("unfinished", "Unfinished transactions", _unfinished_html(ok, agg, sweep.varying)), failed]
+                unfinished, failed]
     return _write_index(out, title, sections)
 
 
-def _overview_html(sweep: _Sweep, notes: list[str]) -> str:
-    """Runs, configurations and replications; the swept parameters and their values; the heatmap layout."""
+def _overview_html(sweep: _Sweep, notes: list[str], heatmaps: bool = True) -> str:
+    """Runs, configurations and replications; the swept parameters and their values; the heatmap layout (if
+    the report has heatmaps)."""
     results, layout = sweep.results, sweep.layout
     n_cfg = results["config_hash"].nunique() if "config_hash" in results.columns else len(results)
     reps = ""
@@ -335,11 +346,16 @@ def _overview_html(sweep: _Sweep, notes: list[str]) -> str:
     if sweep.varying:
         ov.append("<p>Swept parameters:</p>" + _table(_swept_values(results, sweep.varying),
                                                        left={"parameter", "values"}))
-    ov.append(f"<p>Heatmap layout: rows = <code>{_e(layout['rows'])}</code>, columns = "
-              f"<code>{_e(layout['cols'])}</code>, one figure per combination of "
-              f"<code>{_e(', '.join(layout['facets']) or '(none)')}</code>. Every figure and table "
-              "shows means over the finished replications; <code>summary.csv</code> has the means "
-              "with 95 % confidence-interval half-widths (Student t) per configuration.</p>")
+    if heatmaps:
+        ov.append(f"<p>Heatmap layout: rows = <code>{_e(layout['rows'])}</code>, columns = "
+                  f"<code>{_e(layout['cols'])}</code>, one figure per combination of "
+                  f"<code>{_e(', '.join(layout['facets']) or '(none)')}</code>. Every figure and table "
+                  "shows means over the finished replications; <code>summary.csv</code> has the means "
+                  "with 95 % confidence-interval half-widths (Student t) per configuration.</p>")
+    else:
+        ov.append("<p>Every figure and table shows means over the finished replications; "
+                  "<code>summary.csv</code> has the means with 95 % confidence-interval half-widths (Student t) "
+                  "per configuration.</p>")
     ov.extend(f'<p class="note">{_e(n)}</p>' for n in notes)
     return "".join(ov)
 
@@ -430,6 +446,20 @@ def _designs_html(agg: pd.DataFrame, load: str, out: Path, figdir: Path) -> str:
                  '<a href="design_knees.csv">design_knees.csv</a>.</p>')
     parts.append(_table(head, left={"mix", "design", *extra}))
     return "".join(parts)
+
+
+def _writers_html(sweep: _Sweep) -> str:
+    """The writers comparison (cas-bench): a figure per metric against the writer count, then the table of
+    means and 95 % CIs per provider x writers (writers.csv: the numbers; writers.md: the table as shown)."""
+    agg, keys = writers_cmp.writers_table(sweep.results)
+    atomic_write_csv(sweep.out / "writers.csv", agg)
+    cells = writers_cmp.writers_cells(agg, keys)
+    atomic_write_text(sweep.out / "writers.md", writers_cmp.markdown(cells))
+    figs = plots.writers_figures(agg, keys, sweep.figdir)
+    return (_figures(figs, sweep.out) + "<p>Per provider and number of writers: the mean over replications "
+            "± the half-width of its 95 % confidence interval (Student t). Files: "
+            '<a href="writers.csv">writers.csv</a>, <a href="writers.md">writers.md</a>.</p>'
+            + _table(cells, left={"provider"}))
 
 
 def _write_index(out: Path, title: str, sections) -> Path:

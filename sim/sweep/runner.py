@@ -119,7 +119,7 @@ def _progress(total: int, enabled: bool):
 def assemble(tasks: list[dict], store: ResultStore, out: Path) -> "pd.DataFrame":
     """The results table from the run files of exactly this sweep's tasks (older runs in DIR are ignored)."""
     import pandas as pd
-    rows, per_table = [], []
+    rows, per_table, per_writer = [], [], []
     for t in tasks:
         res = store.read(t["key"])
         if res is None:
@@ -129,12 +129,15 @@ def assemble(tasks: list[dict], store: ResultStore, out: Path) -> "pd.DataFrame"
                      **{k: _num(v) for k, v in res["summary"].items() if k not in common}})
         for pt in res["per_table"]:
             per_table.append({**common, **{k: _num(v) for k, v in pt.items()}})
+        for pw in res.get("per_writer", ()):      # run files written before writers have none
+            per_writer.append({**common, **{k: _num(v) for k, v in pw.items()}})
     df = pd.DataFrame(rows)
     atomic_write_parquet(out / "results.parquet", df)
-    if per_table:
-        atomic_write_parquet(out / "per_table.parquet", pd.DataFrame(per_table))
-    else:
-        (out / "per_table.parquet").unlink(missing_ok=True)
+    for name, part in (("per_table", per_table), ("per_writer", per_writer)):
+        if part:
+            atomic_write_parquet(out / f"{name}.parquet", pd.DataFrame(part))
+        else:
+            (out / f"{name}.parquet").unlink(missing_ok=True)
     return df
 
 

@@ -70,7 +70,8 @@ def execute(task: dict) -> dict:
         run_key = RunKey(result.summary["config_hash"], rep, cfg.storage.provider,
                          profile_digest(result.resolved["provider_profile"]), MODEL_VERSION)
         return {"key": key, "status": "ok", "error": "", "params": task["params"], "replication": rep,
-                "summary": result.summary, "per_table": result.per_table, "resolved": result.resolved,
+                "summary": result.summary, "per_table": result.per_table,
+                "per_writer": result.per_writer, "resolved": result.resolved,
                 "run_key": run_key.ingredients()}
     except Exception:  # noqa: BLE001 - recorded, the sweep goes on
         return failure(task, traceback.format_exc(limit=8), time.perf_counter() - start)
@@ -80,6 +81,7 @@ def failure(task: dict, error: str, wall_s: float = math.nan) -> dict:
     """The record of a run that did not finish: `error` says why (a traceback, or why its worker died)."""
     return {"key": task["key"], "status": "failed", "error": error, "params": task["params"],
             "replication": task["replication"], "summary": {"wall_s": wall_s}, "per_table": [],
+            "per_writer": [],
             "resolved": {"config": task["config"]}}
 
 

@@ -6,6 +6,7 @@ curves, the knee picture and the design comparison; :func:`heatmap` draws one an
 - ``heatmaps`` -- :func:`facet_heatmaps`, :func:`per_rank_heatmaps`
 - ``curves`` -- :func:`latency_throughput_curves`
 - ``knees`` -- :func:`knee_picture`, :func:`design_knees`
+- ``writers`` -- :func:`writers_figures` (a writers sweep: metrics against the writer count per provider)
 
 Words and number formats are ``sim.report.labels``'s.
 """
@@ -14,6 +15,7 @@ from .annotated_heatmap import HeatmapStyle, heatmap
 from .curves import latency_throughput_curves
 from .heatmaps import color_limits, facet_heatmaps, per_rank_heatmaps
 from .knees import design_knees, knee_picture
+from .writers import writers_figures
 
 __all__ = ["HeatmapStyle", "heatmap", "facet_heatmaps", "per_rank_heatmaps", "color_limits",
-           "latency_throughput_curves", "knee_picture", "design_knees"]
+           "latency_throughput_curves", "knee_picture", "design_knees", "writers_figures"]
