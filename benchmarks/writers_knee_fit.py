@@ -81,7 +81,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=4)
     args = ap.parse_args()
-    link = ["| case | N* | window of N | runs | deviance, logit in N | deviance, logit in log N |", "|---|---|---|---|---|---|"]
+    link = ["| case | N* | window of N | runs | deviance, logit in N | deviance, logit in log N |",
+            "|---|---|---|---|---|---|"]
     bias = ["| case | full-length crossing | pilot (1/6) crossing | pilot / full |", "|---|---|---|---|"]
     grid = np.unique(np.round(np.geomspace(2, 96, 25))).astype(int)
     for name, case in CASES.items():

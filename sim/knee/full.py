@@ -3,15 +3,15 @@ index, so they are independent (under common random numbers two runs of one repl
 an error common to both that the fit's residuals could not see).
 
 The first runs at the pilot's guess / `pilot_bias` (1.5, from that measurement; 1 for writers, whose short runs
-are not biased; it moves only where the walk starts, not the estimate). Until the full runs bracket the crossing, each next one goes where they put it
-(`placement.walk_target`). The full-length bracket is read off a monotone (non-increasing,
-pool-adjacent-violators) fit of success over the full points, so one noisy run cannot pin it. While it is wider
-than two spreads and a standard spread, a run is added inside it (`placement.narrow_target`): gcp's success is
-flat and then falls off a cliff, and only a narrow bracket keeps the fit on the cliff's edge. Then runs are added
-around the fit's crossing (`placement.next_log_rate`) until a stop rule holds: the fit has at least `min_runs`
-(4) runs, 2 on each side of the crossing, and the CI half-width / knee is at most `halfwidth`; or `max_runs`
-full runs; or, from 12 runs in the fit on, even `max_runs` would leave the delta-method half-width 1.5x the
-target (futile). For writers every run is at an integer count, new runs sit at least one writer from the
+are not biased; it moves only where the walk starts, not the estimate). Until the full runs bracket the
+crossing, each next one goes where they put it (`placement.walk_target`). The full-length bracket is read off a
+monotone (non-increasing, pool-adjacent-violators) fit of success over the full points, so one noisy run cannot
+pin it. While it is wider than two spreads and a standard spread, a run is added inside it
+(`placement.narrow_target`): gcp's success is flat and then falls off a cliff, and only a narrow bracket keeps
+the fit on the cliff's edge. Then runs are added around the fit's crossing (`placement.next_log_rate`) until a
+stop rule holds: the fit has at least `min_runs` (4) runs, 2 on each side of the crossing, and the CI half-width
+/ knee is at most `halfwidth`; or `max_runs` full runs; or, from 12 runs in the fit on, even `max_runs` would
+leave the delta-method half-width 1.5x the target (futile). For writers every run is at an integer count, new runs sit at least one writer from the
 crossing, and the half-width target is at least half a writer (`param`)."""
 from __future__ import annotations
 

@@ -124,7 +124,8 @@ def run_knee_sweep(sweep, spec: KneeSpec, out_dir: str | Path, *, jobs=None, exe
     outcome = run_searches(searches, out, jobs=jobs, executor=executor, scheduler=scheduler, engine=engine,
                            force=force, log=log)
     col = {s: "writers" if s.param.integer else "inter_arrival_ms" for s in searches}   # the searched column
-    rows = [cell_row(p.params, p.config, rec, col[s]) for p, s, rec in zip(sweep.points, searches, outcome.results)]
+    rows = [cell_row(p.params, p.config, rec, col[s])
+            for p, s, rec in zip(sweep.points, searches, outcome.results)]
     df = pd.DataFrame(rows)
     atomic_write_parquet(out / "knees.parquet", df)
     df.to_csv(out / "knees.csv", index=False)
