@@ -11,8 +11,8 @@ pin it. While it is wider than two spreads and a standard spread, a run is added
 the fit on the cliff's edge. Then runs are added around the fit's crossing (`placement.next_log_rate`) until a
 stop rule holds: the fit has at least `min_runs` (4) runs, 2 on each side of the crossing, and the CI half-width
 / knee is at most `halfwidth`; or `max_runs` full runs; or, from 12 runs in the fit on, even `max_runs` would
-leave the delta-method half-width 1.5x the target (futile). For writers every run is at an integer count, new runs sit at least one writer from the
-crossing, and the half-width target is at least half a writer (`param`)."""
+leave the delta-method half-width 1.5x the target (futile). For writers every run is at an integer count, new
+runs sit at least one writer from the crossing, and the half-width target is at least half a writer (`param`)."""
 from __future__ import annotations
 
 import math
