@@ -41,7 +41,7 @@ def _summary_text(s: dict, cfg) -> str:
                          f"throughput {_fmt(s[f'{op}_throughput_cps'])} c/s  latency mean "
                          f"{_fmt(s[f'{op}_commit_latency_mean_ms'], '.1f')} ms  p99 "
                          f"{_fmt(s[f'{op}_commit_latency_p99_ms'], '.1f')} ms")
-    if s["writers"]:
+    if s["writers_seen"]:
         lines.append(_writers_text(s))
     lines.append(f"retries: {s['catalog_conflicts']} catalog conflicts, {s['table_conflicts']} table conflicts; "
                  f"mean attempts {_fmt(s['mean_attempts'], '.2f')}")

@@ -9,7 +9,7 @@ Every figure is the same numpy reduction, over the same elements in the same ord
 numbers are unchanged bit for bit.
 
 Writers (docs/MODEL.md, `workload.writers`): a record's `writer` is -1 under open-loop arrivals, so the writer
-keys are 0 (`writers`) or NaN there, and `per_writer` has no rows.
+keys are 0 (`writers_seen`) or NaN there, and `per_writer` has no rows.
 """
 from __future__ import annotations
 
@@ -209,7 +209,7 @@ class _Writers:
     def summary(self, throughput_cps: float, lag_mean_ms: float, lag_p99_ms: float) -> dict:
         n = int(self.seen.sum())
         missed, due = int(self.missed.sum()), int(self.due.sum())
-        return {"writers": n, "commits_per_writer_cps": _ratio(throughput_cps, n),
+        return {"writers_seen": n, "commits_per_writer_cps": _ratio(throughput_cps, n),
                 "writer_utilisation": float(self.utilisation().mean()) if n else math.nan,
                 "commit_lag_mean_ms": lag_mean_ms, "commit_lag_p99_ms": lag_p99_ms,
                 "missed_interval_share": _ratio(missed, missed + due)}
@@ -251,7 +251,7 @@ def nested(summary: dict) -> dict:
                           "backoff_ms": summary["backoff_ms_per_commit"],
                           "throttled": summary["throttled_per_commit"]},
         "mean_attempts": summary["mean_attempts"],
-        "writers": {"count": summary["writers"], "commits_per_writer_cps": summary["commits_per_writer_cps"],
+        "writers": {"count": summary["writers_seen"], "commits_per_writer_cps": summary["commits_per_writer_cps"],
                     "utilisation": summary["writer_utilisation"], "attempts_cps": summary["attempts_cps"],
                     "attempt_failure_share": summary["attempt_failure_share"],
                     "aborted_latency_ms": {k: summary[f"aborted_latency_{k}_ms"] for k in ("mean", "p50", "p95",

@@ -17,7 +17,7 @@ from sim.records import RECORD_COLUMNS, empty_columns
 C, A, U = int(Outcome.COMMITTED), int(Outcome.ABORTED), int(Outcome.UNFINISHED)
 WINDOW = (1000.0, 11000.0)        # 10 s
 NEW_KEYS = ["attempts_cps", "attempt_failure_share", "aborted_latency_mean_ms", "aborted_latency_p50_ms",
-            "aborted_latency_p95_ms", "aborted_latency_p99_ms", "writers", "commits_per_writer_cps",
+            "aborted_latency_p95_ms", "aborted_latency_p99_ms", "writers_seen", "commits_per_writer_cps",
             "writer_utilisation", "commit_lag_mean_ms", "commit_lag_p99_ms", "missed_interval_share"]
 
 
@@ -65,7 +65,7 @@ def test_closed_loop_summary_by_hand():
     assert s["aborted_latency_p50_ms"] == 550.0
     assert s["aborted_latency_p95_ms"] == pytest.approx(400 + 0.95 * 300, abs=1e-9)
     assert s["aborted_latency_p99_ms"] == pytest.approx(400 + 0.99 * 300, abs=1e-9)
-    assert s["writers"] == 2
+    assert s["writers_seen"] == 2
     assert s["commits_per_writer_cps"] == 0.1
     # writer 0 busy 500 (before the window, counted from its start) + 1000 + 1000 + 500 (unfinished: to the
     # window's end) of 10000 ms; writer 1 1200 + 1000
@@ -109,7 +109,7 @@ def test_open_loop_has_the_same_keys_nan_and_no_writer_rows():
     cols["writer"][:] = -1
     s, w = summarize(cols, WINDOW), summarize(closed_loop(), WINDOW)
     assert list(s) == list(w) and list(s)[-len(NEW_KEYS):] == NEW_KEYS
-    assert s["writers"] == 0
+    assert s["writers_seen"] == 0
     for k in ("commits_per_writer_cps", "writer_utilisation", "commit_lag_mean_ms", "commit_lag_p99_ms",
               "missed_interval_share"):
         assert math.isnan(s[k]), k
@@ -219,7 +219,7 @@ def test_run_result_carries_per_writer():
     a, b = api.run(cfg, stream=False), api.run(cfg, stream=True)
     assert a.per_writer == b.per_writer == []
     assert list(a.summary) == list(b.summary)
-    assert a.summary["writers"] == 0 and a.summary["attempts_cps"] == b.summary["attempts_cps"] > 0
+    assert a.summary["writers_seen"] == 0 and a.summary["attempts_cps"] == b.summary["attempts_cps"] > 0
     assert metrics.nested(a.summary)["writers"]["count"] == 0
 
 
@@ -240,7 +240,7 @@ def test_writers_run(mode):
     cfg = api.config(WRITERS_RUN, **extra)
     a, b = run(cfg, stream=False), run(cfg, stream=True)
     s, rows = a.summary, a.per_writer
-    assert s["writers"] == len(rows) == 3 and [r["writer"] for r in rows] == [0, 1, 2]
+    assert s["writers_seen"] == len(rows) == 3 and [r["writer"] for r in rows] == [0, 1, 2]
     for k in ("arrived", "committed", "aborted"):
         assert sum(r[k] for r in rows) == s[k]
     assert sum(r["attempts_cps"] for r in rows) == pytest.approx(s["attempts_cps"], rel=1e-12)
