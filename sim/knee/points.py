@@ -47,6 +47,18 @@ class Point:
         return math.log(worst / max(1.0 - thr, 1e-9))
 
 
+def with_ticks(summary: dict) -> dict:
+    """A periodic writers' run counts its ticks as its trials: a tick succeeds only when a commit of its own
+    served it and committed, so a tick merged into a later commit (overrun wait) or dropped (skip) is not a
+    success, and a run that keeps its writers' commits succeeding by letting them fall behind does not pass.
+    Every window transaction of periodic writers serves a tick, so ticks = arrived / (1 - missed share).
+    Other runs are returned as they are."""
+    share = summary.get("missed_interval_share", math.nan)
+    if share is None or math.isnan(share) or share <= 0.0:
+        return summary
+    return {**summary, "arrived": int(round(summary["arrived"] / (1.0 - share)))}
+
+
 def run_success(run: dict, prefix: str) -> float:
     """A run's success share of one kind over its window arrivals: transactions still unfinished at the drain
     limit count as not successful. The summary's success rate leaves them out, so an overloaded run (gcp's 1

@@ -15,7 +15,7 @@ from ..config import Config
 from .fit import Fit
 from .full import FullLength
 from .pilot import Pilot
-from .points import Point, success_interval
+from .points import Point, success_interval, with_ticks
 from .param import search_param, with_writers
 from .spec import KneeSpec
 from .stats import regression_at
@@ -24,6 +24,19 @@ from .stats import regression_at
 AT_KNEE = ("success_rate", "vo_success_rate", "throughput_cps", "offered_cps",
            "commit_latency_mean_ms", "commit_latency_p99_ms", "fa_commit_latency_mean_ms",
            "fa_commit_latency_p99_ms", "vo_commit_latency_mean_ms", "vo_commit_latency_p99_ms")
+
+
+#: a periodic writers' pilot window holds at least this many intervals: a backlog of late ticks builds over
+#: intervals, so a pilot that sees one or two per writer passes counts whose full runs fall behind
+PILOT_TICKS = 10
+
+
+def _cadence_fraction(cfg: Config) -> float:
+    """The pilot's share of the run that gives periodic writers PILOT_TICKS intervals in its window (0 else)."""
+    w = cfg.workload.writers
+    if w.count == 0 or w.mode != "periodic":
+        return 0.0
+    return min(1.0, PILOT_TICKS * w.interval_ms / (cfg.duration_ms - cfg.warmup_ms - cfg.cooldown_ms))
 
 
 class KneeSearch:
@@ -39,7 +52,7 @@ class KneeSearch:
             cfg = with_writers(cfg, self.param.start[0])
         crn = {"common_random_numbers": True} if spec.common_random_numbers else {}
         self.base = cfg.replace(**crn)
-        f = spec.pilot_fraction
+        f = max(spec.pilot_fraction, _cadence_fraction(cfg))
         self.pilot_base = self.base if f >= 1 else self.base.replace(
             duration_ms=cfg.duration_ms * f, warmup_ms=cfg.warmup_ms * f, cooldown_ms=cfg.cooldown_ms * f)
         self.check = ("", "vo_") if cfg.workload.fast_append_ratio < 1 else ("",)
@@ -60,7 +73,7 @@ class KneeSearch:
         if summary is None:
             self.status, self.error = "failed", error
             return
-        point.runs.append(summary)
+        point.runs.append(with_ticks(summary))
         point.checks = {c: success_interval(point.runs, c, self.spec.design_effect)
                         for c in self.check}
 
