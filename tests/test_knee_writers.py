@@ -233,3 +233,28 @@ def test_writers_knee_sweep(tmp_path):
     points = pd.read_parquet(tmp_path / "out" / "knee_points.parquet")
     assert "writers" in points.columns and "offered_cps" not in points.columns
     write_report(tmp_path / "out")
+
+
+def test_periodic_writers_count_ticks_as_trials():
+    """A periodic run's trials are its ticks: arrived / (1 - missed share); a tick merged into a later commit
+    is a failure. Other runs are left as they are."""
+    from sim.knee.points import run_success, with_ticks
+    run = {"arrived": 30, "committed": 30, "missed_interval_share": 0.4}
+    ticked = with_ticks(run)
+    assert ticked["arrived"] == 50 and run_success(ticked, "") == 0.6
+    for share in (math.nan, 0.0):
+        same = {"arrived": 30, "committed": 29, "missed_interval_share": share}
+        assert with_ticks(same) is same
+
+
+def test_periodic_writers_pilot_spans_ten_intervals():
+    """Short pilot runs of periodic writers hold at least PILOT_TICKS intervals in their window (a backlog of
+    late ticks builds over intervals); closed loops keep the spec's pilot fraction."""
+    from sim.knee.search import PILOT_TICKS
+    base = {"duration_ms": 3_600_000, "warmup_ms": 600_000, "cooldown_ms": 600_000}
+    for interval, want in ((60_000, PILOT_TICKS * 60_000 / 2_400_000), (300_000, 1.0), (1_000, 1 / 6)):
+        cfg = from_dict({**base, "workload": {"writers": {"count": 2, "mode": "periodic", "interval_ms": interval}}})
+        s = KneeSearch(cfg, KneeSpec(param=WRITERS_PARAM))
+        assert math.isclose(s.pilot_base.duration_ms, cfg.duration_ms * want), interval
+    closed = from_dict({**base, "workload": {"writers": {"count": 2}}})
+    assert math.isclose(KneeSearch(closed, KneeSpec(param=WRITERS_PARAM)).pilot_base.duration_ms, 600_000)
