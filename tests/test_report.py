@@ -588,3 +588,17 @@ def test_write_report_of_a_writers_knee_sweep(tmp_path):
     for cell in ("0 (below_range)", "&gt; 512 (above_range)", "81 [81, \u221e]", "81.9 [81.2, \u221e]",
                  "0.70 [0.50, 0.90]"):
         assert cell in text
+
+
+def test_writers_knee_report_shows_missed_intervals_and_lag_when_the_record_has_them(tmp_path):
+    knees, points = make_writers_knees()
+    write_report_dir = tmp_path / "plain"
+    write_report_dir.mkdir()
+    knees.to_parquet(write_report_dir / "knees.parquet", index=False)
+    assert "missed intervals" not in write_report(write_report_dir).read_text()    # main's record has neither
+    knees = knees.assign(missed_interval_share=0.031, commit_lag_mean_ms=2500.0)
+    knees.to_parquet(tmp_path / "knees.parquet", index=False)
+    text = write_report(tmp_path).read_text()
+    assert "<th>missed intervals</th>" in text.replace(' class=""', "") and "3.1 %" in text and "2.50s" in text
+    csv = pd.read_csv(tmp_path / "report" / "writers_knees.csv")
+    assert csv["missed_interval_share"].eq(0.031).all() and "commit_lag_p99_ms" not in csv.columns

@@ -9,6 +9,8 @@ present) and writes ``DIR/report/``::
     writers.csv, .md    a writers sweep's (``workload.writers.count`` varies): success/s, attempts/s and
                         failure share per provider x writers, means and 95 % CIs (sim.report.writers); such
                         a report has no heatmaps, curves nor knee.csv (no inter-arrival grid)
+    writers_knees.csv, .md  a writers-knee sweep's (knees.parquet with `unit` writers): the knee [95 % CI] and
+                        status per cell (sim.report.writers_knees), in place of the knee picture and tiers.csv
     figures/*.png       heatmaps, latency-throughput curves, per-rank heatmaps
 """
 
@@ -166,14 +168,18 @@ def _knee_search_html(knees: pd.DataFrame) -> str:
         d["P99"] = _dur(r["commit_latency_p99_ms"])
         d["runs"] = int(r["runs"])
         rows.append(d)
-    hours = float(pd.to_numeric(knees["simulated_hours"], errors="coerce").sum())
-    head = (f"<p>{len(knees)} knee searches, {int(knees['runs'].sum())} runs, {hours:,.0f} simulated hours "
-            "(<a href=\"../knees.csv\">knees.csv</a>). The knee is the highest offered rate at which success "
-            "(and VO success for a mix) is at least the threshold, estimated where the success curve crosses it "
-            "by a binomial (logistic) regression of success on log rate over independent full-length runs around "
-            "it, with a Fieller 95 % CI (over-dispersion estimated from the runs). Throughput and latencies are "
-            "read off least-squares lines through the same runs, at the knee.</p>")
+    head = (f"<p>{_searches(knees)} (<a href=\"../knees.csv\">knees.csv</a>). The knee is the highest offered "
+            "rate at which success (and VO success for a mix) is at least the threshold, estimated where the "
+            "success curve crosses it by a binomial (logistic) regression of success on log rate over independent "
+            "full-length runs around it, with a Fieller 95 % CI (over-dispersion estimated from the runs). "
+            "Throughput and latencies are read off least-squares lines through the same runs, at the knee.</p>")
     return head + _table(pd.DataFrame(rows), left=set(axis_label(c) for c in keys))
+
+
+def _searches(knees: pd.DataFrame) -> str:
+    """What a knee sweep cost: its searches, runs and simulated hours."""
+    hours = float(pd.to_numeric(knees["simulated_hours"], errors="coerce").sum())
+    return f"{len(knees)} knee searches, {int(knees['runs'].sum())} runs, {hours:,.0f} simulated hours"
 
 
 def _nunique_safe(s: pd.Series) -> int:
@@ -480,12 +486,12 @@ def _writers_knee_sections(knees: pd.DataFrame, results_dir: Path, out: Path) ->
             '<a href="writers_knees.csv">writers_knees.csv</a>, <a href="writers_knees.md">writers_knees.md</a>, '
             '<a href="../knees.csv">knees.csv</a>.</p>')
     body = _figures(figs, out) + head + _table(wide, left={c.split(".")[-1] for c in wknees.key_columns(lay)})
-    return [("writers-knee", "Writers knee", body), ("knees", "Knees per cell", _writers_cells_html(table, knees))]
+    cells = _writers_cells_html(table, wknees.key_columns(lay), knees)
+    return [("writers-knee", "Writers knee", body), ("knees", "Knees per cell", cells)]
 
 
-def _writers_cells_html(table: pd.DataFrame, knees: pd.DataFrame) -> str:
+def _writers_cells_html(table: pd.DataFrame, keys: list[str], knees: pd.DataFrame) -> str:
     """Every cell's search: status, knee and crossing with their CIs, the metrics at the knee, its cost."""
-    keys = wknees.key_columns(wknees.layout(knees))
     rows = []
     for _, r in table.iterrows():
         d = {c.split(".")[-1]: wknees.value_label(c, r[c]) for c in keys}
@@ -494,14 +500,13 @@ def _writers_cells_html(table: pd.DataFrame, knees: pd.DataFrame) -> str:
         d["crossing N* [95 % CI]"] = wknees.crossing_label(r["writers_crossing"], r["writers_crossing_low"],
                                                            r["writers_crossing_high"])
         d["most writers run"] = _val(r["most_writers"])
-        for m, head in wknees.AT_KNEE.items():
+        for m, title in wknees.AT_KNEE.items():
             if m in table.columns:
-                d[head] = (_pct if m.endswith(("_rate", "_share")) else _dur if m.endswith("_ms") else _num)(r[m])
+                d[title] = (_pct if m.endswith(("_rate", "_share")) else _dur if m.endswith("_ms") else _num)(r[m])
         d["runs"] = int(r["runs"])
         d["hours"] = _num(r["simulated_hours"])
         rows.append(d)
-    hours = float(pd.to_numeric(knees["simulated_hours"], errors="coerce").sum())
-    head = (f"<p>{len(knees)} knee searches, {int(knees['runs'].sum())} runs, {hours:,.0f} simulated hours. "
+    head = (f"<p>{_searches(knees)}. "
             "The crossing N* is where the binomial regression of success on log writers meets the threshold, "
             "with its Fieller 95 % interval; the knee is its floor. Metrics are read off least-squares lines "
             "through the fit's runs at the knee (arrivals/s: the rate its writers offered there).</p>")
