@@ -153,3 +153,25 @@ def test_config_rules():
     old = from_dict({"storage": {"throttle_retry": {"policy": "exponential"}}}).storage.throttle_retry
     assert (old.base_ms, old.max_ms, old.jitter, old.max_resends, old.deadline_ms) == (1000.0, 32_000.0, 1.0,
                                                                                        None, None)
+
+
+def _history(last_429: bool, reason: str = "throttled"):
+    from test_checker import H
+    h = H()
+    h.begin(0, 1, 0, attempts=1)
+    h.read(1, 1, 0, 0, 0)
+    h.prepare(2, 1, 0, 0)
+    if last_429:
+        for t in (10, 20):
+            h.add("throttled", t, txn=1, table=0, expected=0, ok=False, seq=0, version=0, answer_ms=t + 1)
+    h.end(21, 1, 0, "aborted", 0, reason=reason)
+    h.final(30, 0, 0, 0)
+    return h.df()
+
+
+def test_checker_accepts_a_throttled_abort_and_only_after_a_429():
+    assert check_history(_history(True)) == []
+    bad = check_history(_history(False))
+    assert [v.invariant for v in bad] == [3] and "429" in bad[0].message
+    odd = check_history(_history(True, reason="gave_up"))
+    assert [v.invariant for v in odd] == [3] and "gave_up" in odd[0].message
