@@ -7,14 +7,20 @@ threshold: the crossing of the mean success curve (the lower crossing over the c
 over window arrivals: a transaction still unfinished at the drain limit counts as not successful, per kind
 too (an overloaded run finishes few transactions, and those succeed; `run_success`).
 
+The writers knee: the most writers (`workload.writers.count`, closed loop or periodic) at which success is at
+least the threshold. The same search moves the writer count (the level is N, the fit is in log N); the answer is
+the fitted continuous crossing N* with its Fieller interval [lo, hi], and the knee floor(N*), the largest count
+whose fitted success passes, with the CI [floor(lo), floor(hi)] (docs/knee.md#writers-knee).
+
 The search, in the order a reader follows it:
-- `spec`: what is asked for (`KneeSpec`, `parse_spec`) and which parameter sets the load;
+- `spec`: what is asked for (`KneeSpec`, `parse_spec`); `param`: the parameter moved (the inter-arrival gap, or
+  the writer count) and its load level;
 - `search`: `KneeSearch`, the two phases in order and the answer (`result`, `trace`);
 - `pilot`: phase 1, short runs walking to a bracket (locates the knee, never enters its CI or its fit);
 - `full`: phase 2, independent full-length runs: their monotone bracket, the fit, the stop rules;
 - `placement`: where each full-length run goes (walking, narrowing, the c-optimal design around the crossing);
 - `fit`: the binomial regression over the full runs and its crossing's Fieller interval;
-- `points`: a point (one rate) and its runs' success; `stats`: the interval statistics.
+- `points`: a point (one level) and its runs' success; `stats`: the interval statistics.
 
 Coverage: on a synthetic curve with run noise and per-run shifts (2x the binomial sd) the 95 % CI covers the
 true crossing in 94.3 % of 400 searches stopped at 8 full runs and 95.5 % with the adaptive stop (87 % if z
@@ -29,9 +35,10 @@ Pure logic: a `KneeSearch` says which (point, replication) runs it needs next an
 from .fit import Crossing, Fit, logistic_crossing
 from .points import Point, run_success, success_interval
 from .search import AT_KNEE, KneeSearch
-from .spec import LOAD_PARAMS, SPEC, KneeSpec, load_param, mean_gap_per_unit, parse_spec
+from .param import LOAD_PARAMS, WRITERS_PARAM, load_param, mean_gap_per_unit, search_param
+from .spec import SPEC, KneeSpec, parse_spec
 from .stats import fieller, mean_ci95, regression_at, wilson
 
-__all__ = ["AT_KNEE", "LOAD_PARAMS", "SPEC", "Crossing", "Fit", "KneeSearch", "KneeSpec", "Point",
+__all__ = ["AT_KNEE", "LOAD_PARAMS", "SPEC", "WRITERS_PARAM", "Crossing", "Fit", "KneeSearch", "KneeSpec", "Point",
            "fieller", "load_param", "logistic_crossing", "mean_ci95", "mean_gap_per_unit", "parse_spec",
-           "regression_at", "run_success", "success_interval", "wilson"]
+           "regression_at", "run_success", "search_param", "success_interval", "wilson"]

@@ -2,16 +2,17 @@
 index, so they are independent (under common random numbers two runs of one replication share their workload,
 an error common to both that the fit's residuals could not see).
 
-The first runs at the pilot's guess / `pilot_bias` (1.5, from that measurement; it moves only where the walk
-starts, not the estimate). Until the full runs bracket the crossing, each next one goes where they put it
-(`placement.walk_target`). The full-length bracket is read off a monotone (non-increasing,
-pool-adjacent-violators) fit of success over the full points, so one noisy run cannot pin it. While it is wider
-than two spreads and a standard spread, a run is added inside it (`placement.narrow_target`): gcp's success is
-flat and then falls off a cliff, and only a narrow bracket keeps the fit on the cliff's edge. Then runs are added
-around the fit's crossing (`placement.next_log_rate`) until a stop rule holds: the fit has at least `min_runs`
-(4) runs, 2 on each side of the crossing, and the CI half-width / knee is at most `halfwidth`; or `max_runs`
-full runs; or, from 12 runs in the fit on, even `max_runs` would leave the delta-method half-width 1.5x the
-target (futile)."""
+The first runs at the pilot's guess / `pilot_bias` (1.5, from that measurement; 1 for writers, whose short runs
+are not biased; it moves only where the walk starts, not the estimate). Until the full runs bracket the
+crossing, each next one goes where they put it (`placement.walk_target`). The full-length bracket is read off a
+monotone (non-increasing, pool-adjacent-violators) fit of success over the full points, so one noisy run cannot
+pin it. While it is wider than two spreads and a standard spread, a run is added inside it
+(`placement.narrow_target`): gcp's success is flat and then falls off a cliff, and only a narrow bracket keeps
+the fit on the cliff's edge. Then runs are added around the fit's crossing (`placement.next_log_rate`) until a
+stop rule holds: the fit has at least `min_runs` (4) runs, 2 on each side of the crossing, and the CI half-width
+/ knee is at most `halfwidth`; or `max_runs` full runs; or, from 12 runs in the fit on, even `max_runs` would
+leave the delta-method half-width 1.5x the target (futile). For writers every run is at an integer count, new
+runs sit at least one writer from the crossing, and the half-width target is at least half a writer (`param`)."""
 from __future__ import annotations
 
 import math
@@ -34,13 +35,13 @@ FUTILE_FROM = 12
 
 
 class FullLength:
-    """The full-length points (keyed by rate), the probes that walk to the crossing and narrow its bracket, the
+    """The full-length points (keyed by level), the probes that walk to the crossing and narrow its bracket, the
     fit, and why the phase ended (`stopped`: halfwidth, max_runs, futile; max_points when no bracket was
-    found)."""
+    found; below_range / above_range when a walk of writers runs out of counts)."""
 
-    def __init__(self, spec: KneeSpec, unit: float, check: tuple[str, ...], pilot: Pilot):
+    def __init__(self, spec: KneeSpec, param, check: tuple[str, ...], pilot: Pilot):
         self.spec = spec
-        self.unit = unit                 # mean gap / load parameter
+        self.param = param               # the parameter moved (sim.knee.param)
         self.check = check               # metric prefixes that must pass ("" and, for a mix, "vo_")
         self.pilot = pilot               # its slope guides a walk from a single full point
         self.points: dict[float, Point] = {}
@@ -48,23 +49,23 @@ class FullLength:
         self.spread = spec.spread        # the current distance of new runs from the crossing (`spread_for`)
         self.fit: Fit | None = None
         self.stopped = ""
-        self._last: float = math.nan     # log rate of the last run asked for
+        self._last: float = math.nan     # log level of the last run asked for
         self._monotone: dict[Point, tuple[float, float]] = {}   # point -> (monotone success, floor)
 
     def runs(self) -> int:
         return sum(p.n for p in self.points.values())
 
-    def run(self, rate_cps: float) -> Point:
-        """Ask for one more full-length run at `rate_cps`, under a replication index no other full run has:
-        the fit needs independent runs (common random numbers would give every run of one replication the
+    def run(self, value) -> Point:
+        """Ask for one more full-length run at parameter `value`, under a replication index no other full run
+        has: the fit needs independent runs (common random numbers would give every run of one replication the
         same workload, a shared error the fit's residuals cannot see)."""
-        p = point_at(self.points, 1000.0 / (rate_cps * self.unit), self.unit, pilot=False)
+        p = point_at(self.points, self.param, value, pilot=False)
         p.reps.append(sum(len(q.reps) for q in self.points.values()))
-        self._last = math.log(p.rate_cps)
+        self._last = math.log(p.load)
         return p
 
-    def probe(self, rate_cps: float) -> None:
-        self.probes.append(self.run(rate_cps))
+    def probe(self, value) -> None:
+        self.probes.append(self.run(value))
 
     def step(self) -> None:
         """Ask for the next run, or set `stopped`."""
@@ -75,29 +76,48 @@ class FullLength:
             if out or len(self.probes) >= MAX_PROBES:
                 self.stopped = "max_points"
             else:
-                self.probe(self._target(lo, hi))
+                self._walk(hi is not None)
             return
-        fit = self.fit = self.fit_at(self._center(lo, hi))
-        self.spread = spread_for(fit, lo, hi, spec, self.check)
+        center = self._center(lo, hi)
+        least = self.param.min_spread(math.exp(center))     # writers: one count on each side
+        self.spread = max(self.spread, least)
+        fit = self.fit = self.fit_at(center)
+        self.spread = max(spread_for(fit, lo, hi, spec, self.check), least)
         s = math.log1p(self.spread)
-        if (math.log(hi.rate_cps / lo.rate_cps) > 2 * s + math.log1p(spec.spread) and not out
+        if (math.log(hi.load / lo.load) > 2 * s + math.log1p(spec.spread) and not out
                 and len(self.probes) < MAX_PROBES):
-            self.probe(self._target(lo, hi))   # narrow the full-length bracket first (a cliff: gcp)
-            return
+            value = self.param.between(self._target(lo, hi), lo.load, hi.load)
+            if value is not None:
+                self.probe(value)   # narrow the full-length bracket first (a cliff: gcp)
+                return
         self.stopped = self._stop(fit, out)
         if not self.stopped:
-            self.run(math.exp(next_log_rate(fit, self.spread, self._last)))
+            self.run(self.param.value_at(math.exp(next_log_rate(fit, self.spread, self._last))))
+
+    def _walk(self, down: bool) -> None:
+        """The next probe while every full point is on one side (`down`: all fail), beyond the nearest one;
+        `below_range` / `above_range` when the parameter allows none (writers: one writer fails, or the most
+        writers pass)."""
+        pts = by_rate(self.points)
+        target = walk_target(pts, down, self.spec.threshold, self.spread, self.pilot.slope)
+        value = (self.param.between(target, None, pts[0].load) if down
+                 else self.param.between(target, pts[-1].load, None))
+        if value is None:
+            self.stopped = "below_range" if down else "above_range"
+        else:
+            self.probe(value)
 
     def _stop(self, fit: Fit, out: bool) -> str:
         """Why the phase ends with this fit ('' when it goes on); `out`: no more runs or points allowed."""
         spec = self.spec
         b, m, hw = fit.binding, len(fit.runs), fit.halfwidth()
         inside = b is not None and b.inside
-        if inside and m >= spec.min_runs and hw <= spec.halfwidth:
+        target = self.param.halfwidth_target(fit.knee()[0], spec.halfwidth)
+        if inside and m >= spec.min_runs and hw <= target:
             return "halfwidth"
         if out:
             return "max_runs"
-        if inside and m >= FUTILE_FROM and self._projection(b.se, m) > FUTILE * spec.halfwidth:
+        if inside and m >= FUTILE_FROM and self._projection(b.se, m) > FUTILE * target:
             return "futile"
         return ""
 
@@ -123,22 +143,19 @@ class FullLength:
         return (pts[i - 1] if i > 0 else None), (pts[i] if i < len(pts) else None)
 
     def fit_at(self, center: float) -> Fit:
-        """The fit over the full runs within two spreads of `center` (log rate)."""
+        """The fit over the full runs within two spreads of `center` (log level)."""
         half = 2 * math.log1p(self.spread)
-        runs = [(math.log(p.rate_cps), r) for p in self.points.values() for r in p.runs
-                if abs(math.log(p.rate_cps) - center) <= half]
+        runs = [(math.log(p.load), r) for p in self.points.values() for r in p.runs
+                if abs(math.log(p.load) - center) <= half]
         xs = [x for x, _ in runs]
         crossings = {c: logistic_crossing(xs, [r[f"{c}committed"] for _, r in runs],
                                           [r[f"{c}arrived"] for _, r in runs], self.spec.threshold)
                      for c in self.check}
         return Fit(center, runs, crossings)
 
-    def _target(self, lo: Point | None, hi: Point | None) -> float:
-        """Where the full-length runs so far put the crossing (arrivals/s); `lo`, `hi`: their bracket."""
-        thr = self.spec.threshold
-        if lo is not None and hi is not None:
-            return narrow_target(lo, hi, self.probes, thr, self._monotone_margin)
-        return walk_target(by_rate(self.points), hi is not None, thr, self.spread, self.pilot.slope)
+    def _target(self, lo: Point, hi: Point) -> float:
+        """Where the next probe inside the full-length bracket (`lo`, `hi`) goes (its level)."""
+        return narrow_target(lo, hi, self.probes, self.spec.threshold, self._monotone_margin)
 
     def _monotone_margin(self, p: Point) -> float:
         """log(failure share / allowed) of a full point by the monotone fit (`bracket`)."""
@@ -146,7 +163,7 @@ class FullLength:
         return math.log(max(1 - v, floor) / max(1 - self.spec.threshold, 1e-9))
 
     def _center(self, lo: Point, hi: Point) -> float:
-        """Log rate of the crossing by the monotone fit: log(failure share) interpolated between the bracket."""
+        """Log level of the crossing by the monotone fit: log(failure share) interpolated between the bracket."""
         return log_crossing(lo, hi, self.spec.threshold, margin=self._monotone_margin)
 
 

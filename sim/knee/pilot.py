@@ -2,11 +2,12 @@
 
 One short run per point: duration, warmup and cooldown all scaled by `pilot_fraction` (1/6: 10 min instead of
 1 h). Both ends of the start bracket are run (an end on the wrong side is pushed out by 4x, at most `expansions`
-times, then the knee is reported `above_range` / `below_range`); points are classified by their mean, and while
-the bracket is wider than `precision` (hi / lo - 1) a point is added inside it: log(failure share) interpolated
-linearly in log rate between the ends (failure grows like a power of the rate below the knee), kept in the
-bracket's middle 70 %, bisected when the same end moved twice in a row or the bracket is within twice the
-precision. The pilot's guess is that interpolation between its final ends. Far-off points cost a sixth of a run
+times, then the knee is reported `above_range` / `below_range`; writers: the most writers doubled, the fewest
+down to one); points are classified by their mean, and while the bracket is wider than `precision` (hi / lo - 1)
+a point is added inside it: log(failure share) interpolated linearly in log rate between the ends (failure grows
+like a power of the rate below the knee), kept in the bracket's middle 70 %, bisected when the same end moved
+twice in a row or the bracket is within twice the precision (writers: rounded to a count strictly inside, until
+none is left). The pilot's guess is that interpolation between its final ends. Far-off points cost a sixth of a run
 each. Short runs are biased: concurrency builds up over the runtimes (3 min median, heavy tail), so a 10-min run
 sees less contention than an hour; on 4c the pilot's crossing sat 1.4-1.65x above the full runs', and gcp's 3-4x
 (its 1 write/s per object collapses into 429 resends only once the backlog has built).
@@ -23,17 +24,18 @@ from .spec import KneeSpec
 
 
 class Pilot:
-    """The pilot's points (keyed by rate) and its walk to a bracket narrower than `precision`."""
+    """The pilot's points (keyed by level) and its walk to a bracket narrower than `precision` (or, for writers,
+    with no count left inside)."""
 
-    def __init__(self, spec: KneeSpec, unit: float):
+    def __init__(self, spec: KneeSpec, param):
         self.spec = spec
-        self.unit = unit                 # mean gap / load parameter
+        self.param = param               # the parameter moved (sim.knee.param)
         self.points: dict[float, Point] = {}
         self.censored = ""               # above_range / below_range: an end stayed on the wrong side
         self._interior: list[Point] = []
         self._expanded = {"fast": 0, "slow": 0}
-        for gap in spec.start:
-            self._run(gap)
+        for value in param.start:
+            self._run(value)
 
     def bracket(self) -> tuple[Point | None, Point | None]:
         """(lo, hi) of the pilot's points: the lowest failing point and the highest passing point below it, by
@@ -41,22 +43,23 @@ class Pilot:
         thr = self.spec.threshold
         pts = by_rate(self.points)
         hi = next((p for p in pts if not p.passes(thr)), None)
-        below = [p for p in pts if p.passes(thr) and (hi is None or p.rate_cps < hi.rate_cps)]
+        below = [p for p in pts if p.passes(thr) and (hi is None or p.load < hi.load)]
         return (below[-1] if below else None), hi
 
     def step(self) -> float | None:
         """Ask for the next pilot run; or, once the bracket is narrow enough (or the points run out), return
-        the pilot's guess of the crossing (arrivals/s). None while runs are asked for, or when `censored`."""
+        the pilot's guess of the crossing (its level). None while runs are asked for, or when `censored`."""
         lo, hi = self.bracket()
-        gaps = [p.value for p in self.points.values()]
+        values = [p.value for p in self.points.values()]
         if hi is None:                                  # nothing fails: push the fast end out
-            self._expand("fast", min(gaps) / 4, "above_range")
+            self._expand("fast", self.param.expanded(values, up=True), "above_range")
             return None
         if lo is None:                                  # nothing passes: push the slow end out
-            self._expand("slow", max(gaps) * 4, "below_range")
+            self._expand("slow", self.param.expanded(values, up=False), "below_range")
             return None
-        if hi.rate_cps / lo.rate_cps - 1 > self.spec.precision and len(self.points) < self.spec.max_points:
-            p = self._run(self._split(lo, hi))
+        if hi.load / lo.load - 1 > self.spec.precision and len(self.points) < self.spec.max_points:
+            value = self._split(lo, hi)
+            p = None if value is None else self._run(value)
             if p is not None:
                 self._interior.append(p)
                 return None
@@ -68,37 +71,40 @@ class Pilot:
         lo, hi = self.bracket()
         if lo is None or hi is None:
             return math.nan
-        mid = math.sqrt(lo.rate_cps * hi.rate_cps)
-        pts = [p for p in self.points.values() if p.n and mid / 2 <= p.rate_cps <= mid * 2]
+        mid = math.sqrt(lo.load * hi.load)
+        pts = [p for p in self.points.values() if p.n and mid / 2 <= p.load <= mid * 2]
         if len(pts) < 3:
             return math.nan
-        x = np.log([p.rate_cps for p in pts])
+        x = np.log([p.load for p in pts])
         return float(np.polyfit(x, [p.margin(self.spec.threshold) for p in pts], 1)[0])
 
-    def _run(self, gap_ms: float) -> Point | None:
-        """Ask for the pilot run at `gap_ms` (replication 0: pilot points share their workload); None when that
-        point exists already."""
+    def _run(self, value) -> Point | None:
+        """Ask for the pilot run at parameter `value` (replication 0: pilot points share their workload); None
+        when that point exists already."""
         n = len(self.points)
-        p = point_at(self.points, gap_ms, self.unit, pilot=True)
+        p = point_at(self.points, self.param, value, pilot=True)
         if len(self.points) == n:
             return None
         p.reps.append(0)
         return p
 
-    def _expand(self, side: str, gap_ms: float, censored: str) -> None:
-        if self._expanded[side] >= self.spec.expansions:
+    def _expand(self, side: str, value, censored: str) -> None:
+        """Run the start bracket's end pushed out to `value`; `censored` when it was pushed `expansions` times
+        already, or cannot be (None: one writer did not pass)."""
+        if self._expanded[side] >= self.spec.expansions or value is None:
             self.censored = censored
         else:
             self._expanded[side] += 1
-            self._run(gap_ms)
+            self._run(value)
 
-    def _split(self, lo: Point, hi: Point) -> float:
-        """The next pilot gap (ms) inside (lo, hi): interpolated within the bracket's middle 70 %, or bisected
-        when the same end moved twice in a row or the bracket is within twice the precision."""
+    def _split(self, lo: Point, hi: Point):
+        """The next pilot parameter value inside (lo, hi): interpolated within the bracket's middle 70 %, or
+        bisected when the same end moved twice in a row or the bracket is within twice the precision; None when
+        no count is left inside (writers)."""
         thr = self.spec.threshold
-        a, b = math.log(lo.rate_cps), math.log(hi.rate_cps)
+        a, b = math.log(lo.load), math.log(hi.load)
         near_done = (b - a) <= 2 * math.log1p(self.spec.precision)
         last = [p.passes(thr) for p in self._interior[-2:]]
         stalled = len(last) == 2 and last[0] == last[1]
         x = (a + b) / 2 if near_done or stalled else log_crossing(lo, hi, thr, clip=0.15)
-        return 1000.0 / (math.exp(x) * self.unit)
+        return self.param.between(math.exp(x), lo.load, hi.load)

@@ -36,18 +36,18 @@ def walk_target(pts: list[Point], down: bool, thr: float, spread: float, pilot_s
     side = pts if down else pts[::-1]           # nearest the crossing first
     e = side[0]
     limit = MOVE ** (2 ** min(len(side) - 1, 2))
-    x = e.rate_cps / MOVE if down else e.rate_cps * MOVE
+    x = e.load / MOVE if down else e.load * MOVE
     if len(side) > 1:
         f = side[1]
-        slope = (f.margin(thr) - e.margin(thr)) / math.log(f.rate_cps / e.rate_cps)
+        slope = (f.margin(thr) - e.margin(thr)) / math.log(f.load / e.load)
         if slope > 0:
-            x = e.rate_cps * math.exp(-e.margin(thr) / slope)
+            x = e.load * math.exp(-e.margin(thr) / slope)
     elif abs(e.margin(thr)) <= math.log(2):   # one full point near the threshold: the pilot's slope
         slope = pilot_slope()
         if slope > 0:
-            x = e.rate_cps * math.exp(-e.margin(thr) / slope)
+            x = e.load * math.exp(-e.margin(thr) / slope)
     step = 1 + spread                           # at least a spread: a run on the crossing is not repeated
-    lo_x, hi_x = (e.rate_cps / limit, e.rate_cps / step) if down else (e.rate_cps * step, e.rate_cps * limit)
+    lo_x, hi_x = (e.load / limit, e.load / step) if down else (e.load * step, e.load * limit)
     return min(max(x, lo_x), hi_x)
 
 
@@ -57,7 +57,7 @@ def narrow_target(lo: Point, hi: Point, probes: list[Point], thr: float, margin)
     twice in a row."""
     last = [p.passes(thr) for p in probes[-2:]]
     if len(last) == 2 and last[0] == last[1] and lo in probes and hi in probes:
-        return math.sqrt(lo.rate_cps * hi.rate_cps)
+        return math.sqrt(lo.load * hi.load)
     return math.exp(log_crossing(lo, hi, thr, clip=0.15, margin=margin))
 
 
@@ -73,13 +73,13 @@ def spread_for(fit: Fit, lo: Point, hi: Point, spec: KneeSpec, check: tuple[str,
     else:                                       # no fit yet: the bracket's secant, binomial
         k = max(check, key=lambda k: 1 - hi.checks[k][0])
         lg = [special.logit(min(max(p.checks[k][0], 1e-6), 1 - 1e-6)) for p in (lo, hi)]
-        slope = (lg[0] - lg[1]) / math.log(hi.rate_cps / lo.rate_cps)
+        slope = (lg[0] - lg[1]) / math.log(hi.load / lo.load)
         phi, n = 1.0, min(sum(r[f"{k}arrived"] for r in p.runs) / p.n for p in (lo, hi))
     if not slope > 0 or not n > 0:
         return spec.spread
     t = stats.t.ppf(0.975, max(m - 2, 1))
     d = t * math.sqrt(phi / (m * n * thr * (1 - thr) * SLOPE_G)) / slope
-    return min(max(spec.spread, math.expm1(d)), MAX_SPREAD)
+    return min(max(spec.spread, math.expm1(min(d, 1.0))), MAX_SPREAD)   # (a flat slope: d overflows expm1)
 
 
 def next_log_rate(fit: Fit, spread: float, last: float) -> float:

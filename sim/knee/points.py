@@ -1,5 +1,6 @@
-"""The points a knee search runs: one offered rate (and its load parameter value), the runs there, and each
-checked metric's success interval; and where log(failure share) between two points reaches the allowed share."""
+"""The points a knee search runs: one load level (offered rate, or writers) and its parameter value, the runs
+there, and each checked metric's success interval; and where log(failure share) between two points reaches the
+allowed share."""
 from __future__ import annotations
 
 import math
@@ -10,12 +11,17 @@ from .stats import mean_ci95, wilson
 
 @dataclass(eq=False)
 class Point:
-    rate_cps: float
-    value: float                                  # the load parameter (gap ms)
+    load: float                                   # the level: offered arrivals/s (load knee), writers (writers knee)
+    value: float                                  # the parameter that sets it (gap ms; writer count)
     pilot: bool = False                           # a short pilot run (locates the knee, never in its fit)
     runs: list[dict] = field(default_factory=list)   # summaries, in the order of `reps`
     reps: list[int] = field(default_factory=list)    # the replication index of each run asked for
     checks: dict = field(default_factory=dict)    # metric prefix -> (mean, low, high)
+
+    @property
+    def rate_cps(self) -> float:
+        """The load knee's name of the level (offered arrivals/s)."""
+        return self.load
 
     @property
     def n(self) -> int:
@@ -39,6 +45,18 @@ class Point:
             arrived = sum(r[f"{prefix}arrived"] for r in self.runs)
             worst = max(worst, max(1.0 - m, 0.5 / max(arrived, 1)))
         return math.log(worst / max(1.0 - thr, 1e-9))
+
+
+def with_ticks(summary: dict) -> dict:
+    """A periodic writers' run counts its ticks as its trials: a tick succeeds only when a commit of its own
+    served it and committed, so a tick merged into a later commit (overrun wait) or dropped (skip) is not a
+    success, and a run that keeps its writers' commits succeeding by letting them fall behind does not pass.
+    Every window transaction of periodic writers serves a tick, so ticks = arrived / (1 - missed share).
+    Other runs are returned as they are."""
+    share = summary.get("missed_interval_share", math.nan)
+    if share is None or math.isnan(share) or share <= 0.0:
+        return summary
+    return {**summary, "arrived": int(round(summary["arrived"] / (1.0 - share)))}
 
 
 def run_success(run: dict, prefix: str) -> float:
@@ -65,26 +83,27 @@ def success_interval(runs: list[dict], prefix: str, design_effect: float) -> tup
     return mean, lo, hi
 
 
-def point_at(points: dict[float, Point], gap_ms: float, unit: float, pilot: bool) -> Point:
-    """The point of `points` (keyed by rate) at `gap_ms`, made if new. The gap is rounded to 6 significant
-    digits, so a rate asked for twice is one point (and one config hash)."""
-    gap_ms = float(f"{gap_ms:.6g}")
-    rate = 1000.0 / (gap_ms * unit)
-    if rate not in points:
-        points[rate] = Point(rate, gap_ms, pilot)
-    return points[rate]
+def point_at(points: dict[float, Point], param, value, pilot: bool) -> Point:
+    """The point of `points` (keyed by level) at parameter `value`, made if new. The value is rounded by
+    `param` (a gap to 6 significant digits; a writer count to an integer), so a level asked for twice is one
+    point (and one config hash)."""
+    value = param.canon(value)
+    level = param.level(value)
+    if level not in points:
+        points[level] = Point(level, value, pilot)
+    return points[level]
 
 
 def by_rate(points: dict[float, Point]) -> list[Point]:
-    """The points that have runs, slowest first."""
-    return sorted((p for p in points.values() if p.n), key=lambda p: p.rate_cps)
+    """The points that have runs, least load first."""
+    return sorted((p for p in points.values() if p.n), key=lambda p: p.load)
 
 
 def log_crossing(lo: Point, hi: Point, thr: float, clip: float = 0.0, margin=None) -> float:
-    """log rate where log(failure share) interpolated linearly in log rate between lo and hi reaches the
-    allowed share (failure grows like a power of the rate below the knee), t kept in [clip, 1 - clip];
+    """log level where log(failure share) interpolated linearly in log level between lo and hi reaches the
+    allowed share (failure grows like a power of the load below the knee), t kept in [clip, 1 - clip];
     `margin(point)`: its log(failure share / allowed), by default from its runs' mean."""
-    a, b = math.log(lo.rate_cps), math.log(hi.rate_cps)
+    a, b = math.log(lo.load), math.log(hi.load)
     ga, gb = (margin(lo), margin(hi)) if margin else (lo.margin(thr), hi.margin(thr))
     t = min(1 - clip, max(clip, -ga / (gb - ga))) if gb > ga else 0.5
     return a + t * (b - a)

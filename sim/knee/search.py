@@ -1,7 +1,12 @@
 """One configuration's knee search: the two phases (`pilot`, `full`) in order, the runs they ask for, and the
 answer (`result`: the knee with its CI and the metrics at it; `trace`: every point run). Throughput and
-latencies at the knee come from least-squares lines on log rate through the fit's runs, with their 95 %
-prediction-of-the-mean CIs."""
+latencies at the knee come from least-squares lines on log rate (log writers) through the fit's runs, with
+their 95 % prediction-of-the-mean CIs.
+
+The writers knee (`workload.writers.count`): the fit's continuous crossing N* with its Fieller interval
+[lo, hi] (`writers_crossing*`), and the knee floor(N*), the largest count whose fitted success is at least the
+threshold, with the CI [floor(lo), floor(hi)] (`writers*`); N* < 1 is `below_range` (not even one writer meets
+the threshold)."""
 from __future__ import annotations
 
 import math
@@ -10,14 +15,28 @@ from ..config import Config
 from .fit import Fit
 from .full import FullLength
 from .pilot import Pilot
-from .points import Point, success_interval
-from .spec import KneeSpec, load_param, mean_gap_per_unit
+from .points import Point, success_interval, with_ticks
+from .param import search_param, with_writers
+from .spec import KneeSpec
 from .stats import regression_at
 
 #: metrics reported at the knee, with their 95 % CIs (least squares over the fit's runs)
 AT_KNEE = ("success_rate", "vo_success_rate", "throughput_cps", "offered_cps",
            "commit_latency_mean_ms", "commit_latency_p99_ms", "fa_commit_latency_mean_ms",
            "fa_commit_latency_p99_ms", "vo_commit_latency_mean_ms", "vo_commit_latency_p99_ms")
+
+
+#: a periodic writers' pilot window holds at least this many intervals: a backlog of late ticks builds over
+#: intervals, so a pilot that sees one or two per writer passes counts whose full runs fall behind
+PILOT_TICKS = 10
+
+
+def _cadence_fraction(cfg: Config) -> float:
+    """The pilot's share of the run that gives periodic writers PILOT_TICKS intervals in its window (0 else)."""
+    w = cfg.workload.writers
+    if w.count == 0 or w.mode != "periodic":
+        return 0.0
+    return min(1.0, PILOT_TICKS * w.interval_ms / (cfg.duration_ms - cfg.warmup_ms - cfg.cooldown_ms))
 
 
 class KneeSearch:
@@ -28,22 +47,23 @@ class KneeSearch:
 
     def __init__(self, cfg: Config, spec: KneeSpec = KneeSpec()):
         self.spec = spec
-        self.param = load_param(cfg, spec.param)
-        self.unit = mean_gap_per_unit(cfg)
+        self.param = search_param(cfg, spec.param, spec.start, spec.expansions)   # sim.knee.param
+        if self.param.integer:
+            cfg = with_writers(cfg, self.param.start[0])
         crn = {"common_random_numbers": True} if spec.common_random_numbers else {}
         self.base = cfg.replace(**crn)
-        f = spec.pilot_fraction
+        f = max(spec.pilot_fraction, _cadence_fraction(cfg))
         self.pilot_base = self.base if f >= 1 else self.base.replace(
             duration_ms=cfg.duration_ms * f, warmup_ms=cfg.warmup_ms * f, cooldown_ms=cfg.cooldown_ms * f)
         self.check = ("", "vo_") if cfg.workload.fast_append_ratio < 1 else ("",)
         self.stage = "pilot"           # pilot -> full
         self.status = "searching"
         self.error = ""
-        self.pilot = Pilot(spec, self.unit)
-        self.full = FullLength(spec, self.unit, self.check, self.pilot)
+        self.pilot = Pilot(spec, self.param)
+        self.full = FullLength(spec, self.param, self.check, self.pilot)
 
     def config_of(self, p: Point) -> Config:
-        return (self.pilot_base if p.pilot else self.base).replace(**{self.param: p.value})
+        return (self.pilot_base if p.pilot else self.base).replace(**{self.param.path: p.value})
 
     def hours_of(self, p: Point) -> float:
         return p.n * (self.pilot_base if p.pilot else self.base).duration_ms / 3_600_000
@@ -53,7 +73,7 @@ class KneeSearch:
         if summary is None:
             self.status, self.error = "failed", error
             return
-        point.runs.append(summary)
+        point.runs.append(with_ticks(summary))
         point.checks = {c: success_interval(point.runs, c, self.spec.design_effect)
                         for c in self.check}
 
@@ -76,17 +96,19 @@ class KneeSearch:
         return []
 
     def _step_pilot(self) -> None:
-        guess_cps = self.pilot.step()
+        guess = self.pilot.step()
         if self.pilot.censored:
             self.status = self.pilot.censored
-        elif guess_cps is not None:
+        elif guess is not None:
             self.stage = "full"
-            self.full.probe(guess_cps / self.spec.pilot_bias)
+            bias = self.param.pilot_bias if self.spec.pilot_bias is None else self.spec.pilot_bias
+            self.full.probe(self.param.value_at(guess / bias))
 
     def _step_full(self) -> None:
         self.full.step()
-        if self.full.stopped:
-            self.status = "max_points" if self.full.stopped == "max_points" else "ok"
+        stopped = self.full.stopped
+        if stopped:
+            self.status = stopped if stopped in ("max_points", "below_range", "above_range") else "ok"
 
     def _points(self) -> list[Point]:
         return [p for p in (*self.pilot.points.values(), *self.full.points.values()) if p.n]
@@ -95,7 +117,7 @@ class KneeSearch:
     def result(self) -> dict:
         """The flat knee record (JSON-able; NaN where undefined)."""
         pts = self._points()
-        out = {"status": self.status, "error": self.error, "param": self.param, "threshold": self.spec.threshold,
+        out = {"status": self.status, "error": self.error, "param": self.param.path, "threshold": self.spec.threshold,
                "precision": self.spec.precision, "halfwidth_target": self.spec.halfwidth,
                "common_random_numbers": self.spec.common_random_numbers,
                "runs": sum(p.n for p in pts), "points": len(pts),
@@ -107,7 +129,11 @@ class KneeSearch:
         if fit is not None:
             knee, low, high = fit.knee()
         out.update(self._no_knee(fit) if math.isnan(knee) else self._at_knee(fit, knee, low, high))
-        return out
+        if not self.param.integer:
+            return out
+        if knee < 1:
+            out["status"] = "below_range"      # not even one writer meets the threshold
+        return writers_record(out)
 
     @staticmethod
     def _no_knee(fit: Fit | None) -> dict:
@@ -121,13 +147,15 @@ class KneeSearch:
     def _at_knee(self, fit: Fit, knee: float, low: float, high: float) -> dict:
         """The knee, its CI, and every AT_KNEE metric there by least squares on log rate over the fit's runs."""
         hw = fit.halfwidth()
+        target = self.param.halfwidth_target(knee, self.spec.halfwidth)
         out = {"offered_cps": knee, "offered_cps_low": low, "offered_cps_high": high,
-               "value": float(f"{1000.0 / (knee * self.unit):.6g}"), "fit_runs": len(fit.runs),
-               "decided": bool(hw <= self.spec.halfwidth and fit.binding.inside), "ci95_halfwidth_rel": hw}
+               "value": self.param.knee_value(knee), "fit_runs": len(fit.runs),
+               "decided": bool(hw <= target and fit.binding.inside), "ci95_halfwidth_rel": hw}
         xs = [x for x, _ in fit.runs]
+        at = math.log(self.param.knee_value(knee) if self.param.integer and knee >= 1 else knee)
         for m in AT_KNEE:
             key = "measured_offered_cps" if m == "offered_cps" else m
-            out[key], out[f"{key}_ci95"] = regression_at(xs, [r.get(m) for _, r in fit.runs], math.log(knee))
+            out[key], out[f"{key}_ci95"] = regression_at(xs, [r.get(m) for _, r in fit.runs], at)
         return out
 
     def trace(self) -> list[dict]:
@@ -137,11 +165,23 @@ class KneeSearch:
         fit = self.full.fit
         in_fit = {id(r) for _, r in fit.runs} if fit is not None else set()
         rows = []
-        for p in sorted(self._points(), key=lambda p: (not p.pilot, p.rate_cps)):
+        for p in sorted(self._points(), key=lambda p: (not p.pilot, p.load)):
             phase = "pilot" if p.pilot else "fit" if any(id(r) in in_fit for r in p.runs) else "full"
-            row = {"phase": phase, "offered_cps": p.rate_cps, "value": p.value,
+            row = {"phase": phase, self.param.load_key: p.value if self.param.integer else p.load, "value": p.value,
                    "runs": p.n, "decision": p.decision(thr), "passes": p.passes(thr)}
             for c, (m, lo, hi) in p.checks.items():
                 row.update({f"{c}success_rate": m, f"{c}success_low": lo, f"{c}success_high": hi})
             rows.append(row)
         return rows
+
+
+def writers_record(out: dict) -> dict:
+    """A writers knee's record from the generic one (whose `offered_cps*` hold the crossing in writers): the
+    knee floor(N*) with [floor(lo), floor(hi)], the crossing N* with its interval, `unit`; `offered_cps*` NaN
+    (the offered rate at the knee is `measured_offered_cps`)."""
+    crossing = [out.pop(k) for k in ("offered_cps", "offered_cps_low", "offered_cps_high")]
+    knee = [math.floor(x) if math.isfinite(x) else x for x in crossing]
+    head = {k: out.pop(k) for k in ("status", "error", "param")}
+    return {**head, "unit": "writers", **dict(zip(("writers", "writers_low", "writers_high"), knee)),
+            **dict(zip(("writers_crossing", "writers_crossing_low", "writers_crossing_high"), crossing)),
+            "offered_cps": math.nan, "offered_cps_low": math.nan, "offered_cps_high": math.nan, **out}

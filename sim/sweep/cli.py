@@ -91,14 +91,22 @@ def cmd_knee(args) -> int:
     else:
         k = doc["knee"]
         lo, hi = k["offered_cps_ci95"]
-        print(f"knee ({k['status']}): {_f(k['offered_cps'])} arrivals/s (95 % CI {_f(lo)} .. {_f(hi)}) at "
-              f"{k['param']} = {_f(k['value'])}; throughput {_f(k['throughput_cps']['value'])} c/s, success "
+        where = (f"{_f(k['offered_cps'])} arrivals/s (95 % CI {_f(lo)} .. {_f(hi)}) at {k['param']} = {_f(k['value'])}"
+                 if "writers" not in k else _writers_line(k))
+        print(f"knee ({k['status']}): {where}; throughput {_f(k['throughput_cps']['value'])} c/s, success "
               f"{_f(k['success_rate']['value'], '.4f')}; commit latency mean "
               f"{_f(k['commit_latency']['all']['mean_ms']['value'], '.1f')} ms, P99 "
               f"{_f(k['commit_latency']['all']['p99_ms']['value'], '.1f')} ms")
         print(f"{doc['runs']} runs ({outcome.new_runs} new), {doc['simulated_hours']:.1f} simulated hours, "
               f"common random numbers {'on' if doc['common_random_numbers'] else 'off'}; wrote {out / 'knee.json'}")
     return 0 if rec["status"] != "failed" else 1
+
+
+def _writers_line(k: dict) -> str:
+    """The writers knee and its CI, then the fitted crossing and its CI."""
+    (lo, hi), (clo, chi) = k["writers_ci95"], k["writers_crossing_ci95"]
+    return (f"{_f(k['writers'], '.0f')} writers (95 % CI {_f(lo, '.0f')} .. {_f(hi, '.0f')}; crossing "
+            f"{_f(k['writers_crossing'], '.2f')}, CI {_f(clo, '.2f')} .. {_f(chi, '.2f')}) of {k['param']}")
 
 
 def _f(x, spec=".3f"):
@@ -140,13 +148,15 @@ def add_commands(sub) -> None:
     k = sub.add_parser("knee", help="find one configuration's knee (usable throughput) with a 95 %% CI")
     k.add_argument("config", help="config YAML")
     k.add_argument("--set", action="append", metavar="PATH=VALUE", help="override a config value (repeatable)")
-    k.add_argument("--param", help="load parameter (default: workload.inter_arrival.mean_ms, or median_ms)")
+    k.add_argument("--param", help="load parameter (default: workload.writers.count when the config has writers, "
+                   "else workload.inter_arrival.mean_ms, or median_ms)")
     k.add_argument("--threshold", type=float, help="success threshold (default 0.95)")
     k.add_argument("--precision", type=float, help="the short pilot stops when its bracket's hi/lo - 1 is at most "
                    "this (0.05)")
     k.add_argument("--halfwidth", type=float, help="stop when the knee's 95 %% CI half-width / knee is at most this "
                    "(0.05)")
-    k.add_argument("--start", help="start bracket as FAST_MS,SLOW_MS gaps (default 20,5000)")
+    k.add_argument("--start", help="start bracket as FAST_MS,SLOW_MS gaps (default 20,5000), or FEWEST,MOST "
+                   "writers (default 1,64)")
     k.add_argument("--max-runs", type=int, help="full-length runs at most (default 24)")
     k.add_argument("--no-crn", action="store_true", help="without common random numbers")
     k.add_argument("--jobs", type=int, help="worker processes (default: all cores)")

@@ -42,7 +42,7 @@ def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int |
                     cfg = s.config_of(point)
                     key = run_key(cfg.hash, rep)
                     if key not in wanted:
-                        wanted[key] = ({"key": key, "config": cfg.to_dict(), "params": {s.param: point.value},
+                        wanted[key] = ({"key": key, "config": cfg.to_dict(), "params": {s.param.path: point.value},
                                         "replication": rep, "engine": engine}, [])
                     wanted[key][1].append((s, point))
             if not wanted:
@@ -85,9 +85,13 @@ def knee_json(search: KneeSearch, rec: dict) -> dict:
 
     lat = {op.rstrip("_") or "all": {"mean_ms": ci(f"{op}commit_latency_mean_ms"), "p99_ms": ci(f"{op}commit_latency_p99_ms")}
            for op in ("", "fa_", "vo_")}
+    writers = {} if "unit" not in rec else {
+        "unit": rec["unit"], "writers": rec["writers"], "writers_ci95": [rec["writers_low"], rec["writers_high"]],
+        "writers_crossing": rec["writers_crossing"],
+        "writers_crossing_ci95": [rec["writers_crossing_low"], rec["writers_crossing_high"]]}
     return {
         "knee": {
-            "status": rec["status"], "offered_cps": rec["offered_cps"],
+            "status": rec["status"], **writers, "offered_cps": rec["offered_cps"],
             "offered_cps_ci95": [rec["offered_cps_low"], rec["offered_cps_high"]],
             "ci95_halfwidth_rel": rec["ci95_halfwidth_rel"],
             "param": rec["param"], "value": rec["value"],
@@ -103,9 +107,10 @@ def knee_json(search: KneeSearch, rec: dict) -> dict:
     }
 
 
-def cell_row(point_params: dict, cfg, rec: dict) -> dict:
-    """One knees-table row: the cell's swept values and standard columns (not the load), then the knee."""
-    cols = {k: v for k, v in standard_columns(cfg).items() if k != "inter_arrival_ms"}
+def cell_row(point_params: dict, cfg, rec: dict, searched: str = "inter_arrival_ms") -> dict:
+    """One knees-table row: the cell's swept values and standard columns (not the `searched` one: the load, or
+    the writer count), then the knee."""
+    cols = {k: v for k, v in standard_columns(cfg).items() if k != searched}
     return {**point_params, **cols, **{k: _num(v) for k, v in rec.items()}}
 
 
@@ -118,11 +123,13 @@ def run_knee_sweep(sweep, spec: KneeSpec, out_dir: str | Path, *, jobs=None, exe
     searches = [KneeSearch(p.config, spec) for p in sweep.points]
     outcome = run_searches(searches, out, jobs=jobs, executor=executor, scheduler=scheduler, engine=engine,
                            force=force, log=log)
-    rows = [cell_row(p.params, p.config, rec) for p, s, rec in zip(sweep.points, searches, outcome.results)]
+    col = {s: "writers" if s.param.integer else "inter_arrival_ms" for s in searches}   # the searched column
+    rows = [cell_row(p.params, p.config, rec, col[s])
+            for p, s, rec in zip(sweep.points, searches, outcome.results)]
     df = pd.DataFrame(rows)
     atomic_write_parquet(out / "knees.parquet", df)
     df.to_csv(out / "knees.csv", index=False)
-    trace = [{**p.params, **{k: v for k, v in cell_row({}, p.config, {}).items()}, **t}
+    trace = [{**p.params, **{k: v for k, v in cell_row({}, p.config, {}, col[s]).items()}, **t}
              for p, s in zip(sweep.points, searches) for t in s.trace()]
     atomic_write_parquet(out / "knee_points.parquet", pd.DataFrame(trace))
     return df, outcome

@@ -16,7 +16,7 @@ import yaml
 
 from ..config import Config, ConfigError, build_structure, check_path, set_path
 from ..config import from_dict as config_from_dict
-from ..knee import LOAD_PARAMS, load_param, parse_spec
+from ..knee import LOAD_PARAMS, WRITERS_PARAM, parse_spec, search_param
 from ..schema import Field, check
 from ..yamlio import load_yaml
 
@@ -147,17 +147,18 @@ def parse(data: dict, *, source_name: str = "sweep") -> Sweep:
     sweep.points  # validate every grid point now, before anything runs
     if knee is not None:
         for point in sweep.points:
-            load_param(point.config, knee.param)
+            search_param(point.config, knee.param, knee.start, knee.expansions)
     return sweep
 
 
 def _knee_spec(data: dict, swept: list[str]):
-    """The `knee:` section (sim.knee.parse_spec); the grid must then leave the load axis alone."""
+    """The `knee:` section (sim.knee.parse_spec); the grid must then leave the load axis (and the writer count)
+    alone."""
     if "knee" not in data:
         return None
     spec = parse_spec(data["knee"])
     for path in swept:
-        if path in LOAD_PARAMS or path == "workload.inter_arrival":
+        if path in (*LOAD_PARAMS, WRITERS_PARAM) or path in ("workload.inter_arrival", "workload.writers"):
             _err(f"grid.{path}", "is the load axis, which the knee search moves; remove it from the grid "
                  "(or drop the knee: section)")
     return spec
