@@ -18,6 +18,7 @@ from sim.engines.fast import FastEngine
 from sim.engines.simpy_engine import SimPyEngine as Engine
 from sim.model import build, sources
 from sim.records import HISTORY_COLUMNS, RECORD_COLUMNS
+from test_writers import response_time_law
 
 THROTTLED = str(Path(__file__).resolve().parent / "data" / "throttled.yaml")
 
@@ -422,6 +423,13 @@ def _writers_instead(draw, d: dict) -> None:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_configs())
 def test_property_identical(case):
+    """Both engines alike, the history valid; a closed loop of writers also keeps the response-time law."""
     d, replication = case
     ref, _ = assert_same(d, replication=replication)
-    assert check_history(ref.history_frame(), **_rules(from_dict(d))) == []
+    cfg = from_dict(d)
+    assert check_history(ref.history_frame(), **_rules(cfg)) == []
+    w = cfg.workload.writers
+    if w.count > 0 and w.mode == "closed":
+        law = response_time_law(cfg, ref.records_frame())
+        if law is not None:
+            assert abs(law[0] - law[1]) <= law[2], law
