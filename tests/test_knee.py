@@ -242,6 +242,12 @@ def test_knee_cli_json_end_to_end_and_cache_reuse(tmp_path):
     assert full >= 4 and out["simulated_hours"] == pytest.approx((full + out["pilot_runs"] / 6) * 300_000 / 3_600_000)
     again = json.loads(run_cli(*args).stdout)
     assert again["new_runs"] == 0 and again["knee"] == k       # every run came from the cache
+    stored = sorted((tmp_path / "k" / "runs").glob("*.json"))[0]   # a run of another model version is recomputed
+    run = json.loads(stored.read_text())
+    run["run_key"]["model_version"] -= 1
+    stored.write_text(json.dumps(run))
+    third = json.loads(run_cli(*args).stdout)
+    assert third["new_runs"] == 1 and third["knee"] == k
 
 
 def test_knee_section_in_a_sweep(tmp_path):
