@@ -15,7 +15,8 @@ Invariants (numbers as in docs/MODEL.md, "History and invariants"):
 2. final v[t] equals the successful CASes on t; aborted/unfinished transactions changed nothing.
 3. every transaction begins once, ends exactly once (with a valid outcome and reason), has no events
    before its begin or after its end, commits iff it has exactly one successful CAS, and makes no
-   more CAS attempts than allowed (and as many as its end row says).
+   more CAS attempts than allowed (and as many as its end row says); one that ends `throttled` (its
+   storage client gave a request up) had its last conditional write answered 429.
 4. serializability: a successful CAS installs metadata prepared on the version it replaces (no lost
    update); a VO validated every snapshot between its base read and the version it replaced; in seq
    order each table's committed versions run 1, 2, 3, ...
@@ -58,6 +59,7 @@ KINDS = {"begin", "read", "prepare", "cas", "throttled", "end", "final"}
 SCOPES = ("global", "table")
 PROTOCOLS = ("rewrite", "log")
 OUTCOMES = {"committed", "aborted", "unfinished"}
+ABORT_REASONS = {"retries_exhausted", "validation_failed", "throttled"}
 # Float slack when comparing times that the engine computes as the same sum (start + latency).
 TIME_EPS_MS = 1e-6
 # Float slack on token counts: a write needs >= 1 - eps tokens; a throttled one must have had < 1 + eps.
@@ -80,7 +82,7 @@ class _Txn:
 
     __slots__ = (
         "txn", "begin_row", "table", "op", "max_attempts", "end_row", "cas_count", "ok_cas_row",
-        "last_read_seq", "base_read_version", "prepare_base", "validated", "ready_ms", "reported",
+        "last_read_seq", "base_read_version", "prepare_base", "validated", "ready_ms", "reported", "last_write",
     )
 
     def __init__(self, txn: int):
@@ -98,6 +100,7 @@ class _Txn:
         self.validated = []          # VO: (from, to] ranges validated by its prepares
         self.ready_ms = -math.inf    # answer time of its latest read/CAS: it cannot act earlier
         self.reported = set()        # one-shot messages already emitted (avoid repeating per row)
+        self.last_write = ""         # kind of its latest conditional write row (`cas` or `throttled`)
 
 
 def _as_int(x) -> int:
@@ -366,6 +369,7 @@ class Replay:
         self._expects_last_read(e, x, expected, "throttled conditional write", "throttled write")
         if x.ok_cas_row >= 0:
             self.flag(3, e, f"conditional write after the transaction committed at row {x.ok_cas_row}")
+        x.last_write = "throttled"
         if _as_bool(e.raw.ok):
             self.flag(2, e, "throttled request records ok = true (a throttled request changes nothing)")
         if rec_seq != self.cas_seq(e.table) or rec_v != self.v.get(e.table, 0):
@@ -377,6 +381,7 @@ class Replay:
         """Invariants 1 and 3 at an attempt; a success also 4, and changes the replayed catalog."""
         x = self._txn_of(e)
         x.cas_count += 1
+        x.last_write = "cas"
         expected = _as_int(e.raw.expected)
         self._answered(e, x, "CAS")
         if x.max_attempts >= 0 and x.cas_count > x.max_attempts:
@@ -417,8 +422,12 @@ class Replay:
         else:
             if x.ok_cas_row >= 0:
                 self.flag(2, e, f"ends {outcome} but its CAS at row {x.ok_cas_row} succeeded (changed the catalog)")
-            if outcome == "aborted" and not reason:
-                self.flag(3, e, "aborted without a reason")
+            if outcome == "aborted" and reason not in ABORT_REASONS:
+                self.flag(3, e, f"aborted with reason {reason!r}, expected one of {sorted(ABORT_REASONS)}"
+                          if reason else "aborted without a reason")
+            if reason == "throttled" and x.last_write != "throttled":
+                self.flag(3, e, "ends throttled (its storage client gave a request up) but its last conditional "
+                                "write was not answered 429")
             if outcome == "unfinished" and reason != "unfinished":
                 self.flag(3, e, f"unfinished with reason {reason!r}, expected 'unfinished'")
 

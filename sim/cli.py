@@ -51,7 +51,7 @@ def _summary_text(s: dict, cfg) -> str:
 
 def _writers_text(s: dict) -> str:
     """The writers' line: only runs with writers have one (open-loop output is unchanged)."""
-    line = (f"writers: {s['writers']}, {_fmt(s['commits_per_writer_cps'])} c/s each, utilisation "
+    line = (f"writers: {s['writers_seen']}, {_fmt(s['commits_per_writer_cps'])} c/s each, utilisation "
             f"{_fmt(100 * s['writer_utilisation'], '.1f', '%')}; attempts {_fmt(s['attempts_cps'])} /s, "
             f"{_fmt(100 * s['attempt_failure_share'], '.1f', '%')} failed")
     if s["commit_lag_mean_ms"] == s["commit_lag_mean_ms"]:

@@ -44,6 +44,15 @@ def _nested(cls, late=False, seeded=True, factory=None):
     return field(default_factory=factory or cls, metadata={"late": late, "seeded": seeded, "hashed": True})
 
 
+# the storage clients' resend defaults, as their sources set them (docs/MODEL.md, "Storage clients' resend
+# policies", cites the lines): object_store's RetryConfig and BackoffConfig (delta-rs); google-cloud-core's
+# ServiceOptions retry settings, which Iceberg's GCSFileIO leaves as they are (6 attempts: 5 resends)
+RESEND_CLIENTS = {
+    "object_store": {"base_ms": 100.0, "factor": 2.0, "max_ms": 15_000.0, "max_resends": 10, "deadline_ms": 180_000.0},
+    "google_java": {"base_ms": 1000.0, "factor": 2.0, "max_ms": 32_000.0, "max_resends": 5, "deadline_ms": 50_000.0},
+}
+
+
 @dataclass(frozen=True)
 class LatencySpec:
     """A service-catalog latency: constant (`latency_ms`) or lognormal (`latency.median_ms`, `sigma`)."""
@@ -149,13 +158,17 @@ class Commit:
 @dataclass(frozen=True)
 class RetryPolicy:
     """`immediate`; `fixed` (delay_ms); `exponential` (delay = min(base_ms * factor^(k-1), max_ms) for the
-    k-th conflict of its class, then stretched by a uniform factor in [1, 1 + jitter]: Iceberg adds up to 10%)."""
-    policy: str = _spec("immediate", choices=("immediate", "fixed", "exponential"))
+    k-th conflict of its class, then stretched by a uniform factor in [1, 1 + jitter]: Iceberg adds up to 10%).
+    A storage client's resends (`storage.throttle_retry`) may also run a real client's backoff (`object_store`,
+    `google_java`), and stop after `max_resends` resends or `deadline_ms` after the request's first send."""
+    policy: str = _spec("immediate", choices=("immediate", "fixed", "exponential") + tuple(RESEND_CLIENTS))
     delay_ms: float = _spec(None, ge=0)
     base_ms: float = _spec(None, ge=0)
     factor: float = _spec(None, ge=1)
     max_ms: float = _spec(None, ge=0)
     jitter: float = _spec(None, ge=0)
+    max_resends: int = _spec(None, ge=0, late=True)
+    deadline_ms: float = _spec(None, gt=0, late=True)
 
 
 @dataclass(frozen=True)
@@ -169,9 +182,10 @@ class Storage:
     provider: str = _spec("s3")
     # the provider's per-object mutation limits (conditional writes to one object name), if it has any
     throttle: bool = _spec(True, late=True, seeded=False)
-    # the storage client's resend policy for a request answered 429 (GCS's guidance: 1 s doubling, full jitter)
+    # the storage client's resend policy for a request answered 429: by default Google's Java client's (the
+    # default design, `file`, is Iceberg's GCSFileIO)
     throttle_retry: RetryPolicy = _nested(RetryPolicy, late=True, seeded=False,
-                                          factory=lambda: RetryPolicy(policy="exponential"))
+                                          factory=lambda: RetryPolicy(policy="google_java"))
 
 
 @dataclass(frozen=True)
@@ -252,6 +266,11 @@ def _with_defaults(obj, **defaults):
 
 def _resolve_retry(p: RetryPolicy, path: str, base_ms=100.0, factor=2.0, max_ms=60_000.0, jitter=0.1) -> RetryPolicy:
     exp = ("base_ms", "factor", "max_ms", "jitter")
+    if p.policy in RESEND_CLIENTS:
+        raise ConfigError(f"{path}.policy", f"{p.policy} is a storage client's resend policy "
+                          "(storage.throttle_retry only)")
+    _require(p, path, (), ("max_resends", "deadline_ms"), "the policy is a commit's retry (storage.throttle_retry "
+             "only)")
     if p.policy == "immediate":
         _require(p, path, (), ("delay_ms",) + exp, "policy is immediate")
     elif p.policy == "fixed":
@@ -261,6 +280,19 @@ def _resolve_retry(p: RetryPolicy, path: str, base_ms=100.0, factor=2.0, max_ms=
         # defaults: Iceberg's (100 ms doubling to 60 s, up to 10% jitter) unless the caller gives others
         p = _with_defaults(p, base_ms=base_ms, factor=factor, max_ms=max_ms, jitter=jitter)
     return p
+
+
+def _resolve_resend(p: RetryPolicy) -> RetryPolicy:
+    """A storage client's resends: a named client's backoff with its defaults (its jitter is its own), or a
+    retry policy (exponential: 1 s doubling to 32 s, jitter 1.0) with no limit unless one is given."""
+    path = "storage.throttle_retry"
+    if p.policy not in RESEND_CLIENTS:
+        limits = {"max_resends": p.max_resends, "deadline_ms": p.deadline_ms}
+        p = _resolve_retry(dataclasses.replace(p, max_resends=None, deadline_ms=None), path, base_ms=1000.0,
+                           factor=2.0, max_ms=32_000.0, jitter=1.0)
+        return dataclasses.replace(p, **limits)
+    _require(p, path, (), ("delay_ms", "jitter"), f"policy is {p.policy} (the client's own jitter)")
+    return _with_defaults(p, **RESEND_CLIENTS[p.policy])
 
 
 def _resolve_commit(cfg: Config) -> Commit:
@@ -373,10 +405,7 @@ def _resolve(cfg: Config) -> Config:
                           f"below duration_ms ({cfg.duration_ms:g}) to leave a measurement window")
     retry = Retry(catalog=_resolve_retry(cfg.retry.catalog, "retry.catalog"),
                   table=_resolve_retry(cfg.retry.table, "retry.table"))
-    # GCS's retry guidance for 429: 1 s, doubling, capped (32 s here, gcloud's largest), full jitter
-    storage = dataclasses.replace(cfg.storage, throttle_retry=_resolve_retry(
-        cfg.storage.throttle_retry, "storage.throttle_retry", base_ms=1000.0, factor=2.0, max_ms=32_000.0,
-        jitter=1.0))
+    storage = dataclasses.replace(cfg.storage, throttle_retry=_resolve_resend(cfg.storage.throttle_retry))
     return dataclasses.replace(cfg, workload=workload, retry=retry, storage=storage, commit=commit)
 
 

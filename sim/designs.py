@@ -10,22 +10,29 @@ import copy
 # Iceberg's client: commit.retry.num-retries 4, sleep min(100 * 2^(k-1), 60000) ms plus up to 10 % (Tasks.java)
 ICEBERG_CLIENT_RETRY = {"policy": "exponential", "base_ms": 100.0, "factor": 2.0, "max_ms": 60_000.0, "jitter": 0.1}
 
+# the storage client that resends a 429 (docs/MODEL.md, "Storage clients' resend policies"): Iceberg's GCSFileIO
+# runs Google's Java client with its default retry settings; delta-rs runs object_store's
+GOOGLE_JAVA = {"throttle_retry": {"policy": "google_java"}}
+OBJECT_STORE = {"throttle_retry": {"policy": "object_store"}}
+
 DESIGNS: dict[str, dict] = {
     # today's default: one catalog object in the bucket, every commit replaces it (CAS)
-    "file": {"catalog": {"backend": "storage", "scope": "global"}, "commit": {"protocol": "rewrite"}},
+    "file": {"catalog": {"backend": "storage", "scope": "global"}, "commit": {"protocol": "rewrite"},
+             "storage": GOOGLE_JAVA},
     # an Iceberg REST catalog (Polaris, Lakekeeper, Glue): per-table CAS in a service that writes the table
     # metadata inside its commit; the client writes only a manifest list per attempt. The service's latency
     # has no public figure: give catalog.latency_ms or catalog.latency.
     "rest": {"catalog": {"backend": "service", "scope": "table", "table_metadata_inlined": True},
              "commit": {"protocol": "rewrite", "max_retries": 4},
-             "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY}},
+             "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY}, "storage": GOOGLE_JAVA},
     # one pointer object per table in the bucket, each CASed on its own
-    "pointer": {"catalog": {"backend": "storage", "scope": "table"}, "commit": {"protocol": "rewrite"}},
+    "pointer": {"catalog": {"backend": "storage", "scope": "table"}, "commit": {"protocol": "rewrite"},
+                "storage": GOOGLE_JAVA},
     # Delta Lake on an object store as delta-rs runs it: put-if-absent log entries, 15 retries, no sleep,
-    # a checkpoint every 100 versions
+    # a checkpoint every 100 versions; object_store resends a 429
     "log": {"catalog": {"backend": "storage", "scope": "table"},
             "commit": {"protocol": "log", "max_retries": 15, "checkpoint_interval": 100},
-            "retry": {"table": {"policy": "immediate"}}},
+            "retry": {"table": {"policy": "immediate"}}, "storage": OBJECT_STORE},
 }
 
 

@@ -99,3 +99,18 @@ def test_bad_sweep_file_exits_2(tmp_path):
     r = run_cli("sweep", p, "--out", tmp_path / "out")
     assert r.returncode == 2 and "grid.workload.num_tabels" in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_run_text_of_periodic_writers(tmp_path):
+    """A writers run's text summary has its writers line (count, commits per writer, lag, missed intervals), and
+    --json its writers group."""
+    p = tmp_path / "w.yaml"
+    p.write_text(yaml.safe_dump({**{k: SMALL[k] for k in ("duration_ms", "warmup_ms", "cooldown_ms")},
+                                 "workload": {"writers": {"count": 3, "mode": "periodic", "interval_ms": 5000},
+                                              "runtime": {"median_ms": 500, "sigma": 0.5, "min_ms": 0}}}))
+    r = run_cli("run", p)
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("writers: "))
+    assert line.startswith("writers: 3, ") and "missed intervals" in line
+    out = json.loads(run_cli("run", p, "--json").stdout)
+    assert out["writers"]["count"] == 3 and out["writers"]["missed_interval_share"] == 0.0

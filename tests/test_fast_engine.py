@@ -18,6 +18,7 @@ from sim.engines.fast import FastEngine
 from sim.engines.simpy_engine import SimPyEngine as Engine
 from sim.model import build, sources
 from sim.records import HISTORY_COLUMNS, RECORD_COLUMNS
+from test_writers import response_time_law
 
 THROTTLED = str(Path(__file__).resolve().parent / "data" / "throttled.yaml")
 
@@ -202,6 +203,15 @@ CASES = {
     "throttle_fixed_resend": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle_retry": {
         "policy": "fixed", "delay_ms": 300}}}),
     "throttle_off": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle": False}}),
+    # storage clients that give a request up: by count (object_store, log), by deadline (Google's), a retry
+    # policy with both limits
+    "throttle_object_store_count": merge(CONTENDED, {"design": "log", "storage": {
+        "provider": THROTTLED, "throttle_retry": {"policy": "object_store", "max_resends": 1}}}),
+    "throttle_google_java_deadline": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle_retry": {
+        "policy": "google_java", "base_ms": 20, "deadline_ms": 150}}}),
+    "throttle_exponential_limited": merge(CONTENDED, {"design": "pointer", "storage": {
+        "provider": THROTTLED, "throttle_retry": {"policy": "exponential", "base_ms": 30, "max_resends": 2,
+                                                  "deadline_ms": 400}}}),
     # writers (sim/model/writers.py): closed loop, periodic (wait, skip), budgets, owned tables; the
     # microbenchmark's operation (commit.shape: object) on a storage object, a log and a throttled object
     **{f"writers_{k}": _writers(w, over) for k, (w, over) in WRITER_CASES.items()},
@@ -263,7 +273,9 @@ def _rules(c) -> dict:
 @pytest.mark.parametrize("name", ["default", "zipf", "vo_conflicts", "ties_instant", "drain_0", "parallel_4",
                                   "retry_mixed_md", "stale_first", "scope_table", "scope_table_service_inlined",
                                   "log", "log_stale_parallel", "log_vo_conflicts_backoff", "throttle_file",
-                                  "throttle_pointer", "throttle_log", "writers_closed_vo_tables",
+                                  "throttle_pointer", "throttle_log", "throttle_object_store_count",
+                                  "throttle_google_java_deadline", "throttle_exponential_limited",
+                                  "writers_closed_vo_tables",
                                   "writers_periodic_skip", "writers_bench_log", "writers_bench_gcp",
                                   "writers_ties_periodic"])
 def test_fast_history_passes_checker(name):
@@ -411,6 +423,13 @@ def _writers_instead(draw, d: dict) -> None:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_configs())
 def test_property_identical(case):
+    """Both engines alike, the history valid; a closed loop of writers also keeps the response-time law."""
     d, replication = case
     ref, _ = assert_same(d, replication=replication)
-    assert check_history(ref.history_frame(), **_rules(from_dict(d))) == []
+    cfg = from_dict(d)
+    assert check_history(ref.history_frame(), **_rules(cfg)) == []
+    w = cfg.workload.writers
+    if w.count > 0 and w.mode == "closed":
+        law = response_time_law(cfg, ref.records_frame())
+        if law is not None:
+            assert abs(law[0] - law[1]) <= law[2], law

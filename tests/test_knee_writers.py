@@ -232,7 +232,14 @@ def test_writers_knee_sweep(tmp_path):
     assert knees["writers"].iloc[1] > knees["writers"].iloc[0]       # more retries take more writers
     points = pd.read_parquet(tmp_path / "out" / "knee_points.parquet")
     assert "writers" in points.columns and "offered_cps" not in points.columns
-    write_report(tmp_path / "out")
+    text = write_report(tmp_path / "out").read_text()
+    report = pd.read_csv(tmp_path / "out" / "report" / "writers_knees.csv")      # the knees as read, per cell
+    assert report["max_retries"].tolist() == [1, 3] and report["status"].tolist() == ["ok", "ok"]
+    for (_, k), label in zip(knees.iterrows(), report["knee"]):
+        want = f"{k['writers']:.0f} [{k['writers_low']:.0f}, {k['writers_high']:.0f}]"
+        assert label == want and want in text
+    assert (report["most_writers"] >= report["writers_high"]).all()       # the most writers the search ran
+    assert (tmp_path / "out" / "report" / "figures" / "writers_knee.png").is_file()
 
 
 def test_periodic_writers_count_ticks_as_trials():

@@ -507,3 +507,98 @@ def test_write_report_writers_facets(tmp_path):
 def test_open_loop_report_has_no_writers_section(results_dir):
     text = write_report(results_dir).read_text()
     assert 'id="writers"' not in text and not (results_dir / "report" / "writers.csv").exists()
+
+
+# -------------------------------------------------------------------------------- writers-knee sweeps
+
+def make_writers_knees() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A writers-knee sweep's knees.parquet and knee_points.parquet as sim.sweep.knee writes them: interval x
+    provider x design (the design fixes its retries), every status; the points give each cell's most writers."""
+    inf, nan = np.inf, np.nan
+    cells = {   # (interval, provider, design): status, knee, low, high, crossing, its low, its high
+        (10000, "s3", "file"): ("ok", 32, 30, 33, 32.8, 30.8, 33.9),
+        (10000, "s3", "log"): ("ok", 81, 81, inf, 81.9, 81.2, inf),
+        (10000, "gcp", "file"): ("ok", 3, 2, 3, 3.4, 2.9, 3.8),
+        (10000, "gcp", "log"): ("below_range", 0, 0, 0, 0.7, 0.5, 0.9),
+        (60000, "s3", "file"): ("above_range", nan, nan, nan, nan, nan, nan),
+        (60000, "s3", "log"): ("above_range", nan, nan, nan, nan, nan, nan),
+        (60000, "gcp", "file"): ("failed", nan, nan, nan, nan, nan, nan),
+        (60000, "gcp", "log"): ("max_points", 52, 51, 53, 52.4, 51.8, 53.1),
+    }
+    knees, points = [], []
+    for (interval, prov, design), (status, *w) in cells.items():
+        params = {"workload.writers.interval_ms": interval, "storage.provider": prov, "design": design,
+                  "catalog": "{}", "provider": prov, "max_retries": 10 if design == "file" else 15,
+                  "interval_ms": float(interval), "writers_mode": "periodic"}
+        knees.append({**params, "status": status, "unit": "writers",
+                      **dict(zip(["writers", "writers_low", "writers_high", "writers_crossing",
+                                  "writers_crossing_low", "writers_crossing_high"], map(float, w))),
+                      "offered_cps": nan, "offered_cps_low": nan, "offered_cps_high": nan,
+                      "success_rate": 0.95 if w[0] == w[0] else nan, "throughput_cps": 2.0 if w[0] == w[0] else nan,
+                      "measured_offered_cps": 2.1 if w[0] == w[0] else nan,
+                      "commit_latency_mean_ms": 900.0, "commit_latency_p99_ms": 3000.0,
+                      "runs": 10, "full_runs": 8, "simulated_hours": 5.0})
+        most = 512 if status == "above_range" else 128
+        points += [{**params, "phase": "pilot", "writers": n, "value": n, "runs": 1} for n in (1, most // 2, most)]
+    return pd.DataFrame(knees), pd.DataFrame(points)
+
+
+def test_writers_knees_table_reads_every_status():
+    from sim.report import writers_knees as wk
+    knees, points = make_writers_knees()
+    assert wk.is_writers_knees(knees) and not wk.is_writers_knees(knees.drop(columns="unit"))
+    lay = wk.layout(knees)
+    assert lay == {"x": "interval_ms", "hue": "provider", "facet": "design", "groups": []}  # retries: by design
+    table, _ = wk.writers_knees_table(knees, points)
+    assert table[["interval_ms", "design", "provider"]].values.tolist()[:4] == [
+        [10000.0, "file", "s3"], [10000.0, "file", "gcp"], [10000.0, "log", "s3"], [10000.0, "log", "gcp"]]
+    key = list(zip(table["interval_ms"], table["provider"], table["design"]))
+    assert dict(zip(key, table["knee"])) == {
+        (10000.0, "s3", "file"): "32 [30, 33]", (10000.0, "s3", "log"): "81 [81, \u221e]",
+        (10000.0, "gcp", "file"): "3 [2, 3]", (10000.0, "gcp", "log"): "0 (below_range)",
+        (60000.0, "s3", "file"): "> 512 (above_range)", (60000.0, "s3", "log"): "> 512 (above_range)",
+        (60000.0, "gcp", "file"): "\u2013 (failed)", (60000.0, "gcp", "log"): "52 [51, 53] (max_points)"}
+    assert table["plotted"].tolist() == pytest.approx([32, 3, 81, 0, 512, np.nan, 512, 52], nan_ok=True)
+    assert table["most_writers"].tolist() == [128, 128, 128, 128, 512, 128, 512, 128]
+    assert wk.writers_knees_table(knees, None)[0]["knee"].iloc[4] == "above_range"      # no points: no bound
+    wide = wk.pivot(table, lay)
+    assert list(wide.columns) == ["interval_ms", "design", "s3", "gcp"]
+    assert wide.values.tolist()[1] == ["10s", "log", "81 [81, \u221e]", "0 (below_range)"]
+    # a parameter that the provider and the design do not fix gets figures of its own
+    more = pd.concat([knees.assign(**{"commit.max_retries": r}) for r in (1, 3)], ignore_index=True)
+    assert wk.layout(more)["groups"] == ["commit.max_retries"]
+    assert wk.layout(knees[knees["design"] == "file"].drop(columns="design"))["facet"] is None
+
+
+def test_write_report_of_a_writers_knee_sweep(tmp_path):
+    knees, points = make_writers_knees()
+    knees.to_parquet(tmp_path / "knees.parquet", index=False)
+    points.to_parquet(tmp_path / "knee_points.parquet", index=False)
+    text = write_report(tmp_path).read_text()
+    out = tmp_path / "report"
+    assert re.findall(r'<h2 id="([^"]+)"', text) == ["writers-knee", "knees"]
+    assert not (out / "tiers.csv").exists()                           # the load knee's picture needs offered_cps
+    srcs = re.findall(r'<img src="([^"]+)"', text)
+    assert srcs == ["figures/writers_knee.png"] and (out / srcs[0]).stat().st_size > 10_000
+    md = (out / "writers_knees.md").read_text().splitlines()
+    assert md[0] == "| interval_ms | design | s3 | gcp |" and len(md) == 2 + 4
+    assert md[5] == "| 60s | log | > 512 (above_range) | 52 [51, 53] (max_points) |"
+    csv = pd.read_csv(out / "writers_knees.csv")
+    assert len(csv) == 8 and csv["status"].tolist().count("below_range") == 1
+    for cell in ("0 (below_range)", "&gt; 512 (above_range)", "81 [81, \u221e]", "81.9 [81.2, \u221e]",
+                 "0.70 [0.50, 0.90]"):
+        assert cell in text
+
+
+def test_writers_knee_report_shows_missed_intervals_and_lag_when_the_record_has_them(tmp_path):
+    knees, points = make_writers_knees()
+    write_report_dir = tmp_path / "plain"
+    write_report_dir.mkdir()
+    knees.to_parquet(write_report_dir / "knees.parquet", index=False)
+    assert "missed intervals" not in write_report(write_report_dir).read_text()    # main's record has neither
+    knees = knees.assign(missed_interval_share=0.031, commit_lag_mean_ms=2500.0)
+    knees.to_parquet(tmp_path / "knees.parquet", index=False)
+    text = write_report(tmp_path).read_text()
+    assert "<th>missed intervals</th>" in text.replace(' class=""', "") and "3.1 %" in text and "2.50s" in text
+    csv = pd.read_csv(tmp_path / "report" / "writers_knees.csv")
+    assert csv["missed_interval_share"].eq(0.031).all() and "commit_lag_p99_ms" not in csv.columns

@@ -88,31 +88,40 @@ LAW_CASES = {
 }
 
 
+def response_time_law(cfg, rec):
+    """(X (R + Z), N, N c_max / T) over the window's transactions of a closed loop (X: transactions started in
+    the window per ms, R: their mean time from start to end, Z: their mean think time before the writer's next
+    start, c_max the longest cycle), or None where some window transaction has no next start (its writer
+    stopped: a budget, or the run's end). Each writer's cycles tile its time, so the only error is where the
+    window cuts a cycle: |X (R + Z) - N| <= N c_max / T exactly."""
+    lo, hi = cfg.warmup_ms, cfg.duration_ms - cfg.cooldown_ms
+    rec = rec.sort_values(["writer", "txn"])
+    nxt = rec.groupby("writer")["arrival_ms"].shift(-1)
+    win = ((rec["arrival_ms"] >= lo) & (rec["arrival_ms"] < hi)).to_numpy()
+    if not win.any() or nxt[win].isna().any():
+        return None
+    start, end, nxt = rec["arrival_ms"][win], rec["end_ms"][win], nxt[win]
+    T, n = hi - lo, cfg.workload.writers.count
+    X = len(start) / T
+    law = X * (float((end - start).mean()) + float((nxt - end).mean()))
+    return law, n, n * float((nxt - start).max()) / T
+
+
 @pytest.mark.parametrize("name", sorted(LAW_CASES))
 def test_response_time_law(name):
-    """N = X (R + Z) (X: transactions started in the window per second, R: their mean time from start to end, Z:
-    their mean think time before the writer's next start). Each writer's cycles tile its time, so the only error
-    is where the window cuts a cycle: |X (R + Z) - N| <= N c_max / T exactly, c_max the longest cycle. And the
-    think times measured are the configured ones (4 standard errors)."""
+    """N = X (R + Z) within the window's cut cycles (`response_time_law`); and the think times measured are the
+    configured ones (4 standard errors)."""
     writers, over = LAW_CASES[name]
     d = writers_config(writers)
     for key, value in over.items():
         d[key] = {**d[key], **value} if isinstance(d.get(key), dict) else value
     cfg, rec, _ = records_of(d)
-    lo, hi = cfg.warmup_ms, cfg.duration_ms - cfg.cooldown_ms
+    law = response_time_law(cfg, rec)
+    assert law is not None   # every window transaction ended and its writer went on
+    x, n, bound = law
+    assert abs(x - n) <= bound, law
     rec = rec.sort_values(["writer", "txn"])
-    nxt = rec.groupby("writer")["arrival_ms"].shift(-1)
-    win = ((rec["arrival_ms"] >= lo) & (rec["arrival_ms"] < hi)).to_numpy()
-    assert nxt[win].notna().all()   # every window transaction ended and its writer went on
-    start, end, nxt = rec["arrival_ms"][win], rec["end_ms"][win], nxt[win]
-    T = hi - lo
-    X = len(start) / T
-    R = float((end - start).mean())
-    Z = float((nxt - end).mean())
-    n = cfg.workload.writers.count
-    c_max = float((nxt - start).max())
-    assert abs(X * (R + Z) - n) <= n * c_max / T, (X * (R + Z), n, c_max / T)
-    think = (nxt - end).to_numpy()
+    think = (rec.groupby("writer")["arrival_ms"].shift(-1) - rec["end_ms"]).dropna().to_numpy()
     mean_think = cfg.workload.writers.think_ms
     if think.std() == 0:
         assert np.allclose(think, mean_think, rtol=0, atol=1e-6 * max(1.0, mean_think))

@@ -21,6 +21,8 @@ from .spec import KneeSpec
 from .stats import regression_at
 
 #: metrics reported at the knee, with their 95 % CIs (least squares over the fit's runs)
+#: a writers knee's record also has these at the knee (each writer's cadence and load)
+WRITERS_AT_KNEE = ("missed_interval_share", "commit_lag_mean_ms", "commit_lag_p99_ms", "writer_utilisation")
 AT_KNEE = ("success_rate", "vo_success_rate", "throughput_cps", "offered_cps",
            "commit_latency_mean_ms", "commit_latency_p99_ms", "fa_commit_latency_mean_ms",
            "fa_commit_latency_p99_ms", "vo_commit_latency_mean_ms", "vo_commit_latency_p99_ms")
@@ -153,7 +155,7 @@ class KneeSearch:
                "decided": bool(hw <= target and fit.binding.inside), "ci95_halfwidth_rel": hw}
         xs = [x for x, _ in fit.runs]
         at = math.log(self.param.knee_value(knee) if self.param.integer and knee >= 1 else knee)
-        for m in AT_KNEE:
+        for m in AT_KNEE + (WRITERS_AT_KNEE if self.param.integer else ()):
             key = "measured_offered_cps" if m == "offered_cps" else m
             out[key], out[f"{key}_ci95"] = regression_at(xs, [r.get(m) for _, r in fit.runs], at)
         return out
@@ -182,6 +184,8 @@ def writers_record(out: dict) -> dict:
     crossing = [out.pop(k) for k in ("offered_cps", "offered_cps_low", "offered_cps_high")]
     knee = [math.floor(x) if math.isfinite(x) else x for x in crossing]
     head = {k: out.pop(k) for k in ("status", "error", "param")}
+    for k in (k for m in WRITERS_AT_KNEE for k in (m, f"{m}_ci95")):
+        out.setdefault(k, math.nan)
     return {**head, "unit": "writers", **dict(zip(("writers", "writers_low", "writers_high"), knee)),
             **dict(zip(("writers_crossing", "writers_crossing_low", "writers_crossing_high"), crossing)),
             "offered_cps": math.nan, "offered_cps_low": math.nan, "offered_cps_high": math.nan, **out}

@@ -13,6 +13,7 @@ concept each:
 - `throttle`: per-object mutation limits (token buckets per object name)
 - `arrivals`: open-loop arrivals; `writers`: a fixed set of writers (closed loop, or periodic)
 - `transaction`: what every protocol shares (the start, reads, starting a conditional write, a 429's resend, the end)
+- `resend`: the storage clients' resend policies (their sleeps; when they give a request up)
 - `rewrite`: Iceberg's protocol, one handler per catalog effect point; `log`: Delta Lake's log protocol
 - `step`: the dispatch engines call at each effect point
 - `retry`: retry policies; `io`: I/O timing on lanes; `history`: the recorded history

@@ -12,6 +12,7 @@ from .retry import delay_table
 from .state import Params
 
 THROTTLE_RESENDS = 64     # the resend delay table's length; later 429s in a row sleep its last (capped) delay
+UNLIMITED = 1 << 62       # a resend policy with no count limit
 
 
 class Delays(NamedTuple):
@@ -43,9 +44,17 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         history=bool(record_history), policy_catalog=pol_cat, policy_table=pol_tab, policy_throttle=pol_thr,
         vo_conflicts=cfg.workload.vo_conflict_probability > 0.0, scope_table=cat.scope == "table",
         throttle=limit is not None, checkpoint_interval=0 if cfg.commit.shape == "object" else cfg.commit.checkpoint_interval or 0,
-        log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg))
+        log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg), **_resends(cfg))
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
     return Params(**{k: _FIELD_TYPES[k](v) for k, v in p.items()}), Delays(bo_cat, bo_tab, bo_thr)
+
+
+def _resends(cfg: Config) -> dict:
+    """The storage client's limits (none unless given) and its backoff's numbers (`sim.model.resend`)."""
+    r = cfg.storage.throttle_retry
+    return dict(throttle_max_resends=UNLIMITED if r.max_resends is None else r.max_resends,
+                throttle_deadline_ms=np.inf if r.deadline_ms is None else r.deadline_ms,
+                throttle_base_ms=r.base_ms or 0.0, throttle_factor=r.factor or 1.0, throttle_max_ms=r.max_ms or 0.0)
 
 
 def _shape(cfg: Config) -> dict:

@@ -9,6 +9,8 @@ from .draws import take
 from .jit import model_function
 from .state import Policy
 
+CLIENTS = {"object_store": Policy.OBJECT_STORE, "google_java": Policy.GOOGLE_JAVA}
+
 
 def exponential_delay_ms(base_ms: float, factor: float, max_ms: float, k: int) -> float:
     """min(base * factor^(k-1), max) before jitter; a power too large for a float is past the cap anyway."""
@@ -26,6 +28,8 @@ def delay_table(policy, max_attempts: int) -> tuple[int, float, np.ndarray]:
     if policy.policy == "fixed":
         tab[:] = policy.delay_ms or 0.0
         return Policy.FIXED, 0.0, tab
+    if policy.policy in CLIENTS:                 # a storage client's own backoff (`sim.model.resend`): no table
+        return CLIENTS[policy.policy], 0.0, tab
     for k in range(1, len(tab)):
         tab[k] = exponential_delay_ms(policy.base_ms, policy.factor, policy.max_ms, k)
     return Policy.EXPONENTIAL, float(policy.jitter or 0.0), tab

@@ -27,6 +27,8 @@ TX = np.dtype([
     ("catalog_reads", I), ("gets", I), ("puts", I),
     ("throttled", I),            # conditional writes answered 429 (resent; not attempts)
     ("throttled_in_row", I),     # 429s in a row of the request in flight
+    ("request_sent_ms", F),      # ... which it first sent then (its storage client's deadline counts from it)
+    ("resend_delay_ms", F),      # ... and the sleep before its last resend (a client's next sleep grows from it)
     ("arrival_ms", F), ("runtime_ms", F), ("runtime_end_ms", F), ("end_ms", F),
     ("op_latency_ms", F),        # latency of the catalog operation in flight
     ("backoff_ms", F),
@@ -87,6 +89,11 @@ class Params(NamedTuple):
     policy_catalog: int
     policy_table: int
     policy_throttle: int
+    throttle_max_resends: int    # the storage client gives a request up at its next 429 after this many resends
+    throttle_deadline_ms: float  # ... or once this long has passed since its first send (inf: never)
+    throttle_base_ms: float      # object_store's and Google's clients: their first sleep, growth and cap
+    throttle_factor: float
+    throttle_max_ms: float
     vo_conflicts: bool
     scope_table: bool
     throttle: bool
@@ -121,11 +128,12 @@ Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED", kind=I)
 KINDS = tuple(k.lower() for k in Kind._fields)
 Outcome = _codes("Outcome", "NONE COMMITTED ABORTED UNFINISHED", kind=I)
 OUTCOMES = ("", "committed", "aborted", "unfinished")
-Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED", kind=I)
-REASONS = ("", "retries_exhausted", "validation_failed", "unfinished")
+Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED THROTTLED", kind=I)
+REASONS = ("", "retries_exhausted", "validation_failed", "unfinished", "throttled")
 OPS = ("fa", "vo")
 NA, FALSE, TRUE = I(-1), I(0), I(1)
-Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL")
+# retry policies; the last two only as storage clients' resend policies (`sim.model.resend`)
+Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA")
 # random sources, the index of each in `Model.draws` (docs/MODEL.md, "Randomness")
 Src = _codes("Src", "READ CAS GET PUT_ML PUT_TM BACKOFF CONFLICT GAP PUT_CP THROTTLE THINK WRITER")
 N_SRC = len(Src)

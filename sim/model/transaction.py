@@ -15,8 +15,8 @@ from a throttled object, the end.
 from . import catalog, history, throttle
 from .draws import take
 from .jit import model_function
-from .retry import delay_ms
-from .state import PC, Src
+from .resend import GIVE_UP, next_delay_ms
+from .state import PC, Outcome, Reason, Src
 
 
 @model_function
@@ -112,8 +112,9 @@ def admitted(m, j, now, slot):
 
 @model_function
 def resend(m, j, now):
-    """A conditional write answered 429: nothing changed and no attempt was used; the storage client resends
-    it after `storage.throttle_retry` (the k-th 429 in a row of this request sleeps the k-th delay)."""
+    """A conditional write answered 429: nothing changed and no attempt was used. The storage client resends it
+    after its policy's sleep (`storage.throttle_retry`; `sim.model.resend`), or gives it up, and the transaction
+    ends aborted (`throttled`): neither delta-rs nor Iceberg retries a commit on a storage error."""
     tx = m.tx[j]
     t = tx.table
     answer_in = m.p.g * tx.op_latency_ms
@@ -123,7 +124,11 @@ def resend(m, j, now):
     tx.throttled += 1
     k = tx.throttled_in_row + 1
     tx.throttled_in_row = k
-    delay = delay_ms(m, m.p.policy_throttle, m.p.jitter_throttle, m.bo_thr, k, Src.THROTTLE)
+    if k == 1:
+        tx.request_sent_ms = now - m.p.f * tx.op_latency_ms
+    delay = next_delay_ms(m, j, k, now + answer_in - tx.request_sent_ms)
+    if delay == GIVE_UP:
+        return end(m, j, now, Outcome.ABORTED, Reason.THROTTLED, now + answer_in)
     return next_write(m, j, tx.pc, answer_in + delay)
 
 

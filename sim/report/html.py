@@ -9,6 +9,8 @@ present) and writes ``DIR/report/``::
     writers.csv, .md    a writers sweep's (``workload.writers.count`` varies): success/s, attempts/s and
                         failure share per provider x writers, means and 95 % CIs (sim.report.writers); such
                         a report has no heatmaps, curves nor knee.csv (no inter-arrival grid)
+    writers_knees.csv, .md  a writers-knee sweep's (knees.parquet with `unit` writers): the knee [95 % CI] and
+                        status per cell (sim.report.writers_knees), in place of the knee picture and tiers.csv
     figures/*.png       heatmaps, latency-throughput curves, per-rank heatmaps
 """
 
@@ -26,6 +28,7 @@ from ..results_io import atomic_write_csv, atomic_write_text, staged_dir
 from . import designs as design_cmp
 from . import plots
 from . import writers as writers_cmp
+from . import writers_knees as wknees
 from .aggregate import (SUCCESS_THRESHOLD, _hashable, aggregate, format_value, knee_commits, knee_group_columns,
                         knee_picture_layout, knee_table, ok_rows, parameter_columns, resolve_layout, tiers_table,
                         varying_parameters)
@@ -165,14 +168,18 @@ def _knee_search_html(knees: pd.DataFrame) -> str:
         d["P99"] = _dur(r["commit_latency_p99_ms"])
         d["runs"] = int(r["runs"])
         rows.append(d)
-    hours = float(pd.to_numeric(knees["simulated_hours"], errors="coerce").sum())
-    head = (f"<p>{len(knees)} knee searches, {int(knees['runs'].sum())} runs, {hours:,.0f} simulated hours "
-            "(<a href=\"../knees.csv\">knees.csv</a>). The knee is the highest offered rate at which success "
-            "(and VO success for a mix) is at least the threshold, estimated where the success curve crosses it "
-            "by a binomial (logistic) regression of success on log rate over independent full-length runs around "
-            "it, with a Fieller 95 % CI (over-dispersion estimated from the runs). Throughput and latencies are "
-            "read off least-squares lines through the same runs, at the knee.</p>")
+    head = (f"<p>{_searches(knees)} (<a href=\"../knees.csv\">knees.csv</a>). The knee is the highest offered "
+            "rate at which success (and VO success for a mix) is at least the threshold, estimated where the "
+            "success curve crosses it by a binomial (logistic) regression of success on log rate over independent "
+            "full-length runs around it, with a Fieller 95 % CI (over-dispersion estimated from the runs). "
+            "Throughput and latencies are read off least-squares lines through the same runs, at the knee.</p>")
     return head + _table(pd.DataFrame(rows), left=set(axis_label(c) for c in keys))
+
+
+def _searches(knees: pd.DataFrame) -> str:
+    """What a knee sweep cost: its searches, runs and simulated hours."""
+    hours = float(pd.to_numeric(knees["simulated_hours"], errors="coerce").sum())
+    return f"{len(knees)} knee searches, {int(knees['runs'].sum())} runs, {hours:,.0f} simulated hours"
 
 
 def _nunique_safe(s: pd.Series) -> int:
@@ -303,6 +310,8 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict) -> Path:
     title = spec_report.get("title") or f"Sweep report: {results_dir.resolve().name}"
     if (results_dir / "knees.parquet").is_file():      # a knee sweep: its knees are the report
         knees = pd.read_parquet(results_dir / "knees.parquet")
+        if wknees.is_writers_knees(knees):
+            return _write_index(out, title, _writers_knee_sections(knees, results_dir, out))
         sections = _knee_first(knees, out, out / "figures", "Knees measured by knee search (docs/knee.md).")
         sections.append(("knees", "Knees per cell", _knee_search_html(knees)))
         return _write_index(out, title, sections)
@@ -460,6 +469,48 @@ def _writers_html(sweep: _Sweep) -> str:
             "± the half-width of its 95 % confidence interval (Student t). Files: "
             '<a href="writers.csv">writers.csv</a>, <a href="writers.md">writers.md</a>.</p>'
             + _table(cells, left={"provider"}))
+
+
+def _writers_knee_sections(knees: pd.DataFrame, results_dir: Path, out: Path) -> list[tuple[str, str, str]]:
+    """A writers-knee sweep's report: the figure and the table of knees as read (writers_knees.csv, .md), then
+    the long table of every cell."""
+    p = results_dir / "knee_points.parquet"
+    table, lay = wknees.writers_knees_table(knees, pd.read_parquet(p) if p.is_file() else None)
+    atomic_write_csv(out / "writers_knees.csv", table)
+    wide = wknees.pivot(table, lay)
+    atomic_write_text(out / "writers_knees.md", writers_cmp.markdown(wide))
+    figs = plots.writers_knee_figures(table, lay, out / "figures")
+    head = ("<p>The writers knee of each cell, the most writers at the success threshold, with its 95 % CI "
+            "[floor(lo), floor(hi)] (docs/knee.md#writers-knee); <code>below_range</code>: not even one writer "
+            "passes (0); <code>above_range</code>: the most writers tried still pass (&gt; that count). Files: "
+            '<a href="writers_knees.csv">writers_knees.csv</a>, <a href="writers_knees.md">writers_knees.md</a>, '
+            '<a href="../knees.csv">knees.csv</a>.</p>')
+    body = _figures(figs, out) + head + _table(wide, left={c.split(".")[-1] for c in wknees.key_columns(lay)})
+    cells = _writers_cells_html(table, wknees.key_columns(lay), knees)
+    return [("writers-knee", "Writers knee", body), ("knees", "Knees per cell", cells)]
+
+
+def _writers_cells_html(table: pd.DataFrame, keys: list[str], knees: pd.DataFrame) -> str:
+    """Every cell's search: status, knee and crossing with their CIs, the metrics at the knee, its cost."""
+    rows = []
+    for _, r in table.iterrows():
+        d = {c.split(".")[-1]: wknees.value_label(c, r[c]) for c in keys}
+        d["status"] = r["status"]
+        d["writers knee [95 % CI]"] = r["knee"]
+        d["crossing N* [95 % CI]"] = wknees.crossing_label(r["writers_crossing"], r["writers_crossing_low"],
+                                                           r["writers_crossing_high"])
+        d["most writers run"] = _val(r["most_writers"])
+        for m, title in wknees.AT_KNEE.items():
+            if m in table.columns:
+                d[title] = (_pct if m.endswith(("_rate", "_share")) else _dur if m.endswith("_ms") else _num)(r[m])
+        d["runs"] = int(r["runs"])
+        d["hours"] = _num(r["simulated_hours"])
+        rows.append(d)
+    head = (f"<p>{_searches(knees)}. "
+            "The crossing N* is where the binomial regression of success on log writers meets the threshold, "
+            "with its Fieller 95 % interval; the knee is its floor. Metrics are read off least-squares lines "
+            "through the fit's runs at the knee (arrivals/s: the rate its writers offered there).</p>")
+    return head + _table(pd.DataFrame(rows), left={c.split(".")[-1] for c in keys} | {"status"})
 
 
 def _write_index(out: Path, title: str, sections) -> Path:

@@ -7,6 +7,7 @@ curves, the knee picture and the design comparison; :func:`heatmap` draws one an
 - ``curves`` -- :func:`latency_throughput_curves`
 - ``knees`` -- :func:`knee_picture`, :func:`design_knees`
 - ``writers`` -- :func:`writers_figures` (a writers sweep: metrics against the writer count per provider)
+- ``writers_knees`` -- :func:`writers_knee_figures` (a writers-knee sweep: the knee per cell with its CI)
 
 Words and number formats are ``sim.report.labels``'s.
 """
@@ -16,6 +17,8 @@ from .curves import latency_throughput_curves
 from .heatmaps import color_limits, facet_heatmaps, per_rank_heatmaps
 from .knees import design_knees, knee_picture
 from .writers import writers_figures
+from .writers_knees import writers_knee_figures
 
 __all__ = ["HeatmapStyle", "heatmap", "facet_heatmaps", "per_rank_heatmaps", "color_limits",
-           "latency_throughput_curves", "knee_picture", "design_knees", "writers_figures"]
+           "latency_throughput_curves", "knee_picture", "design_knees", "writers_figures",
+           "writers_knee_figures"]

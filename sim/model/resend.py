@@ -1,0 +1,69 @@
+"""A storage client's resends of a request answered 429 (docs/MODEL.md, "Storage clients' resend policies").
+
+Each client sleeps, resends, and gives the request up after a count of resends or a deadline counted from its
+first send; the request then fails, and the commit with it. `object_store` (delta-rs) and `google_java`
+(Iceberg's GCSFileIO) run their sources' backoff, each sleep drawn from the one before; the retry policies of
+`sim.model.retry` (today's `exponential` and the others) run their table, with no limit unless one is given.
+"""
+from .draws import take
+from .jit import model_function
+from .retry import delay_ms
+from .state import Policy, Src
+
+GIVE_UP = -1.0   # the client's answer for a request it gives up
+
+
+@model_function
+def _object_store(m, j, k):
+    """object_store's `Backoff::next` (client/backoff.rs): the first sleep is init_backoff, each later one
+    U(init_backoff, base x the previous one), capped at max_backoff."""
+    p = m.p
+    tx = m.tx[j]
+    d = p.throttle_base_ms
+    if k > 1:
+        hi = p.throttle_factor * tx.resend_delay_ms
+        d = d + (hi - d) * take(m, Src.THROTTLE)
+        if d > p.throttle_max_ms:
+            d = p.throttle_max_ms
+    tx.resend_delay_ms = d
+    return d
+
+
+@model_function
+def _google_java(m, j, k, elapsed_ms):
+    """java-storage's `Backoff.nextBackoff`: the first sleep's baseline is the initial delay, each later one's the
+    multiplier x the previous sleep; the sleep is the baseline plus U(0, baseline), capped at the maximum delay
+    and at the time left before the deadline."""
+    p = m.p
+    tx = m.tx[j]
+    d = p.throttle_base_ms
+    if k > 1:
+        d = p.throttle_factor * tx.resend_delay_ms
+    d = d + d * take(m, Src.THROTTLE)
+    if d > p.throttle_max_ms:
+        d = p.throttle_max_ms
+    left = p.throttle_deadline_ms - elapsed_ms
+    if d > left:
+        d = left
+    tx.resend_delay_ms = d
+    return d
+
+
+@model_function
+def next_delay_ms(m, j, k, elapsed_ms):
+    """The sleep before resending transaction j's request, answered its k-th 429 in a row `elapsed_ms` after its
+    first send; GIVE_UP once k - 1 resends reached the limit, or past the deadline (object_store: elapsed >
+    deadline; Google's client: elapsed >= deadline)."""
+    p = m.p
+    kind = p.policy_throttle
+    if k > p.throttle_max_resends:
+        return GIVE_UP
+    if kind == Policy.GOOGLE_JAVA:
+        if elapsed_ms >= p.throttle_deadline_ms:
+            return GIVE_UP
+        return _google_java(m, j, k, elapsed_ms)
+    if elapsed_ms > p.throttle_deadline_ms:
+        return GIVE_UP
+    if kind == Policy.OBJECT_STORE:
+        return _object_store(m, j, k)
+    return delay_ms(m, kind, p.jitter_throttle, m.bo_thr, k, Src.THROTTLE)
