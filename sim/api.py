@@ -10,6 +10,7 @@
     agg = api.aggregate(df, by=["provider", "num_tables"])               # means and 95 % CIs
     api.heatmap(agg, "success_rate", rows="num_tables", cols="inter_arrival_ms")
     knee = api.design_knees(df)                 # catalog designs: knee per design x provider x tables x FA
+    knees = api.knee_sweep({"base": {...}, "grid": {...}, "knee": {...}}, out="results/mine")   # knee per cell
 """
 from __future__ import annotations
 
@@ -64,6 +65,26 @@ def sweep(spec: str | Path | dict, out: str | Path | None = None, *, jobs: int |
         from .report import write_report
         write_report(out_dir, s.report or None)
     return load_results(out_dir)
+
+
+def knee_sweep(spec: str | Path | dict, out: str | Path | None = None, *, jobs: int | None = None,
+               executor: str = "local", scheduler: str | None = None, force: bool = False,
+               progress: bool = False, report: bool = False) -> pd.DataFrame:
+    """A knee sweep (a sweep with a `knee:` section, docs/knee.md#knee-sweeps): one knee search per grid cell,
+    the knees table returned (`DIR/knees.parquet`; every point in `DIR/knee_points.parquet`). Runs are cached
+    under `out` (default `results/<name>`), so a rerun reuses them."""
+    from .sweep import load, parse
+    from .sweep.knee import run_knee_sweep
+    s = parse(spec) if isinstance(spec, dict) else load(spec)
+    if s.knee is None:
+        raise ValueError(f"{s.name}: not a knee sweep (no knee: section); use api.sweep")
+    out_dir = Path(out) if out is not None else Path("results") / s.name
+    knees, _ = run_knee_sweep(s, s.knee, out_dir, jobs=jobs, executor=executor, scheduler=scheduler,
+                              force=force, log=print if progress else None)
+    if report:
+        from .report import write_report
+        write_report(out_dir, s.report or None)
+    return knees
 
 
 def load_results(path: str | Path) -> pd.DataFrame:

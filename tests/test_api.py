@@ -1,6 +1,7 @@
 """The public API, as a notebook uses it."""
 import matplotlib
 import pandas as pd
+import pytest
 
 from sim import api
 from sim.config import set_path
@@ -35,3 +36,16 @@ def test_sweep_results_aggregate_and_heatmap(tmp_path):
     assert len(agg) == 4 and (agg.n_reps == 2).all() and "success_rate_ci95" in agg.columns
     ax = api.heatmap(df[df["retry.table"] == "{policy: immediate}"], "success_rate")
     assert isinstance(ax, matplotlib.axes.Axes)
+
+
+def test_knee_sweep_returns_the_knees_table(tmp_path):
+    base = {"duration_ms": 600_000, "warmup_ms": 120_000, "cooldown_ms": 120_000,
+            "workload": {"runtime": {"median_ms": 2000, "sigma": 0.5, "min_ms": 0},
+                         "writers": {"count": 1, "mode": "closed"}}}
+    spec = {"name": "api_knee", "base": base, "grid": {"workload.num_tables": [1]},
+            "knee": {"start": [1, 16], "max_runs": 4, "halfwidth": 0.5}}
+    knees = api.knee_sweep(spec, tmp_path / "out", jobs=1)
+    assert len(knees) == 1 and knees.loc[0, "unit"] == "writers" and knees.loc[0, "status"] != "failed"
+    pd.testing.assert_frame_equal(knees, pd.read_parquet(tmp_path / "out" / "knees.parquet"))
+    with pytest.raises(ValueError, match="not a knee sweep"):
+        api.knee_sweep({"name": "plain", "base": base}, tmp_path / "plain")
