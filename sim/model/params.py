@@ -43,7 +43,8 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         metadata_read_on_failure=bool(cfg.commit.metadata_read_on_failure and not cat.table_metadata_inlined),
         history=bool(record_history), policy_catalog=pol_cat, policy_table=pol_tab, policy_throttle=pol_thr,
         vo_conflicts=cfg.workload.vo_conflict_probability > 0.0, scope_table=cat.scope == "table",
-        throttle=limit is not None, checkpoint_interval=0 if cfg.commit.shape == "object" else cfg.commit.checkpoint_interval or 0,
+        throttle=limit is not None,
+        checkpoint_interval=0 if cfg.commit.shape == "object" else cfg.commit.checkpoint_interval or 0,
         log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg), **_resends(cfg))
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
     return Params(**{k: _FIELD_TYPES[k](v) for k, v in p.items()}), Delays(bo_cat, bo_tab, bo_thr)
