@@ -246,6 +246,7 @@ def test_write_report(results_dir):
     rep = results_dir / "report"
     assert index == rep / "index.html" and index.exists()
     text = index.read_text()
+    assert 'id="writers"' not in text and not (rep / "writers.csv").exists()   # an open-loop sweep: no writers
     srcs = re.findall(r'<img src="([^"]+)"', text)
     assert srcs, "no figures referenced"
     for s in srcs:
@@ -502,11 +503,6 @@ def test_write_report_writers_facets(tmp_path):
     assert len(pd.read_csv(d / "report" / "writers.csv")) == 16
     head = (d / "report" / "writers.md").read_text().splitlines()[0]
     assert head == "| provider | interval_ms | writers | success/s | attempts/s | failure share | replications |"
-
-
-def test_open_loop_report_has_no_writers_section(results_dir):
-    text = write_report(results_dir).read_text()
-    assert 'id="writers"' not in text and not (results_dir / "report" / "writers.csv").exists()
 
 
 # -------------------------------------------------------------------------------- writers-knee sweeps
