@@ -79,8 +79,8 @@ WRITER_CASES = {
     "bench_service_retry": ({"count": 4}, merge(BENCH, {"design": "rest", "catalog": {"latency_ms": 5},
                                                         "commit": {"max_retries": 2}})),
     # constant latencies and simultaneous starts and ticks: only SimPy's (time, priority, eid) order decides
-    "ties_closed": ({"count": 4, "commits": 30}, {"storage": {"provider": "instant"},
-                                                   "workload": {"runtime": {"median_ms": 10, "sigma": 0, "min_ms": 0}}}),
+    "ties_closed": ({"count": 4, "commits": 30}, {
+        "storage": {"provider": "instant"}, "workload": {"runtime": {"median_ms": 10, "sigma": 0, "min_ms": 0}}}),
     "ties_periodic": ({"count": 4, "mode": "periodic", "interval_ms": 20, "start_spread_ms": 0},
                       {"storage": {"provider": "instant"}, "workload": {"runtime": {"median_ms": 10, "sigma": 0,
                                                                                     "min_ms": 0}}}),
@@ -200,8 +200,10 @@ CASES = {
     "throttle_file": merge(CONTENDED, {"storage": {"provider": THROTTLED}}),
     "throttle_pointer": merge(CONTENDED, {"design": "pointer", "storage": {"provider": THROTTLED}}),
     "throttle_log": merge(CONTENDED, {"design": "log", "storage": {"provider": THROTTLED}}),
-    "throttle_fixed_resend": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle_retry": {
-        "policy": "fixed", "delay_ms": 300}}}),
+    # resent forever every 300 ms: a storm of 429s (a million in the 2 minutes of the others), so a shorter run
+    "throttle_fixed_resend": merge(CONTENDED, {
+        "duration_ms": 60_000, "warmup_ms": 10_000, "cooldown_ms": 10_000, "drain_limit_ms": 0,
+        "storage": {"provider": THROTTLED, "throttle_retry": {"policy": "fixed", "delay_ms": 300}}}),
     "throttle_off": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle": False}}),
     # storage clients that give a request up: by count (object_store, log), by deadline (Google's), a retry
     # policy with both limits
