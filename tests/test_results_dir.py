@@ -10,7 +10,7 @@ import pytest
 from helpers import ROOT, TINY_SWEEP
 from sim import cli
 from sim.report import write_report
-from sim.sweep import parse, run_sweep, runner, task
+from sim.sweep import parse, run_sweep, store, task
 
 
 def _sweep(out, logs=None):
@@ -34,8 +34,8 @@ def test_a_rerun_recomputes_runs_whose_provider_or_model_changed_and_says_why(tm
     assert line.startswith("recomputing 2 finished run(s): provider s3 changed (profile digest ") and "->" in line
 
     # a new model version: everything is recomputed
-    v = runner.MODEL_VERSION
-    monkeypatch.setattr(runner, "MODEL_VERSION", v + 1)
+    v = store.MODEL_VERSION
+    monkeypatch.setattr(store, "MODEL_VERSION", v + 1)
     monkeypatch.setattr(task, "MODEL_VERSION", v + 1)
     logs = []
     assert _sweep(out, logs).ran == 4

@@ -12,9 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..knee import KneeSearch, KneeSpec
-from ..providers import load_provider
 from ..results_io import atomic_write_parquet, atomic_write_text
-from ..version import MODEL_VERSION
 from .executors import default_jobs, make_executor
 from .store import ResultStore, RunKey, run_key
 from .task import execute, standard_columns
@@ -26,10 +24,6 @@ class KneeOutcome:
     runs: int                 # runs the searches used
     new_runs: int             # of which were run now (the rest came from the store)
     wall_s: float
-
-
-def _run_key(cfg, rep: int) -> RunKey:
-    return RunKey(cfg.hash, rep, cfg.storage.provider, load_provider(cfg.storage.provider).digest(), MODEL_VERSION)
 
 
 def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int | None = None,
@@ -49,7 +43,7 @@ def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int |
                     key = run_key(cfg.hash, rep)
                     if key not in wanted:
                         wanted[key] = ({"key": key, "config": cfg.to_dict(), "params": {s.param.path: point.value},
-                                        "replication": rep, "engine": engine, "run_key": _run_key(cfg, rep)}, [])
+                                        "replication": rep, "engine": engine, "run_key": RunKey.expected(cfg, rep)}, [])
                     wanted[key][1].append((s, point))
             if not wanted:
                 break

@@ -10,9 +10,7 @@ from typing import TYPE_CHECKING
 import yaml
 
 from ..estimate import Limits, estimate, expected_transactions, guard
-from ..providers import load_provider
 from ..results_io import atomic_write_parquet, atomic_write_text
-from ..version import MODEL_VERSION
 from .executors import default_jobs, make_executor
 from .spec import Sweep
 from .store import ResultStore, RunKey
@@ -40,9 +38,8 @@ def tasks_of(sweep: Sweep, replications: int | None = None, engine: str = "fast"
         columns = {**point.params, **standard_columns(cfg), "config_hash": point.hash}
         # rough relative cost (arrivals x attempts they may make), to start the heavy runs first
         cost = expected_transactions(cfg) * cfg.max_attempts
-        digest = load_provider(cfg.storage.provider).digest()
         for rep in range(reps):
-            key = RunKey(point.hash, rep, cfg.storage.provider, digest, MODEL_VERSION)
+            key = RunKey.expected(cfg, rep)
             out.append({"key": key.name, "run_key": key.ingredients(), "config": cfg.to_dict(),
                         "params": point.params, "columns": columns, "replication": rep, "engine": engine,
                         "cost": cost})
