@@ -153,6 +153,15 @@ class Commit:
     # table: a table commit (metadata read and written); object: the conditional-write microbenchmark, a read of
     # the design's object (storage rewrite: HEAD + GET; log: LIST) then its conditional write, nothing else
     shape: str = _spec("table", choices=("table", "object"), late=True)
+    # log fidelity (docs/MODEL.md "Delta clients"): delta-rs's snapshot update inside every attempt that read new
+    # entries; the parallelism of snapshot reads (unset: io.max_parallel); the post-commit checkpoint rebuilt as
+    # the real clients do; the expired-log cleanup's LIST, after every commit (delta-rs) or every checkpoint
+    # (Delta Spark), over the entries already in the log at the start plus the run's
+    snapshot_update: bool = _spec(False, late=True)
+    snapshot_max_parallel: int = _spec(None, ge=1, late=True)
+    checkpoint_rebuild: bool = _spec(False, late=True)
+    log_cleanup: str = _spec("none", choices=("none", "every_commit", "checkpoint"), late=True)
+    log_entries_at_start: int = _spec(0, ge=0, late=True)
 
 
 @dataclass(frozen=True)
@@ -299,8 +308,12 @@ def _resolve_commit(cfg: Config) -> Commit:
     """The log protocol: one log per table, its checkpoint keys filled in; rewrite reads neither."""
     cat, commit = cfg.catalog, cfg.commit
     if commit.protocol != "log":
-        _require(commit, "commit", (), ("checkpoint_interval", "checkpoint_bytes"), "protocol is rewrite")
+        _require(commit, "commit", (), ("checkpoint_interval", "checkpoint_bytes", "snapshot_max_parallel"),
+                 "protocol is rewrite")
+        _log_only(commit)
         return commit
+    if commit.log_cleanup == "none" and commit.log_entries_at_start:
+        raise ConfigError("commit.log_entries_at_start", "not used when log_cleanup is none; remove it")
     if cat.scope != "table":
         raise ConfigError("catalog.scope", "commit.protocol log keeps one log per table and no catalog object: "
                           "set catalog.scope: table (or design: log)")
@@ -310,6 +323,13 @@ def _resolve_commit(cfg: Config) -> Commit:
         raise ConfigError("commit.metadata_read_on_failure", "not used with commit.protocol log; remove it")
     # delta-rs: a checkpoint every 100 versions; its size as large as the table metadata by default
     return _with_defaults(commit, checkpoint_interval=100, checkpoint_bytes=cfg.io.table_metadata_bytes)
+
+
+def _log_only(commit: Commit) -> None:
+    """The log's own switches, which the rewrite protocol does not read, left at their defaults."""
+    for name in ("snapshot_update", "checkpoint_rebuild", "log_cleanup", "log_entries_at_start"):
+        if getattr(commit, name) != getattr(Commit, name):
+            raise ConfigError(f"commit.{name}", "not used when protocol is rewrite; remove it")
 
 
 def _check_catalog(cfg: Config) -> None:

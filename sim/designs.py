@@ -15,6 +15,10 @@ ICEBERG_CLIENT_RETRY = {"policy": "exponential", "base_ms": 100.0, "factor": 2.0
 GOOGLE_JAVA = {"throttle_retry": {"policy": "google_java"}}
 OBJECT_STORE = {"throttle_retry": {"policy": "object_store"}}
 
+# delta-rs's reads and post-commit work (docs/MODEL.md "Delta clients"): kernel DEFAULT_BUFFER_SIZE 1000
+DELTA_RS_LOG = {"snapshot_update": True, "snapshot_max_parallel": 1000, "checkpoint_rebuild": True,
+                "log_cleanup": "every_commit"}
+
 DESIGNS: dict[str, dict] = {
     # today's default: one catalog object in the bucket, every commit replaces it (CAS)
     "file": {"catalog": {"backend": "storage", "scope": "global"}, "commit": {"protocol": "rewrite"},
@@ -29,11 +33,22 @@ DESIGNS: dict[str, dict] = {
     "pointer": {"catalog": {"backend": "storage", "scope": "table"}, "commit": {"protocol": "rewrite"},
                 "storage": GOOGLE_JAVA},
     # Delta Lake on an object store as delta-rs runs it: put-if-absent log entries, 15 retries, no sleep,
-    # a checkpoint every 100 versions; object_store resends a 429
+    # a checkpoint every 100 versions; object_store resends a 429. Every attempt that read new entries updates
+    # its snapshot before the put; the kernel reads a snapshot's files 1000 at a time; after the commit, a
+    # checkpoint is rebuilt from a fresh snapshot and the expired-log cleanup LISTs the log (docs/MODEL.md)
     "log": {"catalog": {"backend": "storage", "scope": "table"},
-            "commit": {"protocol": "log", "max_retries": 15, "checkpoint_interval": 100},
+            "commit": {"protocol": "log", "max_retries": 15, "checkpoint_interval": 100, **DELTA_RS_LOG},
             "retry": {"table": {"policy": "immediate"}}, "storage": OBJECT_STORE},
 }
+
+# log-spark: Delta Lake as Delta Spark runs it (docs/MODEL.md "Delta clients"): the first attempt creates
+# readVersion + 1 without a LIST, maxCommitAttempts 10,000,000, no sleep, a checkpoint every 10 versions (then
+# the expired-log cleanup), no snapshot update inside an attempt; its GCS log store runs Google's Java client
+DESIGNS["log-spark"] = {
+    "catalog": {"backend": "storage", "scope": "table"},
+    "commit": {"protocol": "log", "first_attempt": "stale", "max_retries": 10_000_000, "checkpoint_interval": 10,
+               "snapshot_max_parallel": 1000, "checkpoint_rebuild": True, "log_cleanup": "checkpoint"},
+    "retry": {"table": {"policy": "immediate"}}, "storage": GOOGLE_JAVA}
 
 
 def _under(preset: dict, given: dict) -> dict:

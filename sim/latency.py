@@ -62,6 +62,10 @@ class LogNormal:
         return x
 
 
+# `_last_checkpoint`: version, size, sizeInBytes, numOfAddFiles and the checkpoint's schema (est.)
+LAST_CHECKPOINT_BYTES = 1024
+
+
 @dataclass(frozen=True)
 class LatencyModel:
     """Every I/O latency of one configuration: storage GET and PUTs, catalog read and CAS (for the log protocol:
@@ -72,6 +76,7 @@ class LatencyModel:
     catalog_read: LogNormal
     catalog_cas: LogNormal
     put_checkpoint: LogNormal
+    put_last_checkpoint: LogNormal   # log fidelity: `_last_checkpoint`, a small JSON object
 
 
 def latency_model(cfg) -> LatencyModel:
@@ -95,4 +100,5 @@ def latency_model(cfg) -> LatencyModel:
     put = lambda size_bytes: LogNormal(prof.put_median_ms(size_bytes), prof.put_sigma, floor)  # noqa: E731
     return LatencyModel(
         get=get, put_manifest_list=put(cfg.io.manifest_list_bytes), put_table_metadata=put(cfg.io.table_metadata_bytes),
-        catalog_read=read, catalog_cas=cas, put_checkpoint=put(cfg.commit.checkpoint_bytes or 0))
+        catalog_read=read, catalog_cas=cas, put_checkpoint=put(cfg.commit.checkpoint_bytes or 0),
+        put_last_checkpoint=put(LAST_CHECKPOINT_BYTES))

@@ -13,7 +13,7 @@ from .model.state import HIST, KINDS, OPS, OUTCOMES, REASONS, TX, Kind, Outcome,
 RECORD_COLUMNS = ("txn", "table", "table_rank", "op", "arrival_ms", "runtime_end_ms", "end_ms", "outcome",
                   "reason", "attempts", "catalog_conflicts", "table_conflicts", "manifest_lists_read",
                   "catalog_reads", "gets", "puts", "cases", "backoff_ms", "in_window", "throttled", "writer",
-                  "due_ms", "missed")
+                  "due_ms", "missed", "lists")
 
 HISTORY_COLUMNS = ("kind", "time_ms", "txn", "table", "op", "seq", "version", "expected", "ok", "base_version",
                    "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts")
@@ -69,6 +69,7 @@ def record_rows(tx: np.ndarray) -> dict[str, np.ndarray]:
         "writer": tx["writer"].copy(),
         "due_ms": tx["due_ms"].copy(),
         "missed": tx["missed"].copy(),
+        "lists": tx["lists"].copy(),                # log: LISTs besides its catalog reads
     }
     assert tuple(cols) == RECORD_COLUMNS
     return cols

@@ -70,7 +70,7 @@ class Run:
             # grown on demand (`refill`); the entries never depend on the table's length
             thr=conflict_table(self.p_conflict, 0, thr_len) if p.vo_conflicts else np.zeros(1),
             bo_cat=delays.catalog, bo_tab=delays.table, bo_thr=delays.throttle,
-            lanes=np.zeros(max(1, cfg.io.max_parallel), dtype=np.float64),
+            lanes=np.zeros(max(1, cfg.io.max_parallel, p.snapshot_max_parallel), dtype=np.float64),
             # every bucket starts full: a full burst, last updated at -inf
             bk_tokens=np.full(n_buckets, max(1.0, p.mutation_burst), dtype=np.float64),
             bk_last=np.full(n_buckets, -np.inf, dtype=np.float64),

@@ -7,7 +7,7 @@ out their records, and the slots double if that freed too few), the arrivals' dr
 runtimes, the conflict table and a throttled log's buckets.
 """
 from .jit import model_function
-from .state import HIST_ROWS_PER_EVENT, N_SRC, Need, Src
+from .state import HIST_ROWS_PER_EVENT, LIST_PAGE_KEYS, N_SRC, LogCleanup, Need, Src
 
 # a GET refill leaves room for at least this many events, and one is asked for before there is room for fewer:
 # what one event may draw grows with the commits since the last stop, so without slack the engines would check
@@ -35,15 +35,31 @@ def max_gets_per_event(m):
     if m.p.log and not m.p.object_shape:
         ci = m.p.checkpoint_interval
         snap = ci + 1 if ci > 0 else r.seq
-        if snap > n:
-            n = snap
+        if m.p.snapshot_update:                      # the checks' n GETs, a LIST and the update's n GETs
+            n = 2 * n + 1
+        n = max(n, snap, _post_commit_gets(m))
     return n + 4
 
 
 @model_function
+def _post_commit_gets(m):
+    """GET draws of a log commit's post-commit work at most: a checkpoint rebuild's LIST, checkpoint and
+    checkpoint_interval entries, and the cleanup's LIST pages (keys: the entries at the start and the run's)."""
+    n = 0
+    ci = m.p.checkpoint_interval
+    if m.p.checkpoint_rebuild and ci > 0:
+        n += ci + 2
+    if m.p.log_cleanup != LogCleanup.NONE:
+        n += (m.p.log_entries_at_start + m.run[0].seq) // LIST_PAGE_KEYS + 1
+    return n
+
+
+@model_function
 def gets_for(m, n):
-    """GETs that n events may draw at most (`max_gets_per_event` grows by at most one per event)."""
-    return n * max_gets_per_event(m) + n * (n - 1) // 2
+    """GETs that n events may draw at most (`max_gets_per_event` grows by at most one per event, two with
+    a log's snapshot update)."""
+    growth = 2 if m.p.log and m.p.snapshot_update else 1
+    return n * max_gets_per_event(m) + growth * (n * (n - 1) // 2)
 
 
 @model_function

@@ -37,11 +37,17 @@ def lanes_ms(draws, c0, s, n, k, lanes):
 
 
 @model_function
-def gets_ms(m, j, n):
-    """n > 0 GETs by transaction j, at most io.max_parallel at a time: their wall time."""
+def gets_on_ms(m, j, n, k):
+    """n > 0 GETs by transaction j, at most k at a time: their wall time."""
     c = m.cur[Src.GET]
     s = m.step[Src.GET]
-    ms = lanes_ms(m.draws[Src.GET], c, s, n, m.p.max_parallel, m.lanes)
+    ms = lanes_ms(m.draws[Src.GET], c, s, n, k, m.lanes)
     m.cur[Src.GET] = c + s * n
     m.tx[j].gets += n
     return ms
+
+
+@model_function
+def gets_ms(m, j, n):
+    """n > 0 GETs by transaction j, at most io.max_parallel at a time: their wall time."""
+    return gets_on_ms(m, j, n, m.p.max_parallel)

@@ -5,14 +5,20 @@ bytes fixed when its runtime ends; an attempt LISTs the log (the newest version 
 entries it has not checked yet, and creates entry M + 1 put-if-absent: it succeeds iff the log still has M
 entries at the create's effect point. Nothing is rewritten on a retry. Every `checkpoint_interval`-th version
 its committer also writes a checkpoint, counted in its end time but in no one's critical section.
+
+The real clients' extra reads (docs/MODEL.md "Delta clients"), each a switch of `commit`: delta-rs updates its
+snapshot between the checks and the put (a LIST and the new entries again, `snapshot_update`); snapshot reads
+run on their own lanes (`snapshot_max_parallel`); the post-commit work rebuilds the checkpoint from a fresh
+snapshot (`checkpoint_rebuild`) and LISTs the whole log for expired entries (`log_cleanup`). A LIST outside an
+effect point is drawn as a GET, one per page of LIST_PAGE_KEYS keys.
 """
 from . import catalog, history, throttle
 from .draws import take
-from .io import gets_ms
+from .io import gets_ms, gets_on_ms
 from .jit import handler, model_function
 from .retry import delay_ms
 from .rewrite import _real_conflict
-from .state import PC, Outcome, Reason, Src
+from .state import LIST_PAGE_KEYS, PC, LogCleanup, Outcome, Reason, Src
 from .transaction import admitted, end, next_read, next_write, read_catalog, resend
 
 
@@ -24,13 +30,37 @@ def snapshot_ms(m, j, v):
         return 0.0
     ci = m.p.checkpoint_interval
     newest = (v // ci) * ci if ci > 0 else 0
+    return _tail_ms(m, j, newest, v)
+
+
+@model_function
+def _tail_ms(m, j, newest, v):
+    """The checkpoint of the first `newest` entries (none if 0), then entries newest + 1 .. v on the snapshot
+    reads' lanes (`commit.snapshot_max_parallel`; the kernel's json handler, buffered(1000))."""
     ms = 0.0
     if newest > 0:
         ms += take(m, Src.GET)
         m.tx[j].gets += 1
     if v > newest:
-        ms += gets_ms(m, j, v - newest)
+        ms += gets_on_ms(m, j, v - newest, m.p.snapshot_max_parallel)
     return ms
+
+
+@model_function
+def _list_ms(m, j, pages):
+    """A LIST of the log outside an effect point, its pages one after another, each a GET draw."""
+    ms = 0.0
+    for _ in range(pages):
+        ms += take(m, Src.GET)
+    m.tx[j].lists += pages
+    return ms
+
+
+@model_function
+def _update_ms(m, j, n):
+    """delta-rs's snapshot update after the checks read n > 0 new entries (`commit.snapshot_update`): a LIST
+    and the n entries again, on the snapshot reads' lanes, before the put-if-absent."""
+    return _list_ms(m, j, 1) + gets_on_ms(m, j, n, m.p.snapshot_max_parallel)
 
 
 @handler
@@ -66,6 +96,8 @@ def on_list(m, j, now):
     tx.validated = v
     tx.prepared = v
     aborted = tx.is_vo != 0 and _real_conflict(m, n)
+    if n > 0 and m.p.snapshot_update and not aborted and not m.p.object_shape:
+        pending += _update_ms(m, j, n)
     if history.on(m):
         history.prepare(m, now, j, tx.table, v, checked, v)
     if aborted:
@@ -75,14 +107,32 @@ def on_list(m, j, now):
 
 @model_function
 def _committed(m, j, now, t, answer):
-    """The entry is created: every checkpoint_interval-th version its committer writes a checkpoint first."""
+    """The entry is created: the committer's post-commit work ends its call."""
     if throttle.on(m):
         throttle.entry_created(m, t)
-    ci = m.p.checkpoint_interval
-    if ci > 0 and m.versions[t] % ci == 0:
-        answer += take(m, Src.PUT_CP)
-        m.tx[j].puts += 1
+    answer += _post_commit_ms(m, j, m.versions[t])
     return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer)
+
+
+@model_function
+def _post_commit_ms(m, j, v):
+    """After creating the v-th entry: every checkpoint_interval-th version a checkpoint (its PUT; rebuilt, a
+    fresh snapshot read first and `_last_checkpoint` PUT after), then the expired-log cleanup's LIST of the
+    log's entries (after every commit, or after a checkpoint)."""
+    ms = 0.0
+    ci = m.p.checkpoint_interval
+    cp = ci > 0 and v % ci == 0
+    if cp and m.p.checkpoint_rebuild:
+        ms += _list_ms(m, j, 1) + _tail_ms(m, j, v - ci, v) + take(m, Src.PUT_LAST_CP)
+        m.tx[j].puts += 1
+    if cp:
+        ms += take(m, Src.PUT_CP)
+        m.tx[j].puts += 1
+    c = m.p.log_cleanup
+    if (c == LogCleanup.EVERY_COMMIT or (c == LogCleanup.CHECKPOINT and cp)) and not m.p.object_shape:
+        keys = m.p.log_entries_at_start + v
+        ms += _list_ms(m, j, (keys + LIST_PAGE_KEYS - 1) // LIST_PAGE_KEYS)
+    return ms
 
 
 @handler

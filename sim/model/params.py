@@ -9,7 +9,7 @@ from ..config import Config
 from ..providers import load_provider
 from ..rules import mutation_limit
 from .retry import delay_table
-from .state import Params
+from .state import LogCleanup, Params
 
 THROTTLE_RESENDS = 64     # the resend delay table's length; later 429s in a row sleep its last (capped) delay
 UNLIMITED = 1 << 62       # a resend policy with no count limit
@@ -45,7 +45,7 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         vo_conflicts=cfg.workload.vo_conflict_probability > 0.0, scope_table=cat.scope == "table",
         throttle=limit is not None,
         checkpoint_interval=0 if cfg.commit.shape == "object" else cfg.commit.checkpoint_interval or 0,
-        log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg), **_resends(cfg))
+        log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg), **_resends(cfg), **_log(cfg))
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
     return Params(**{k: _FIELD_TYPES[k](v) for k, v in p.items()}), Delays(bo_cat, bo_tab, bo_thr)
 
@@ -56,6 +56,14 @@ def _resends(cfg: Config) -> dict:
     return dict(throttle_max_resends=UNLIMITED if r.max_resends is None else r.max_resends,
                 throttle_deadline_ms=np.inf if r.deadline_ms is None else r.deadline_ms,
                 throttle_base_ms=r.base_ms or 0.0, throttle_factor=r.factor or 1.0, throttle_max_ms=r.max_ms or 0.0)
+
+
+def _log(cfg: Config) -> dict:
+    """The log's snapshot update, snapshot-read parallelism and post-commit work (`sim.model.log`)."""
+    c = cfg.commit
+    return dict(snapshot_update=c.snapshot_update, snapshot_max_parallel=c.snapshot_max_parallel or cfg.io.max_parallel,
+                checkpoint_rebuild=c.checkpoint_rebuild, log_cleanup=getattr(LogCleanup, c.log_cleanup.upper()),
+                log_entries_at_start=c.log_entries_at_start)
 
 
 def _shape(cfg: Config) -> dict:

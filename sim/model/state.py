@@ -35,6 +35,8 @@ TX = np.dtype([
     ("writer", I),               # its writer (docs/MODEL.md, "Writers"); -1 under open-loop arrivals
     ("due_ms", F),               # periodic writers: the tick it serves (NaN otherwise)
     ("missed", I),               # periodic writers: the writer's ticks that got no commit of their own just before
+    # log fidelity: LISTs of the log besides its catalog reads (snapshot updates, checkpoint rebuilds, cleanup)
+    ("lists", I),
 ])
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
@@ -110,6 +112,13 @@ class Params(NamedTuple):
     spread_ms: float
     owned: bool                  # writer w commits to table w mod num_tables
     num_tables: int
+    # log fidelity (sim/model/log.py): the snapshot update inside an attempt, the snapshot reads' parallelism,
+    # the post-commit checkpoint rebuild, the expired-log cleanup (LogCleanup) and the entries at the start
+    snapshot_update: bool
+    snapshot_max_parallel: int
+    checkpoint_rebuild: bool
+    log_cleanup: int
+    log_entries_at_start: int
 
 
 def _codes(name: str, names: str, first: int = 0, kind=int):
@@ -135,14 +144,19 @@ NA, FALSE, TRUE = I(-1), I(0), I(1)
 # retry policies; the last two only as storage clients' resend policies (`sim.model.resend`)
 Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA")
 # random sources, the index of each in `Model.draws` (docs/MODEL.md, "Randomness")
-Src = _codes("Src", "READ CAS GET PUT_ML PUT_TM BACKOFF CONFLICT GAP PUT_CP THROTTLE THINK WRITER")
+Src = _codes("Src", "READ CAS GET PUT_ML PUT_TM BACKOFF CONFLICT GAP PUT_CP THROTTLE THINK WRITER"
+             " PUT_LAST_CP")           # log fidelity: the checkpoint rebuild's _last_checkpoint PUT
 N_SRC = len(Src)
 SRC_STREAM = ("catalog_read", "catalog_cas", "get", "put_manifest_list", "put_table_metadata", "backoff",
-              "validation_conflict", "arrival", "put_checkpoint", "throttle", "think", "writer")
+              "validation_conflict", "arrival", "put_checkpoint", "throttle", "think", "writer",
+              "put_last_checkpoint")
 # bits of the `needs` mask past the sources': the history buffer is full; the next arrival has no free slot or no
 # drawn table; the conflict table could be indexed past its end; a throttled log's next entry has no bucket
 Need = _codes("Need", "HISTORY TXN THR BUCKETS", first=N_SRC)
 ArrivalsAt = _codes("ArrivalsAt", "NEXT CLOSE", first=1)   # the arrivals' pending event
+# log fidelity: when the expired-log cleanup LISTs the log (`commit.log_cleanup`)
+LogCleanup = _codes("LogCleanup", "NONE EVERY_COMMIT CHECKPOINT")
+LIST_PAGE_KEYS = 1000    # keys per LIST page: S3 ListObjectsV2's and GCS objects.list's most (docs/MODEL.md)
 
 
 class Model(NamedTuple):
