@@ -221,6 +221,11 @@ CASES = {
         "drain_limit_ms": 0, "commit": {"first_attempt": "stale", "metadata_read_on_failure": True},
         "workload": {"inter_arrival": {"distribution": "lognormal", "median_ms": 30, "sigma": 0.5},
                      "fast_append_ratio": 0.5, "num_tables": 2}}),
+    # log fidelity: delta-rs's snapshot update on 2 lanes (fewer than the entries to read), cleanup LISTs of
+    # several pages; Delta Spark (a stale first attempt, cleanup after its checkpoints); a VO aborted in checks
+    "log_delta_rs_lanes_pages": merge(CONTENDED, {"design": "log", "commit": {
+        "checkpoint_interval": 10, "snapshot_max_parallel": 2, "log_entries_at_start": 2_500}}),
+    "log_spark": merge(CONTENDED, {"design": "log-spark", "workload": {"vo_conflict_probability": 0.05}}),
 }
 
 
@@ -244,7 +249,8 @@ def test_refills_small_chunks(monkeypatch):
     the full history buffer aside, the kernel resumes)."""
     monkeypatch.setattr(sources, "CHUNK", sources.BATCH)
     monkeypatch.setattr(build, "HIST_CHUNK", 64)
-    for name in ("all_vo", "parallel_4", "retry_mixed_md", "vo_conflicts", "md_read_on_failure"):
+    for name in ("all_vo", "parallel_4", "retry_mixed_md", "vo_conflicts", "md_read_on_failure",
+                 "log_delta_rs_lanes_pages"):
         assert_same(merge(BASE, CASES[name]))
 
 
@@ -279,7 +285,7 @@ def _rules(c) -> dict:
                                   "throttle_google_java_deadline", "throttle_exponential_limited",
                                   "writers_closed_vo_tables",
                                   "writers_periodic_skip", "writers_bench_log", "writers_bench_gcp",
-                                  "writers_ties_periodic"])
+                                  "writers_ties_periodic", "log_delta_rs_lanes_pages", "log_spark"])
 def test_fast_history_passes_checker(name):
     c = from_dict(merge(BASE, CASES[name]))
     fast = FastEngine(c, record_history=True).run()

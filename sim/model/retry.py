@@ -21,18 +21,20 @@ def exponential_delay_ms(base_ms: float, factor: float, max_ms: float, k: int) -
 
 
 def delay_table(policy, max_attempts: int) -> tuple[int, float, np.ndarray]:
-    """(kind, jitter, delay before jitter for k = 0 .. max_attempts + 1) of one policy (a `RetryPolicy`)."""
-    tab = np.zeros(max_attempts + 2, dtype=np.float64)
-    if policy.policy == "immediate":
-        return Policy.IMMEDIATE, 0.0, tab
+    """(kind, jitter, delay before jitter for k = 0 .. max_attempts + 1) of one policy (a `RetryPolicy`), cut
+    where its delays stop changing (`delay_ms` reads the last entry past the end): Delta Spark's 10,000,000
+    attempts need no table of that length."""
+    n = max_attempts + 2
+    if policy.policy == "immediate" or policy.policy in CLIENTS:   # a storage client's backoff has no table
+        return CLIENTS.get(policy.policy, Policy.IMMEDIATE), 0.0, np.zeros(min(n, 2), dtype=np.float64)
     if policy.policy == "fixed":
-        tab[:] = policy.delay_ms or 0.0
-        return Policy.FIXED, 0.0, tab
-    if policy.policy in CLIENTS:                 # a storage client's own backoff (`sim.model.resend`): no table
-        return CLIENTS[policy.policy], 0.0, tab
-    for k in range(1, len(tab)):
-        tab[k] = exponential_delay_ms(policy.base_ms, policy.factor, policy.max_ms, k)
-    return Policy.EXPONENTIAL, float(policy.jitter or 0.0), tab
+        return Policy.FIXED, 0.0, np.full(min(n, 2), policy.delay_ms or 0.0, dtype=np.float64)
+    tab = [0.0]
+    for k in range(1, n):
+        tab.append(exponential_delay_ms(policy.base_ms, policy.factor, policy.max_ms, k))
+        if k >= 2 and tab[k] == tab[k - 1]:      # capped (or factor 1): constant from here on
+            break
+    return Policy.EXPONENTIAL, float(policy.jitter or 0.0), np.array(tab, dtype=np.float64)
 
 
 @model_function
