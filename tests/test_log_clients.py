@@ -153,6 +153,14 @@ def test_plain_log_keeps_its_hash_and_reads():
     assert (p.snapshot_update, p.snapshot_max_parallel, p.checkpoint_rebuild, p.log_cleanup) == (False, 3, False, 0)
 
 
+def test_microbenchmark_reads_no_snapshot_so_the_switches_do_not_apply():
+    """commit.shape object under design log resolves to the protocol alone: the same hash as before them."""
+    bench = {"design": "log", "commit": {"shape": "object", "max_retries": 0}}
+    assert from_dict(bench).commit.snapshot_update is False
+    assert from_dict(bench).hash == from_dict({**bench, "commit": {**bench["commit"], "snapshot_update": False,
+                                                                  "snapshot_max_parallel": 7}}).hash
+
+
 @pytest.mark.parametrize("data, path", [
     ({"commit": {"snapshot_update": True}}, "commit.snapshot_update"),
     ({"commit": {"snapshot_max_parallel": 8}}, "commit.snapshot_max_parallel"),
