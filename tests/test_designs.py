@@ -121,8 +121,8 @@ def test_throttle_off_gives_todays_numbers_exactly():
 # ------------------------------------------------------------------------------------------ log protocol
 # the protocol alone (design log less delta-rs's snapshot update, read lanes and post-commit work, which
 # tests/test_log_clients.py checks)
-LOG = {"catalog.scope": "table", "commit.protocol": "log", "commit.max_retries": 15, "storage.provider": "instant", "duration_ms": 120_000, "warmup_ms": 10_000,
-       "cooldown_ms": 10_000, "workload.num_tables": 2, "workload.inter_arrival.mean_ms": 20,
+LOG = {"catalog.scope": "table", "commit.protocol": "log", "commit.max_retries": 15, "storage.provider": "instant",
+       "duration_ms": 120_000, "warmup_ms": 10_000, "cooldown_ms": 10_000, "workload.num_tables": 2, "workload.inter_arrival.mean_ms": 20,
        "workload.fast_append_ratio": 0.7, "workload.runtime.median_ms": 200, "workload.runtime.sigma": 0.5,
        "workload.runtime.min_ms": 20, "commit.checkpoint_interval": 10}
 

@@ -5,6 +5,7 @@ latencies (the `instant` provider: every request 1 ms, f = 0.5), and the numbers
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -140,6 +141,17 @@ def test_presets_resolve_to_the_documented_numbers():
         10_000_000, 10_000_001, 10, False, 1000, True, "checkpoint", "stale", "immediate", "google_java")
     p, delays = params_of(sp, False)
     assert p.max_attempts == 10_000_001 and len(delays.table) <= 2 and len(delays.catalog) <= 2
+
+
+@pytest.mark.parametrize("design", ["log", "log-spark"])
+def test_reference_cites_the_presets_commit_keys(design):
+    """docs/reference.md's row of each design names every commit key it sets, with its value."""
+    from sim.designs import DESIGNS
+    text = (Path(__file__).resolve().parents[1] / "docs" / "reference.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith(f"| `{design}` | `catalog.backend"))
+    for key, value in DESIGNS[design]["commit"].items():
+        shown = str(value).lower() if isinstance(value, bool) else value
+        assert f"`commit.{key}: {shown}`" in row
 
 
 def test_plain_log_keeps_its_hash_and_reads():

@@ -61,7 +61,8 @@ def _resends(cfg: Config) -> dict:
 def _log(cfg: Config) -> dict:
     """The log's snapshot update, snapshot-read parallelism and post-commit work (`sim.model.log`)."""
     c = cfg.commit
-    return dict(snapshot_update=c.snapshot_update, snapshot_max_parallel=c.snapshot_max_parallel or cfg.io.max_parallel,
+    return dict(snapshot_update=c.snapshot_update,
+                snapshot_max_parallel=c.snapshot_max_parallel or cfg.io.max_parallel,
                 checkpoint_rebuild=c.checkpoint_rebuild, log_cleanup=getattr(LogCleanup, c.log_cleanup.upper()),
                 log_entries_at_start=c.log_entries_at_start)
 
