@@ -107,7 +107,9 @@ class LocalExecutor:
         yield result
 
     def close(self):
-        self.pool.shutdown(wait=False, kill_workers=True)
+        """Stop the workers and wait for them: a reaped worker's CPU time counts in this process's children's
+        (what `benchmarks/run.py` measures), and none is left behind after Ctrl-C."""
+        self.pool.shutdown(wait=True, kill_workers=True)
 
 
 class DaskExecutor:
