@@ -68,14 +68,14 @@ def on_load(m, j, now):
     tx = m.tx[j]
     t = tx.table
     first = tx.server_retries == 0
-    if first:
-        tx.attempts += 1
     tx.catalog_reads += 1
     seq = catalog.read_seq(m, t)
     answer_in = m.p.g * tx.op_latency_ms + _load_rest_ms(m, j)
     if seq == tx.seq:
         tx.puts += 1
         return next_write(m, j, PC.SRV_CAS, answer_in + take(m, Src.PUT_TM))
+    if first:                                        # the attempt ends here: counted where its outcome is
+        tx.attempts += 1
     if history.on(m):
         v = catalog.read_version(m, t)
         if first:
@@ -91,6 +91,8 @@ def on_cas(m, j, now):
     (sleep, then re-load) while it has retries left, else a 409."""
     tx = m.tx[j]
     t = tx.table
+    if tx.server_retries == 0:                       # (a re-load's check never passes: see the module's doc)
+        tx.attempts += 1
     expected = tx.seq
     ok = catalog.cas(m, t, expected)
     answer_in = m.p.g * tx.op_latency_ms
