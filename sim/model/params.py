@@ -66,8 +66,8 @@ def _server(cfg: Config, policy: int, jitter: float) -> dict:
     """A REST server's parts (`sim.model.server`; none unless catalog.server names a variant)."""
     srv = cfg.catalog.server
     # the microbenchmark (commit.shape object) times the database's conditional write alone
-    return dict(server=srv.variant is not None and cfg.commit.shape == "table", server_get=bool(srv.metadata_get), server_retries=srv.retries or 0,
-                policy_server=policy, jitter_server=jitter)
+    return dict(server=srv.variant is not None and cfg.commit.shape == "table", server_get=bool(srv.metadata_get),
+                server_retries=srv.retries or 0, policy_server=policy, jitter_server=jitter)
 
 
 def _shape(cfg: Config) -> dict:
