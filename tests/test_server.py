@@ -90,6 +90,11 @@ def test_lost_race_409_after_server_sleep_and_reload(design):
     # one failed CAS row (the database's) and one read row (the server's re-load) on the loser's first attempt
     mine = hist[hist.txn == lose.txn]
     assert list(mine.kind) == ["begin", "read", "read", "prepare", "cas", "read", "read", "prepare", "cas", "end"]
+    lost, reload, refresh = (mine.iloc[i] for i in (4, 5, 6))
+    sleep_ms = 100.0 if design == "rest" else 50.0
+    assert not lost.ok and reload.time_ms - lost.answer_ms == sleep_ms + L / 2     # the server's sleep, re-load
+    assert reload.answer_ms - reload.time_ms == L / 2 + (G if design == "rest" else 0.0)   # 409 after the load
+    assert refresh.time_ms - reload.answer_ms == 100.0 + L / 2                  # the client's sleep, no read first
 
 
 def test_no_server_retries_409_at_the_cas_answer():
