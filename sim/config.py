@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from .designs import DESIGNS, expand
+from .designs import DESIGNS, expand, is_whole
 from .providers import ProviderError, load_provider
 from .schema import ConfigError, Field, check, shape_of
 from .yamlio import load_yaml
@@ -260,10 +260,10 @@ class Config:
 
 
 def overrides_of(preset: Mapping, data: dict) -> dict:
-    """`data` with `preset`'s values put over it (a retry policy whole)."""
+    """`data` with `preset`'s values put over it (a retry policy, a server naming its variant, whole)."""
     out = copy.deepcopy(data)
     for key, value in preset.items():
-        if isinstance(value, Mapping) and "policy" not in value and isinstance(out.get(key), dict):
+        if isinstance(value, Mapping) and not is_whole(value) and isinstance(out.get(key), dict):
             out[key] = overrides_of(value, out[key])
         else:
             out[key] = copy.deepcopy(value)

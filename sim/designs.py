@@ -1,7 +1,7 @@
 """Named catalog designs (docs/MODEL.md, "Catalog designs"): shorthands for the keys that define a design.
 
 A config's `design: NAME` fills these keys in under the ones the config gives (a key given wins; a retry policy
-given replaces the design's whole). The resolved config shows every value, so a result says what ran.
+given, or a server that names its variant, replaces the design's whole). The resolved config shows every value, so a result says what ran.
 """
 from __future__ import annotations
 
@@ -52,10 +52,16 @@ DESIGNS: dict[str, dict] = {
 }
 
 
+def is_whole(value: dict) -> bool:
+    """A mapping that replaces the one under it whole: a retry policy, or a REST server naming its variant (whose
+    defaults are the variant's, not another's)."""
+    return "policy" in value or "variant" in value
+
+
 def _under(preset: dict, given: dict) -> dict:
     out = copy.deepcopy(preset)
     for key, value in given.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and "policy" not in value:
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and not is_whole(value):
             out[key] = _under(out[key], value)
         else:
             out[key] = copy.deepcopy(value)

@@ -170,3 +170,12 @@ def test_server_keys_rules():
         from_dict({"design": "rest", "catalog": {"latency_ms": 5, "server": {"retry": {"policy": "object_store"}}}})
     given = from_dict({"design": "rest", "catalog": {"latency_ms": 5, "server": {"metadata_get": False}}})
     assert (given.catalog.server.metadata_get, given.catalog.server.retries) == (False, 4)
+
+
+def test_a_server_naming_its_variant_is_replaced_whole():
+    """A variant's defaults are its own: switching design or variant never keeps another variant's numbers."""
+    lake = from_dict({"design": "rest-lakekeeper", "catalog": {"latency_ms": 5}})
+    ref = lake.replace(design="rest").catalog.server
+    assert (ref.variant, ref.metadata_get, ref.retries, ref.retry.base_ms) == ("reference", True, 4, 100.0)
+    given = from_dict({"design": "rest", "catalog": {"latency_ms": 5, "server": {"variant": "lakekeeper"}}})
+    assert given.catalog.server == lake.catalog.server
