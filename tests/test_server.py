@@ -179,3 +179,11 @@ def test_a_server_naming_its_variant_is_replaced_whole():
     assert (ref.variant, ref.metadata_get, ref.retries, ref.retry.base_ms) == ("reference", True, 4, 100.0)
     given = from_dict({"design": "rest", "catalog": {"latency_ms": 5, "server": {"variant": "lakekeeper"}}})
     assert given.catalog.server == lake.catalog.server
+
+
+def test_sweep_names_the_design_its_keys_amount_to():
+    from sim.sweep.task import design_of
+    keys = {"catalog": {"backend": "service", "scope": "table", "latency_ms": 5, "table_metadata_inlined": True}}
+    assert design_of(from_dict(keys)) == "rest"                    # as before: one latency per operation
+    keys["catalog"]["server"] = {"variant": "lakekeeper"}
+    assert design_of(from_dict(keys)) == "rest-lakekeeper"
