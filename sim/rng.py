@@ -17,6 +17,7 @@ SOURCES = (
     # added later: appending keeps every earlier source's stream (a child's seed depends on its index only)
     "put_checkpoint", "throttle",
     "think", "writer",
+    "server_backoff",    # REST servers (sim.model.server)
     "put_last_checkpoint",   # log fidelity: the checkpoint rebuild's _last_checkpoint PUT
 )
 

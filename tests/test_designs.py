@@ -192,7 +192,10 @@ def test_designs_are_config_data_and_given_keys_win():
     d = rest.to_dict()
     assert d["design"] == "rest"
     assert d["catalog"] == {"backend": "service", "latency_ms": 10.0, "linearization_fraction": 0.5,
-                            "table_metadata_inlined": True, "scope": "table"}
+                            "table_metadata_inlined": True, "scope": "table",
+                            "server": {"variant": "reference", "metadata_get": True, "retries": 4,
+                                       "retry": {"policy": "exponential", "base_ms": 100.0, "factor": 2.0,
+                                                 "max_ms": 60000.0, "jitter": 0.1}}}
     assert d["commit"]["max_retries"] == 4
     assert d["retry"]["table"] == {"policy": "exponential", "base_ms": 100.0, "factor": 2.0, "max_ms": 60000.0,
                                    "jitter": 0.1}
@@ -203,6 +206,10 @@ def test_designs_are_config_data_and_given_keys_win():
     # a design is a label: the same values with or without it are the same configuration
     assert from_dict({"design": "file"}).hash == from_dict({}).hash
     assert from_dict({"design": "pointer"}).hash == from_dict({"catalog": {"scope": "table"}}).hash
+    pointer_keys = {"catalog": {"backend": "service", "scope": "table", "latency_ms": 10},
+                    "commit": {"max_retries": 4}, "retry": {"catalog": {"policy": "exponential"},
+                                                            "table": {"policy": "exponential"}}}
+    assert from_dict({"design": "service-pointer", "catalog": {"latency_ms": 10}}).hash == from_dict(pointer_keys).hash
 
 
 @pytest.mark.parametrize("data, path", [

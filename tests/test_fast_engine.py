@@ -191,6 +191,18 @@ CASES = {
     "scope_table": merge(CONTENDED, {"catalog": {"scope": "table"}, "workload": {"num_tables": 3}}),
     "scope_table_service_inlined": merge(CONTENDED, {"design": "rest", "catalog": {"latency_ms": 15}}),
     "scope_table_stale": merge(CONTENDED, {"catalog": {"scope": "table"}, "commit": {"first_attempt": "stale"}}),
+    # REST servers (sim/model/server.py): early 409s, lost database CASes retried by the server, exhausted
+    # clients, VO validation, a stale first attempt, no server retries; the service pointer
+    "rest_reference_lognormal": merge(CONTENDED, {"design": "rest", "workload": {"num_tables": 1},
+                                                  "catalog": {"latency": {"median_ms": 15, "sigma": 0.8}}}),
+    "rest_lakekeeper_vo": merge(CONTENDED, {"design": "rest-lakekeeper", "catalog": {"latency_ms": 8},
+                                            "workload": {"fast_append_ratio": 0.4, "vo_conflict_probability": 0.1},
+                                            "commit": {"max_retries": 1}}),
+    "rest_stale_no_server_retry": merge(CONTENDED, {
+        "design": "rest", "catalog": {"latency_ms": 5, "linearization_fraction": 0.2,
+                                      "server": {"retries": 0, "metadata_get": False}},
+        "commit": {"first_attempt": "stale"}, "retry": {"table": {"policy": "immediate"}}}),
+    "service_pointer": merge(CONTENDED, {"design": "service-pointer", "catalog": {"latency_ms": 12}}),
     "log": merge(CONTENDED, {"design": "log", "commit": {"checkpoint_interval": 10}}),
     "log_stale_parallel": merge(CONTENDED, {"design": "log", "io": {"max_parallel": 3},
                                             "commit": {"first_attempt": "stale", "checkpoint_interval": 0}}),
@@ -285,7 +297,9 @@ def _rules(c) -> dict:
                                   "throttle_google_java_deadline", "throttle_exponential_limited",
                                   "writers_closed_vo_tables",
                                   "writers_periodic_skip", "writers_bench_log", "writers_bench_gcp",
-                                  "writers_ties_periodic", "log_delta_rs_lanes_pages", "log_spark"])
+                                  "writers_ties_periodic", "rest_reference_lognormal", "rest_lakekeeper_vo",
+                                  "rest_stale_no_server_retry", "service_pointer",
+                                  "log_delta_rs_lanes_pages", "log_spark"])
 def test_fast_history_passes_checker(name):
     c = from_dict(merge(BASE, CASES[name]))
     fast = FastEngine(c, record_history=True).run()
@@ -380,9 +394,9 @@ def small_configs(draw):
                    "metadata_read_on_failure": draw(st.booleans())},
         "retry": {"catalog": draw(_retry_policy()), "table": draw(_retry_policy())},
     }
-    design = draw(st.sampled_from(["file", "file", "pointer", "log", "rest"]))
-    if design == "rest":
-        d.update(design="rest")
+    design = draw(st.sampled_from(["file", "file", "pointer", "log", "rest", "rest-lakekeeper", "service-pointer"]))
+    if design in ("rest", "rest-lakekeeper", "service-pointer"):
+        d.update(design=design)
         d["catalog"].pop("table_metadata_inlined", None)
         if d["catalog"].get("backend") != "service":
             d["catalog"].update(backend="service", latency_ms=draw(st.sampled_from([1.0, 10.0, 50.0])))

@@ -76,7 +76,7 @@ class Run:
             bk_last=np.full(n_buckets, -np.inf, dtype=np.float64),
             bk_head=np.full(n_tables, -1, dtype=np.int64),
             bk_prev=np.full(n_entries, -1, dtype=np.int64),
-            wr=np.zeros(max(1, p.writers), dtype=WR))
+            wr=np.zeros(max(1, p.writers), dtype=WR), bo_srv=delays.server)
 
     @property
     def n_txn(self) -> int:

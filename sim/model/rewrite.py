@@ -1,10 +1,10 @@
 """Iceberg's commit protocol (docs/MODEL.md, "One transaction"; `commit.protocol: rewrite`): every attempt
 after a table conflict rewrites the manifest list and the table metadata before its CAS."""
-from . import catalog, history
+from . import catalog, history, server
 from .draws import take
 from .io import gets_ms
 from .jit import handler, model_function
-from .retry import delay_ms
+from .retry import conflict_delay
 from .state import PC, Outcome, Reason, Src
 from .transaction import admitted, end, next_read, next_write, read_catalog, resend
 
@@ -75,6 +75,8 @@ def _prepare_then_cas(m, j, now, pending, v, do_prepare):
         if cost < 0:
             return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + pending - cost)
         pending += cost
+    if m.p.server:                                   # a REST server commits on the client's behalf
+        return server.post(m, j, pending)
     return next_write(m, j, PC.CAS, pending)
 
 
@@ -86,8 +88,9 @@ def on_base_read(m, j, now):
     v = read_catalog(m, j, now, L)
     tx.validated = v
     runtime = tx.runtime_ms
-    tx.runtime_end_ms = now + m.p.g * L + runtime
-    pending = m.p.g * L + runtime
+    answer_in = server.read_answer_ms(m, j, L)
+    tx.runtime_end_ms = now + answer_in + runtime
+    pending = answer_in + runtime
     if m.p.refresh_first:
         return next_read(m, j, PC.REFRESH, pending)
     return _prepare_then_cas(m, j, now, pending, v, True)
@@ -101,7 +104,7 @@ def on_refresh(m, j, now):
     L = tx.op_latency_ms
     first = tx.pc == PC.REFRESH
     v = read_catalog(m, j, now, L)
-    pending = m.p.g * L
+    pending = server.read_answer_ms(m, j, L)
     return _prepare_then_cas(m, j, now, pending, v, first or v != tx.prepared)
 
 
@@ -128,20 +131,6 @@ def on_cas(m, j, now):
     return next_read(m, j, PC.CONFLICT_READ, m.p.g * L)
 
 
-@model_function
-def _conflict_delay(m, j, moved):
-    """Count the conflict in its class (table: v[t] moved since the prepare; else catalog) and return the
-    class's retry sleep."""
-    tx = m.tx[j]
-    if moved:
-        k = tx.table_conflicts + 1
-        tx.table_conflicts = k
-        return delay_ms(m, m.p.policy_table, m.p.jitter_table, m.bo_tab, k, Src.BACKOFF)
-    k = tx.catalog_conflicts + 1
-    tx.catalog_conflicts = k
-    return delay_ms(m, m.p.policy_catalog, m.p.jitter_catalog, m.bo_cat, k, Src.BACKOFF)
-
-
 @handler
 def on_conflict_read(m, j, now):
     """The refresh after a failed CAS tells the conflict class; the class's policy may sleep, and a moved
@@ -151,7 +140,7 @@ def on_conflict_read(m, j, now):
     v = read_catalog(m, j, now, L)
     pending = m.p.g * L
     moved = v != tx.prepared
-    delay = _conflict_delay(m, j, moved)
+    delay = conflict_delay(m, j, moved)
     if m.p.metadata_read_on_failure:
         pending += take(m, Src.GET)
         tx.gets += 1

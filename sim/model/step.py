@@ -1,5 +1,5 @@
 """The one entry point engines call: run transaction j's handler for the effect point it waits at."""
-from . import log, rewrite
+from . import log, rewrite, server
 from .jit import handler
 from .state import PC
 from .transaction import first_read
@@ -23,4 +23,8 @@ def step(m, j, now):
         return log.on_list(m, j, now)
     if pc == PC.LOG_BASE:
         return log.on_log_base(m, j, now)
+    if pc == PC.SRV_LOAD:                # REST servers
+        return server.on_load(m, j, now)
+    if pc == PC.SRV_CAS:
+        return server.on_cas(m, j, now)
     return first_read(m, j)   # PC.INIT

@@ -54,6 +54,8 @@ def design_of(cfg: Config) -> str:
     shape = (cfg.catalog.backend, cfg.catalog.scope, cfg.commit.protocol)
     named = {("storage", "global", "rewrite"): "file", ("storage", "table", "rewrite"): "pointer",
              ("storage", "table", "log"): "log", ("service", "table", "rewrite"): "rest"}
+    if shape == ("service", "table", "rewrite") and cfg.catalog.server.variant == "lakekeeper":
+        return "rest-lakekeeper"
     return named.get(shape, "/".join(shape))
 
 
