@@ -16,24 +16,32 @@ GOOGLE_JAVA = {"throttle_retry": {"policy": "google_java"}}
 OBJECT_STORE = {"throttle_retry": {"policy": "object_store"}}
 
 DESIGNS: dict[str, dict] = {
-    # today's default: one catalog object in the bucket, every commit replaces it (CAS)
-    "file": {"catalog": {"backend": "storage", "scope": "global"}, "commit": {"protocol": "rewrite"},
-             "storage": GOOGLE_JAVA},
+    # one catalog object in the bucket, every commit replaces it (CAS) after re-reading it right before
+    # (boring-catalog's commit_table); the default model (no design) leaves the re-read out
+    "file": {"catalog": {"backend": "storage", "scope": "global"},
+             "commit": {"protocol": "rewrite", "reread_before_cas": True}, "storage": GOOGLE_JAVA},
     # an Iceberg REST catalog (Polaris, Lakekeeper, Glue): per-table CAS in a service that writes the table
     # metadata inside its commit; the client writes only a manifest list per attempt. The service's latency
     # has no public figure: give catalog.latency_ms or catalog.latency.
     "rest": {"catalog": {"backend": "service", "scope": "table", "table_metadata_inlined": True},
              "commit": {"protocol": "rewrite", "max_retries": 4},
              "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY}, "storage": GOOGLE_JAVA},
-    # one pointer object per table in the bucket, each CASed on its own
-    "pointer": {"catalog": {"backend": "storage", "scope": "table"}, "commit": {"protocol": "rewrite"},
-                "storage": GOOGLE_JAVA},
     # Delta Lake on an object store as delta-rs runs it: put-if-absent log entries, 15 retries, no sleep,
     # a checkpoint every 100 versions; object_store resends a 429
     "log": {"catalog": {"backend": "storage", "scope": "table"},
             "commit": {"protocol": "log", "max_retries": 15, "checkpoint_interval": 100},
             "retry": {"table": {"policy": "immediate"}}, "storage": OBJECT_STORE},
+    # fs-table: Iceberg file-system tables (Hadoop tables' reads, iceberg-rust's FileCatalog commit): a commit
+    # creates v{N+1}.metadata.json if absent, then writes the version hint best effort; Iceberg's client retry;
+    # object_store (iceberg-rust's storage client) resends a 429
+    "fs-table": {"catalog": {"backend": "storage", "scope": "table", "version_files": True},
+                 "commit": {"protocol": "rewrite", "max_retries": 4},
+                 "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY}, "storage": OBJECT_STORE},
 }
+
+# designs that were removed, and why: naming one is an error that says what to use instead
+RETIRED = {"pointer": "design pointer was removed: no real catalog CASes one pointer object per table; use "
+                      "fs-table (Iceberg file-system tables) or service-pointer (Glue, JDBC, S3 Tables)"}
 
 
 def _under(preset: dict, given: dict) -> dict:

@@ -17,6 +17,7 @@ SOURCES = (
     # added later: appending keeps every earlier source's stream (a child's seed depends on its index only)
     "put_checkpoint", "throttle",
     "think", "writer",
+    "put_version_hint",      # version files (fs-table): the hint's best-effort PUT
 )
 
 

@@ -82,11 +82,27 @@ def read_catalog(m, j, now, L):
 
 @model_function
 def next_read(m, j, pc, before):
-    """Start a catalog read `before` ms from now: the delay to its effect point, where `pc` handles it."""
+    """Start a catalog read `before` ms from now: the delay to its effect point, where `pc` handles it. With
+    version files the read is a chain of GETs (`sim.model.fs_table`), the version hint's then probes, whose
+    last one hands its answer to `pc`."""
+    tx = m.tx[j]
+    if m.p.version_files:
+        tx.after_read = pc
+        pc = PC.FS_HINT
+    L = take(m, Src.READ)
+    tx.op_latency_ms = L
+    tx.pc = pc
+    return before + m.p.f * L
+
+
+@model_function
+def probe(m, j, name, before):
+    """Start an exists() probe of version file `name` `before` ms from now (a GET-profile draw)."""
     L = take(m, Src.READ)
     tx = m.tx[j]
     tx.op_latency_ms = L
-    tx.pc = pc
+    tx.probe = name
+    tx.pc = PC.FS_PROBE
     return before + m.p.f * L
 
 
