@@ -3,7 +3,7 @@
 A table's versions are files `v{N}.metadata.json` in the bucket; v[t] is the newest. A commit writes its table
 metadata (the prepare's PUT, a temp file) and copies it to `v{N+1}` if absent: that conditional create is the
 CAS, and contenders race for one fresh name per version (on a throttled provider each name is its own bucket).
-The committer then PUTs `version-hint.text` best effort. A reader finds the newest version by probing
+The committer then PUTs `version-hint.text` best effort (see `committed`). A reader finds the newest version by probing
 `exists(v+1)`, `exists(v+2)`, ... from the version the hint names until a miss, at every catalog read; the
 miss is the read's effect point, where it sees v[t] exactly (versions only grow, and a hint never names one
 that does not exist).
@@ -41,29 +41,19 @@ def on_probe(m, j, now):
 
 
 @model_function
-def committed(m, j, now, t, answer_in):
-    """Version file v[t] was just created (`answer_in` ms before the committer learns it): its name keeps its
-    bucket, and the committer PUTs the version hint."""
+def committed(m, j, now, t, answer):
+    """Version file v[t] was just created, the committer learns it at `answer`: its name keeps its bucket, and
+    the committer PUTs the version hint (counted in its end time, in no one's critical section). The hint
+    names v[t] from now on unless its object is throttled: the 429 is ignored and the hint stays as it was
+    (later readers probe more). The write takes effect here, at the create's effect point, a little before
+    the real PUT would (by the create's answer and half the PUT): a reader in that gap probes one name less."""
     if throttle.on(m):
         throttle.entry_created(m, t)
     L = take(m, Src.PUT_HINT)
-    tx = m.tx[j]
-    tx.puts += 1
-    tx.op_latency_ms = L
-    tx.pc = PC.FS_HINT_PUT
-    return answer_in + m.p.f * L
-
-
-@handler
-def on_hint_put(m, j, now):
-    """The hint's PUT at its effect point names the version this transaction created, unless the hint object
-    is throttled: the 429 is ignored and the hint stays as it was (later readers probe more). Then the
-    transaction ends committed."""
-    tx = m.tx[j]
-    t = tx.table
+    m.tx[j].puts += 1
     if not throttle.on(m) or throttle.admit(m, throttle.hint_slot(m, t), now):
-        m.hints[t] = tx.seq + 1
-    return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + m.p.g * tx.op_latency_ms)
+        m.hints[t] = m.versions[t]
+    return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer + L)
 
 
 @model_function

@@ -126,7 +126,7 @@ def on_cas(m, j, now):
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)
     if ok and m.p.version_files:
-        return fs_table.committed(m, j, now, t, m.p.g * L)
+        return fs_table.committed(m, j, now, t, answer)
     if ok:
         return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer)
     if attempts >= m.p.max_attempts:

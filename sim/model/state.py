@@ -128,7 +128,7 @@ def _codes(name: str, names: str, first: int = 0, kind=int):
 # where a transaction is suspended: the catalog effect point it waits for (docs/MODEL.md, "A transaction as
 # handlers of its effect points")
 PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BASE LOG_LIST LOG_CREATE"
-                  " FS_HINT FS_PROBE FS_HINT_PUT REREAD")   # version files; the re-read before the CAS
+                  " FS_HINT FS_PROBE REREAD")   # version files; the re-read before the CAS
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED", kind=I)

@@ -16,8 +16,6 @@ def step(m, j, now):
         pc = m.tx[j].pc
     if pc == PC.FS_HINT:
         return fs_table.on_hint(m, j, now)
-    if pc == PC.FS_HINT_PUT:
-        return fs_table.on_hint_put(m, j, now)
     if pc == PC.REREAD:
         return rewrite.on_reread(m, j, now)
     if pc == PC.CAS:
