@@ -162,3 +162,23 @@ def test_keys_are_checked():
     # late keys: configs that leave them alone keep their hash
     assert from_dict({"catalog": {"version_files": False}}).hash == from_dict({}).hash
     assert from_dict({"commit": {"reread_before_cas": False}}).hash == from_dict({}).hash
+
+
+def test_checker_rules_name_the_design(tmp_path):
+    """The checker judges these histories by the design's rules: a re-read that ended an attempt is an attempt
+    (without the rule the end row's attempts exceed the CASes), and each version file is its own bucket
+    (judged as one object per table, the creates after the first would have needed a token)."""
+    data = {"duration_ms": 50, "warmup_ms": 0, "cooldown_ms": 1, "design": "file",
+            "storage": {"provider": _provider(tmp_path)},
+            "workload": {"inter_arrival": {"distribution": "constant", "mean_ms": 20}, "runtime": NO_WORK}}
+    cfg = from_dict(data)
+    h = run(cfg, 0, history=True).history
+    rules = checker_rules(resolved_config(cfg))
+    assert rules["reread_before_cas"] and check_history(h, **rules) == []
+    assert [v.invariant for v in check_history(h, **{**rules, "reread_before_cas": False})] == [3]
+    limit = "mutation_rate_per_s: 1.0e-9\nmutation_burst: 1\n"
+    cfg = from_dict(_one_writer(tmp_path, "fs-table", 3, limit))
+    h = run(cfg, 0, history=True).history
+    rules = checker_rules(resolved_config(cfg))
+    assert rules["version_files"] and check_history(h, **rules) == []
+    assert {v.invariant for v in check_history(h, **{**rules, "version_files": False})} == {6}
