@@ -3,10 +3,10 @@
 A table's versions are files `v{N}.metadata.json` in the bucket; v[t] is the newest. A commit writes its table
 metadata (the prepare's PUT, a temp file) and copies it to `v{N+1}` if absent: that conditional create is the
 CAS, and contenders race for one fresh name per version (on a throttled provider each name is its own bucket).
-The committer then PUTs `version-hint.text` best effort (see `committed`). A reader finds the newest version by probing
-`exists(v+1)`, `exists(v+2)`, ... from the version the hint names until a miss, at every catalog read; the
-miss is the read's effect point, where it sees v[t] exactly (versions only grow, and a hint never names one
-that does not exist).
+The committer then PUTs `version-hint.text` best effort (`committed`). A reader finds the newest version by
+probing `exists(v+1)`, `exists(v+2)`, ... from the version the hint names until a miss, at every catalog read;
+the miss is the read's effect point, where it sees v[t] exactly (versions only grow, and a hint never names
+one that does not exist).
 """
 from . import throttle
 from .draws import take
@@ -60,4 +60,3 @@ def committed(m, j, now, t, answer):
 def slot(m, t, expected):
     """The bucket of the version file a CAS expecting v[t] = `expected` creates."""
     return throttle.entry_slot(m, t, expected + 1)
-
