@@ -40,7 +40,7 @@ DESIGNS: dict[str, dict] = {
 }
 
 # designs that were removed, and why: naming one is an error that says what to use instead
-RETIRED = {"pointer": "design pointer was removed: no real catalog CASes one pointer object per table; use "
+RETIRED = {"pointer": "pointer was removed: no real catalog CASes one pointer object per table; use "
                       "fs-table (Iceberg file-system tables) or service-pointer (Glue, JDBC, S3 Tables)"}
 
 
