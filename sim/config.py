@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from .designs import DESIGNS, expand, is_whole
+from .designs import DESIGNS, RETIRED, expand, is_whole
 from .providers import ProviderError, load_provider
 from .schema import ConfigError, Field, check, shape_of
 from .yamlio import load_yaml
@@ -98,6 +98,9 @@ class Catalog:
     scope: str = _spec("global", choices=("global", "table"), late=True)
     # backend service: the REST server's commit from its parts (none given: one latency per operation)
     server: Server = _nested(Server, late=True)
+    # fs-table: a table's versions are files v{N}.metadata.json in storage; a commit creates v{N+1} if absent,
+    # a reader finds the newest by the version hint and probes (docs/MODEL.md, "File-system tables")
+    version_files: bool = _spec(False, late=True)
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,9 @@ class Commit:
     # table: a table commit (metadata read and written); object: the conditional-write microbenchmark, a read of
     # the design's object (storage rewrite: HEAD + GET; log: LIST) then its conditional write, nothing else
     shape: str = _spec("table", choices=("table", "object"), late=True)
+    # file: re-read the catalog after the prepare, right before the CAS; fail if this table moved, else CAS
+    # against the fresh read (boring-catalog; docs/MODEL.md, "Re-read before the CAS")
+    reread_before_cas: bool = _spec(False, late=True)
     # log fidelity (docs/MODEL.md "Delta clients"): delta-rs's snapshot update inside every attempt that read new
     # entries; the parallelism of snapshot reads (unset: io.max_parallel); the post-commit checkpoint rebuilt as
     # the real clients do; the expired-log cleanup's LIST, after every commit (delta-rs) or every checkpoint
@@ -462,12 +468,38 @@ def _check_shape(cfg: Config) -> None:
         raise ConfigError("workload.runtime.sigma", "a runtime of median 0 is no work at all: set sigma 0")
 
 
+def _check_version_files(cfg: Config) -> None:
+    """Version files are a storage table's own metadata files: per table, Iceberg's protocol, not inlined."""
+    cat, commit, path = cfg.catalog, cfg.commit, "catalog.version_files"
+    if not cat.version_files:
+        return
+    for wrong, why in ((cat.backend != "storage", "needs catalog.backend storage (the files are in the bucket)"),
+                       (cat.scope != "table", "needs catalog.scope table (each table has its own versions)"),
+                       (commit.protocol != "rewrite", "needs commit.protocol rewrite (Iceberg's table metadata)"),
+                       (cat.table_metadata_inlined, "the version file is the table metadata: remove "
+                                                    "catalog.table_metadata_inlined"),
+                       (commit.shape != "table", "commit.shape object benchmarks one object, not version files")):
+        if wrong:
+            raise ConfigError(path, f"{why} (or design: fs-table)")
+
+
+def _check_reread(cfg: Config) -> None:
+    """The re-read guards one catalog object that every table's commit replaces (a catalog as a file)."""
+    cat, commit = cfg.catalog, cfg.commit
+    if commit.reread_before_cas and (cat.scope != "global" or commit.protocol != "rewrite"
+                                     or commit.shape != "table"):
+        raise ConfigError("commit.reread_before_cas", "only with catalog.scope global, commit.protocol rewrite "
+                          "and commit.shape table (a catalog as one file; design: file)")
+
+
 def _resolve(cfg: Config) -> Config:
     """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread."""
     commit = _resolve_commit(cfg)
     _check_catalog(cfg)
     catalog = _resolve_server(cfg)
     _check_shape(cfg)
+    _check_version_files(cfg)
+    _check_reread(cfg)
     _check_tables(cfg.workload)
     try:
         load_provider(cfg.storage.provider)
@@ -494,6 +526,8 @@ def from_dict(data: Mapping | None) -> Config:
     """Validate plain data (e.g. parsed YAML) into a resolved `Config` (a named design's keys filled in)."""
     if isinstance(data, Mapping) and data.get("design") is not None:
         name = data["design"]
+        if isinstance(name, str) and name in RETIRED:
+            raise ConfigError("design", RETIRED[name])
         if not isinstance(name, str) or name not in DESIGNS:    # (a mapping or list is no name, nor hashable)
             raise ConfigError("design", f"expected one of {', '.join(DESIGNS)}, got {name!r}")
         data = expand(dict(data))

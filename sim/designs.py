@@ -20,9 +20,10 @@ DELTA_RS_LOG = {"snapshot_update": True, "snapshot_max_parallel": 1000, "checkpo
                 "log_cleanup": "every_commit"}
 
 DESIGNS: dict[str, dict] = {
-    # today's default: one catalog object in the bucket, every commit replaces it (CAS)
-    "file": {"catalog": {"backend": "storage", "scope": "global"}, "commit": {"protocol": "rewrite"},
-             "storage": GOOGLE_JAVA},
+    # one catalog object in the bucket, every commit replaces it (CAS) after re-reading it right before
+    # (boring-catalog's commit_table); the default model (no design) leaves the re-read out
+    "file": {"catalog": {"backend": "storage", "scope": "global"},
+             "commit": {"protocol": "rewrite", "reread_before_cas": True}, "storage": GOOGLE_JAVA},
     # an Iceberg REST catalog as the reference server and Polaris run it (docs/MODEL.md, "REST servers"): per-table
     # CAS in a service that loads the base (a database read and a metadata.json GET), checks the client's
     # requirement, PUTs the new metadata.json and CASes its database row, retrying a lost CAS; the client writes
@@ -32,9 +33,6 @@ DESIGNS: dict[str, dict] = {
                          "server": {"variant": "reference"}},
              "commit": {"protocol": "rewrite", "max_retries": 4},
              "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY}, "storage": GOOGLE_JAVA},
-    # one pointer object per table in the bucket, each CASed on its own
-    "pointer": {"catalog": {"backend": "storage", "scope": "table"}, "commit": {"protocol": "rewrite"},
-                "storage": GOOGLE_JAVA},
     # Delta Lake on an object store as delta-rs runs it: put-if-absent log entries, 15 retries, no sleep,
     # a checkpoint every 100 versions; object_store resends a 429. Every attempt that read new entries updates
     # its snapshot before the put; the kernel reads a snapshot's files 1000 at a time; after the commit, a
@@ -55,6 +53,12 @@ DESIGNS: dict[str, dict] = {
                         "commit": {"protocol": "rewrite", "max_retries": 4},
                         "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY},
                         "storage": GOOGLE_JAVA},
+    # fs-table: Iceberg file-system tables (Hadoop tables' reads, iceberg-rust's FileCatalog commit): a commit
+    # creates v{N+1}.metadata.json if absent, then writes the version hint best effort; Iceberg's client retry;
+    # object_store (iceberg-rust's storage client) resends a 429
+    "fs-table": {"catalog": {"backend": "storage", "scope": "table", "version_files": True},
+                 "commit": {"protocol": "rewrite", "max_retries": 4},
+                 "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY}, "storage": OBJECT_STORE},
 }
 
 # log-spark: Delta Lake as Delta Spark runs it (docs/MODEL.md "Delta clients"): the first attempt creates
@@ -65,6 +69,10 @@ DESIGNS["log-spark"] = {
     "commit": {"protocol": "log", "first_attempt": "stale", "max_retries": 10_000_000, "checkpoint_interval": 10,
                "snapshot_max_parallel": 1000, "checkpoint_rebuild": True, "log_cleanup": "checkpoint"},
     "retry": {"table": {"policy": "immediate"}}, "storage": GOOGLE_JAVA}
+
+# designs that were removed, and why: naming one is an error that says what to use instead
+RETIRED = {"pointer": "pointer was removed: no real catalog CASes one pointer object per table; use "
+                      "fs-table (Iceberg file-system tables) or service-pointer (Glue, JDBC, S3 Tables)"}
 
 
 def is_whole(value: dict) -> bool:

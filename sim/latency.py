@@ -76,6 +76,7 @@ class LatencyModel:
     catalog_read: LogNormal
     catalog_cas: LogNormal
     put_checkpoint: LogNormal
+    put_version_hint: LogNormal   # version files: version-hint.text, a few bytes (the PUT's base latency)
     put_last_checkpoint: LogNormal   # log fidelity: `_last_checkpoint`, a small JSON object
 
 
@@ -101,4 +102,4 @@ def latency_model(cfg) -> LatencyModel:
     return LatencyModel(
         get=get, put_manifest_list=put(cfg.io.manifest_list_bytes), put_table_metadata=put(cfg.io.table_metadata_bytes),
         catalog_read=read, catalog_cas=cas, put_checkpoint=put(cfg.commit.checkpoint_bytes or 0),
-        put_last_checkpoint=put(LAST_CHECKPOINT_BYTES))
+        put_version_hint=put(0), put_last_checkpoint=put(LAST_CHECKPOINT_BYTES))

@@ -18,6 +18,7 @@ SOURCES = (
     "put_checkpoint", "throttle",
     "think", "writer",
     "server_backoff",    # REST servers (sim.model.server)
+    "put_version_hint",      # version files (fs-table): the hint's best-effort PUT
     "put_last_checkpoint",   # log fidelity: the checkpoint rebuild's _last_checkpoint PUT
 )
 

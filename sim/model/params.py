@@ -49,7 +49,8 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         throttle=limit is not None,
         checkpoint_interval=0 if cfg.commit.shape == "object" else cfg.commit.checkpoint_interval or 0,
         log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg), **_resends(cfg),
-        **_server(cfg, pol_srv, jit_srv), **_log(cfg))
+        **_server(cfg, pol_srv, jit_srv),
+        version_files=cat.version_files, reread_before_cas=cfg.commit.reread_before_cas, **_log(cfg))
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
     return Params(**{k: _FIELD_TYPES[k](v) for k, v in p.items()}), Delays(bo_cat, bo_tab, bo_thr, bo_srv)
 

@@ -1,6 +1,6 @@
 """Iceberg's commit protocol (docs/MODEL.md, "One transaction"; `commit.protocol: rewrite`): every attempt
 after a table conflict rewrites the manifest list and the table metadata before its CAS."""
-from . import catalog, history, server
+from . import catalog, fs_table, history, server
 from .draws import take
 from .io import gets_ms
 from .jit import handler, model_function
@@ -69,12 +69,15 @@ def prepare(m, j, now, v):
 
 @model_function
 def _prepare_then_cas(m, j, now, pending, v, do_prepare):
-    """After a read whose answer comes `pending` ms from now: prepare if asked, then CAS."""
+    """After a read whose answer comes `pending` ms from now: prepare if asked, then CAS (with
+    `commit.reread_before_cas`, a prepare is followed by a re-read of the catalog first)."""
     if do_prepare:
         cost = prepare(m, j, now, v)
         if cost < 0:
             return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + pending - cost)
         pending += cost
+        if m.p.reread_before_cas:
+            return next_read(m, j, PC.REREAD, pending)
     if m.p.server:                                   # a REST server commits on the client's behalf
         return server.post(m, j, pending)
     return next_write(m, j, PC.CAS, pending)
@@ -114,7 +117,8 @@ def on_cas(m, j, now):
     retries_exhausted. A throttled object answers 429 first: the request comes back later."""
     tx = m.tx[j]
     t = tx.table
-    if not admitted(m, j, now, catalog.object_of(m, t)):
+    obj = fs_table.slot(m, t, tx.seq) if m.p.version_files else catalog.object_of(m, t)
+    if not admitted(m, j, now, obj):
         return resend(m, j, now)
     L = tx.op_latency_ms
     attempts = tx.attempts + 1
@@ -124,6 +128,8 @@ def on_cas(m, j, now):
     answer = now + m.p.g * L
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)
+    if ok and m.p.version_files:
+        return fs_table.committed(m, j, now, t, answer)
     if ok:
         return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer)
     if attempts >= m.p.max_attempts:
@@ -138,7 +144,31 @@ def on_conflict_read(m, j, now):
     tx = m.tx[j]
     L = tx.op_latency_ms
     v = read_catalog(m, j, now, L)
-    pending = m.p.g * L
+    return _after_conflict(m, j, now, v, m.p.g * L)
+
+
+@handler
+def on_reread(m, j, now):
+    """`commit.reread_before_cas` (boring-catalog): the catalog read right after the prepare. If this table
+    moved since the prepare, the attempt fails here, before its CAS (a table conflict: an attempt spent, as
+    the real commit raises); else the CAS expects this read's version, as if nothing else had changed."""
+    tx = m.tx[j]
+    L = tx.op_latency_ms
+    v = read_catalog(m, j, now, L)
+    if v == tx.prepared:
+        return next_write(m, j, PC.CAS, m.p.g * L)
+    attempts = tx.attempts + 1
+    tx.attempts = attempts
+    if attempts >= m.p.max_attempts:
+        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, now + m.p.g * L)
+    return _after_conflict(m, j, now, v, m.p.g * L)
+
+
+@model_function
+def _after_conflict(m, j, now, v, pending):
+    """A failed attempt's fresh read saw table version v: its class's sleep, then a refresh, or at once a
+    re-CAS (a catalog conflict) or a re-prepare (the table moved)."""
+    tx = m.tx[j]
     moved = v != tx.prepared
     delay = conflict_delay(m, j, moved)
     if m.p.metadata_read_on_failure:

@@ -103,6 +103,7 @@ def sources_of(cfg: Config, p: Params, rng: dict, n_guess: int) -> list[Source]:
              Src.WRITER: (Uniform(), 2 * (n_guess + p.writers) if p.writers else 0),
              # REST servers: a retry sleep's jitter per lost database CAS
              Src.SERVER: (Uniform(), n_guess if p.server and p.jitter_server != 0.0 else 0),
+             Src.PUT_HINT: (lat.put_version_hint, n_guess if p.version_files else 0),
              Src.PUT_LAST_CP: (lat.put_last_checkpoint, n_guess // max(1, p.checkpoint_interval)
                                if p.checkpoint_rebuild else 0)}
     return [Source(first[s][0], rng[SRC_STREAM[s]], min(first[s][1], CHUNK)) for s in range(N_SRC)]

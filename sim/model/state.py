@@ -37,6 +37,9 @@ TX = np.dtype([
     ("missed", I),               # periodic writers: the writer's ticks that got no commit of their own just before
     # REST servers (sim.model.server)
     ("server_retries", I),       # the server's retries of the commit in flight after a lost database CAS
+    # version files (sim/model/fs_table.py)
+    ("after_read", I),           # the effect point a version-file read hands its answer to (PC)
+    ("probe", I),                # the version name its probe in flight asks for
     # log fidelity: LISTs of the log besides its catalog reads (snapshot updates, checkpoint rebuilds, cleanup)
     ("lists", I),
 ])
@@ -120,6 +123,9 @@ class Params(NamedTuple):
     server_retries: int          # ... which retries a lost database CAS this many times
     policy_server: int           # ... sleeping this retry policy (`Model.bo_srv`) with this jitter
     jitter_server: float
+    # version files (sim/model/fs_table.py) and the re-read before the CAS (sim/model/rewrite.py)
+    version_files: bool
+    reread_before_cas: bool
     # log fidelity (sim/model/log.py): the snapshot update inside an attempt, the snapshot reads' parallelism,
     # the post-commit checkpoint rebuild, the expired-log cleanup (LogCleanup) and the entries at the start
     snapshot_update: bool
@@ -139,7 +145,8 @@ def _codes(name: str, names: str, first: int = 0, kind=int):
 # where a transaction is suspended: the catalog effect point it waits for (docs/MODEL.md, "A transaction as
 # handlers of its effect points")
 PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BASE LOG_LIST LOG_CREATE"
-                  " SRV_LOAD SRV_CAS")   # REST servers: the server's load of the base, its database CAS
+                  " SRV_LOAD SRV_CAS"    # REST servers: the server's load of the base, its database CAS
+                  " FS_HINT FS_PROBE REREAD")   # version files; the re-read before the CAS
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED", kind=I)
@@ -154,12 +161,13 @@ NA, FALSE, TRUE = I(-1), I(0), I(1)
 Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA")
 # random sources, the index of each in `Model.draws` (docs/MODEL.md, "Randomness")
 Src = _codes("Src", "READ CAS GET PUT_ML PUT_TM BACKOFF CONFLICT GAP PUT_CP THROTTLE THINK WRITER"
-             " SERVER"      # REST servers: the jitter of a server's retry sleep
-             " PUT_LAST_CP")           # log fidelity: the checkpoint rebuild's _last_checkpoint PUT
+                    " SERVER"      # REST servers: the jitter of a server's retry sleep
+                    " PUT_HINT"    # version files: the version hint's PUT
+                    " PUT_LAST_CP")  # log fidelity: the checkpoint rebuild's _last_checkpoint PUT
 N_SRC = len(Src)
 SRC_STREAM = ("catalog_read", "catalog_cas", "get", "put_manifest_list", "put_table_metadata", "backoff",
               "validation_conflict", "arrival", "put_checkpoint", "throttle", "think", "writer",
-              "server_backoff", "put_last_checkpoint")
+              "server_backoff", "put_version_hint", "put_last_checkpoint")
 # bits of the `needs` mask past the sources': the history buffer is full; the next arrival has no free slot or no
 # drawn table; the conflict table could be indexed past its end; a throttled log's next entry has no bucket
 Need = _codes("Need", "HISTORY TXN THR BUCKETS", first=N_SRC)
@@ -195,3 +203,4 @@ class Model(NamedTuple):
     bk_prev: np.ndarray     # per commit index: the one of the previous entry of the same table
     wr: np.ndarray          # WR, one row per writer (one blank row under open-loop arrivals)
     bo_srv: np.ndarray      # REST servers: sleep before jitter before the server's k-th retry of a lost CAS
+    hints: np.ndarray       # version files: per table, the version its version hint names
