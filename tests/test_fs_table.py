@@ -155,10 +155,12 @@ def test_keys_are_checked():
                 {"design": "fs-table", "commit": {"protocol": "log"}}):
         with pytest.raises(ConfigError, match="catalog.version_files"):
             from_dict(bad)
-    for bad in ({"catalog": {"scope": "table"}, "commit": {"reread_before_cas": True}},
-                {"design": "file", "commit": {"shape": "object"}}):
-        with pytest.raises(ConfigError, match="commit.reread_before_cas"):
-            from_dict(bad)
+    with pytest.raises(ConfigError, match="commit.reread_before_cas"):
+        from_dict({"catalog": {"scope": "table"}, "commit": {"reread_before_cas": True}})
+    # the microbenchmark (cas-bench) on design file: its one read is the base of its write, so no re-read
+    bench = from_dict({"design": "file", "commit": {"shape": "object"}})
+    assert not bench.commit.reread_before_cas
+    assert bench.hash == from_dict({"commit": {"shape": "object"}}).hash
     # late keys: configs that leave them alone keep their hash
     assert from_dict({"catalog": {"version_files": False}}).hash == from_dict({}).hash
     assert from_dict({"commit": {"reread_before_cas": False}}).hash == from_dict({}).hash
