@@ -12,4 +12,10 @@ default keeps the old behaviour, a faster engine with the same records) leave it
 #    aborted, reason `throttled`), and resends with its own backoff: by default Google's Java client's (file,
 #    pointer, rest), object_store's for design log. Throttled results (gcp) change; every other configuration
 #    keeps its results (goldens)
-MODEL_VERSION = 3
+# 4: the designs as their real implementations commit: design rest is Iceberg's reference server / Polaris (its
+#    load, metadata.json GET and PUT, database CAS and server retries; rest-lakekeeper, service-pointer new);
+#    design log is delta-rs (the snapshot update in every attempt, parallel snapshot reads, the checkpoint
+#    rebuilt, the log cleanup's LIST; log-spark new); design file re-reads the catalog before its CAS
+#    (boring-catalog); pointer is retired (fs-table new). Results of configs naming rest, log or file change;
+#    every configuration that names no design keeps its results (goldens)
+MODEL_VERSION = 4
