@@ -18,7 +18,7 @@ from .aggregate import _hashable, aggregate, format_value, parameter_columns, va
 
 #: the comparison's axes: figure x, hue, facet rows, facet columns
 DESIGN_KEYS = ["design", "provider", "num_tables", "fast_append_ratio"]
-#: what the headline table shows beside the knee, read at the knee's load point
+#: what the headline table shows beside the knee, at the knee (least squares over the fit's runs)
 AT_KNEE = ["unfinished_share", "throttled_per_commit", "commit_latency_mean_ms", "gets_per_commit"]
 #: the order designs are shown in (others follow, sorted)
 DESIGN_ORDER = ["file", "pointer", "log", "rest"]

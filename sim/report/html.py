@@ -456,9 +456,11 @@ def _designs_html(agg: pd.DataFrame, load: str, out: Path, figdir: Path) -> str:
         sorted(set(knee["fast_append_ratio"]), reverse=True)[:2]
     head = design_cmp.headline(knee, tables, mixes)
     parts.append(f"<p>Knee (commits/s) per design and provider at {', '.join(map(str, tables))} table(s). "
-                 "'&ge;': the knee is the highest load run for that design (a lower bound). In brackets, at the "
-                 "knee's load point: the share of window transactions still unfinished when the run stopped "
-                 "(5 % or more) and the throttled (429) resends per commit. All knees: "
+                 "Square brackets: the knee's 95 % band (where the fit bounds it). '&ge;': every load run for that "
+                 "design passes (above range): its highest throughput, a lower bound; 'below range': the lightest "
+                 "load already fails. In parentheses, at the knee: the share of window transactions still "
+                 "unfinished when the run stopped (5 % or more) and the throttled (429) resends per commit. "
+                 "All knees: "
                  '<a href="design_knees.csv">design_knees.csv</a>.</p>')
     parts.append(_table(head, left={"mix", "design", *extra}))
     return "".join(parts)
