@@ -83,7 +83,8 @@ FAST = {"duration_ms": 300_000, "warmup_ms": 60_000, "cooldown_ms": 60_000, "dra
 
 def test_grid_knee_and_knee_search_agree(tmp_path):
     """One small configuration: `sim knee`'s crossing and the crossing read off a grid around it (independent
-    runs: other replications than the search's) have overlapping 95 % intervals."""
+    runs: other replications than the search's) have overlapping 95 % intervals (measured: search 21.76 [21.06,
+    22.30] /s, grid 21.35 [20.32, 23.22] /s)."""
     cfg = tmp_path / "fast.yaml"
     cfg.write_text(yaml.safe_dump(FAST))
     r = run_cli("knee", cfg, "--json", "--precision", "0.2", "--start", "50,200", "--max-runs", "8", "--jobs", "1",
