@@ -2,7 +2,7 @@
 
 Run `python experiments/designs_gen.py` after changing a ladder. The load axis is a zip (design, provider, tables,
 gap) rather than a grid because one shared ladder cannot bracket every knee at an affordable cost: the per-table
-designs (pointer, rest, log) scale with the table count (50 tables on S3 Express sustain hundreds of commits/s)
+designs (fs-table, rest, log) scale with the table count (50 tables on S3 Express sustain hundreds of commits/s)
 while the catalog file does not, and GCS's 1 write/s per object puts every knee there near 1 c/s per object.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-DESIGNS = ["file", "pointer", "log", "rest"]
+DESIGNS = ["file", "fs-table", "log", "rest"]
 PROVIDERS = ["s3x", "s3", "azurex", "azure", "gcp"]
 TABLES = [1, 10, 50]
 REST_LATENCY_MS = 10.0
@@ -28,11 +28,11 @@ PER_TABLE_GAPS_MS.update({p: [100, 200, 500, 1000, 2000, 5000] for p in ("s3", "
 # per-table design are independent (Poisson splitting: N tables at rate r are N one-table systems at r/N), so a
 # knee cut off here (s3x on 50 tables) is N x the one-table knee at the same per-table load
 MIN_GAP_MS = 4.0
-# gcp: the throttle binds the pointer (one object per table) near 1 write/s; beyond it transactions sit in 429
-# resend loops (slow, mostly unfinished runs). The log creates a new name per version and rest's CAS is the
-# service's, so their ladders go higher (rest: the ladder of the unthrottled stores)
-GCP_PER_TABLE_GAPS_MS = {"pointer": PER_TABLE_GAPS_MS["gcp"], "log": [500, 1000, 2000, 5000, 10_000, 20_000],
-                         "rest": PER_TABLE_GAPS_MS["s3"]}
+# gcp: the log and the file-system table create a new name per version (each its own 1 write/s bucket) and
+# rest's CAS is the service's, so their ladders go higher than the file's (rest: the ladder of the unthrottled
+# stores)
+GCP_PER_TABLE_GAPS_MS = {"fs-table": [500, 1000, 2000, 5000, 10_000, 20_000],
+                         "log": [500, 1000, 2000, 5000, 10_000, 20_000], "rest": PER_TABLE_GAPS_MS["s3"]}
 # log: an attempt reads every entry committed since its snapshot (per-table rate x runtime GETs per commit), so a
 # run costs ~ total rate x per-table rate; points above this product (arrivals/s squared) are left out
 LOG_MAX_RATE_PRODUCT = 400.0
@@ -59,7 +59,7 @@ def spec() -> dict:
     return {
         "name": "designs",
         "description": (
-            "Catalog designs (MODEL.md 'Catalog designs'): file, pointer, log, rest x providers x tables {1, 10, 50} "
+            "Catalog designs (MODEL.md 'Catalog designs'): file, fs-table, log, rest x providers x tables {1, 10, 50} "
             "x FA ratio {1.0, 0.9} x load, 1 h runs (the model's defaults), GCS throttled to 1 write/s per object. "
             f"rest runs with a constant service latency of {REST_LATENCY_MS:g} ms: no public figure exists; 10 ms is "
             "one in-region round trip to a small catalog service plus a row update, the low end of 4a's "
@@ -69,9 +69,9 @@ def spec() -> dict:
             "(divided by the table count, at least 4 ms: tables of a per-table design are independent, so a "
             "50-table knee cut off there is 50 x the one-table knee); log leaves out loads where total x per-table arrival rate "
             f"exceeds {LOG_MAX_RATE_PRODUCT:g}/s^2 (each attempt reads every entry since its snapshot: a run's cost "
-            "grows with that product), so a log knee at its highest load is a lower bound; the file's and pointer's "
-            "gcp loads stop near 1 arrival/s per object, beyond which transactions sit in 429 resend loops (slow runs, "
-            "mostly unfinished); gcp's log and rest ladders go higher (a new entry name per version; the service's "
+            "grows with that product), so a log knee at its highest load is a lower bound; the file's gcp loads stop "
+            "near 1 arrival/s, beyond which transactions sit in 429 resend loops (slow runs, mostly unfinished); gcp's "
+            "fs-table, log and rest ladders go higher (a new version file or entry name per version; the service's "
             "CAS)."),
         "base": {"workload": {"inter_arrival": {"distribution": "exponential"}}},
         "grid": {"workload.fast_append_ratio": [1.0, 0.9]},

@@ -36,6 +36,11 @@ Catalog designs (MODEL.md "Catalog designs"), chosen by the keyword arguments of
   transaction of either op must have checked every entry between its base read and the one it
   replaced. The base read counts as a prepare with nothing checked at its version (stale first
   attempt without a prepare row).
+- `version_files=True` (scope table, rewrite): a `cas` creates version file expected+1 of its table, a name
+  of its own per version (invariant 6's buckets, as the log's entries).
+- `reread_before_cas=True` (scope global, rewrite): a read right after a prepare is the attempt's re-read;
+  if it sees the table moved since that prepare, the attempt failed there, without a CAS (invariant 3 counts
+  it as an attempt).
 `throttled` rows (a conditional write answered 429) change nothing, are not attempts, and follow
 the ordering rules of `cas` rows. Invariant numbers are those of MODEL.md; 6 is the checker's own.
 """
@@ -83,6 +88,7 @@ class _Txn:
     __slots__ = (
         "txn", "begin_row", "table", "op", "max_attempts", "end_row", "cas_count", "ok_cas_row",
         "last_read_seq", "base_read_version", "prepare_base", "validated", "ready_ms", "reported", "last_write",
+        "after_prepare",
     )
 
     def __init__(self, txn: int):
@@ -101,6 +107,7 @@ class _Txn:
         self.ready_ms = -math.inf    # answer time of its latest read/CAS: it cannot act earlier
         self.reported = set()        # one-shot messages already emitted (avoid repeating per row)
         self.last_write = ""         # kind of its latest conditional write row (`cas` or `throttled`)
+        self.after_prepare = False   # its latest row was a prepare (the next read is a re-read, if the run has it)
 
 
 def _as_int(x) -> int:
@@ -180,7 +187,9 @@ class _Buckets:
         return f"rate {self.rate_per_ms * 1000:g}/s, burst {self.burst:g}"
 
 
-def _object_name(per_table: bool, log: bool, table: int, expected: int) -> tuple:
+def _object_name(per_table: bool, log: bool, table: int, expected: int, version_files: bool = False) -> tuple:
+    if version_files:
+        return ("version", table, expected + 1)
     if log:
         return ("entry", table, expected + 1)
     return ("pointer", table) if per_table else ("catalog",)
@@ -189,6 +198,8 @@ def _object_name(per_table: bool, log: bool, table: int, expected: int) -> tuple
 def _describe_object(name: tuple) -> str:
     if name[0] == "entry":
         return f"log entry {name[2]} of table {name[1]}"
+    if name[0] == "version":
+        return f"version file v{name[2]}.metadata.json of table {name[1]}"
     if name[0] == "pointer":
         return f"table {name[1]}'s pointer object"
     return "the catalog object"
@@ -224,7 +235,8 @@ class Replay:
     state is never resynchronised to the record, so an error shows where it first happens."""
 
     def __init__(self, scope: str = "global", protocol: str = "rewrite",
-                 mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0):
+                 mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0,
+                 version_files: bool = False, reread_before_cas: bool = False):
         if scope not in SCOPES:
             raise ValueError(f"scope must be one of {SCOPES}, not {scope!r}")
         if protocol not in PROTOCOLS:
@@ -232,6 +244,8 @@ class Replay:
         self.buckets = None if mutation_rate_per_s is None else _Buckets(mutation_rate_per_s, mutation_burst)
         self.log = protocol == "log"
         self.per_table = self.log or scope == "table"
+        self.version_files = version_files
+        self.reread = reread_before_cas
         self.out: list[Violation] = []
         self.seq = 0                                   # successful CASes so far: the global seq
         self.v: dict[int, int] = {}                    # replayed version per table
@@ -334,6 +348,11 @@ class Replay:
             self.flag(5, e, f"read returned seq {r_seq}, v[{e.table}]={r_v} but the state at its effect point "
                             f"t={_fmt_t(e.time_ms)} ms was {self.state_str(e.table)} ({when})")
         self._answered(e, x, "read")
+        if self.reread and x.after_prepare and r_v != x.prepare_base:
+            x.cas_count += 1   # the re-read saw the table moved: the attempt failed before its CAS
+            if x.max_attempts >= 0 and x.cas_count > x.max_attempts:
+                self.flag(3, e, f"attempt {x.cas_count} (failed at its re-read) exceeds the {x.max_attempts} allowed")
+        x.after_prepare = False
         x.last_read_seq = r_seq
         if x.base_read_version is None:
             x.base_read_version = r_v
@@ -348,6 +367,7 @@ class Replay:
             self.flag(4, e, f"prepare based on v[{tbl}]={base}, which does not exist yet "
                             f"(v[{tbl}] was {cur_v} at t={t} ms)")
         x.prepare_base = base
+        x.after_prepare = True
         if not (x.op == "vo" or self.log):
             return
         vf, vt = _as_int(e.raw.validated_from), _as_int(e.raw.validated_to)
@@ -382,6 +402,7 @@ class Replay:
         x = self._txn_of(e)
         x.cas_count += 1
         x.last_write = "cas"
+        x.after_prepare = False
         expected = _as_int(e.raw.expected)
         self._answered(e, x, "CAS")
         if x.max_attempts >= 0 and x.cas_count > x.max_attempts:
@@ -478,7 +499,7 @@ class Replay:
     def _tokens(self, e: _Event, expected: int, throttled: bool) -> None:
         """Invariant 6: a `cas` needs (and takes) a token of its object's bucket; a `throttled` row had none."""
         b, t = self.buckets, e.time_ms
-        name = _object_name(self.per_table, self.log, e.table, expected)
+        name = _object_name(self.per_table, self.log, e.table, expected, self.version_files)
         tokens, uncapped, last = b.tokens(name, t)
         since = f"previous write to it at t={_fmt_t(last)} ms" if last > -math.inf else "first write to it"
         what = _describe_object(name)
@@ -579,17 +600,19 @@ class Replay:
 
 
 def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str = "rewrite",
-                  mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0) -> list[Violation]:
+                  mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0,
+                  version_files: bool = False, reread_before_cas: bool = False) -> list[Violation]:
     """Replay `history` (FORMATS.md "History") and return every invariant violation, sorted by row.
 
     `scope` (`global` | `table`) and `protocol` (`rewrite` | `log`) are the run's `catalog.scope` and
     `commit.protocol` (`log` is always per table); `mutation_rate_per_s` / `mutation_burst` the
-    per-object mutation limit the run enforced (None: not checked). An empty list means all checked
+    per-object mutation limit the run enforced (None: not checked); `version_files`, `reread_before_cas`
+    the run's `catalog.version_files` and `commit.reread_before_cas`. An empty list means all checked
     invariants hold. The replay trusts only the order of events and the CAS outcomes; every observed
     value (read state, seq/version after a CAS, final state) is compared against the checker's own
     catalog state, which is never resynchronised to the record, so an error shows where it first happens.
     """
-    replay = Replay(scope, protocol, mutation_rate_per_s, mutation_burst)
+    replay = Replay(scope, protocol, mutation_rate_per_s, mutation_burst, version_files, reread_before_cas)
     missing_cols = [c for c in REQUIRED_COLUMNS if c not in history.columns]
     if missing_cols:
         return [Violation(0, -1, f"history lacks columns {missing_cols}")]

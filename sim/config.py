@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from .designs import DESIGNS, expand
+from .designs import DESIGNS, RETIRED, expand, is_whole
 from .providers import ProviderError, load_provider
 from .schema import ConfigError, Field, check, shape_of
 from .yamlio import load_yaml
@@ -60,6 +60,32 @@ class LatencySpec:
     sigma: float = _spec(None, ge=0)
 
 
+# the REST servers' commit (docs/MODEL.md, "REST servers"), each variant's defaults as its source sets them: the
+# Iceberg reference server and Polaris GET the old metadata.json on every load and retry a lost database CAS 4
+# times, sleeping Iceberg's Tasks backoff; Lakekeeper reads its metadata from Postgres (no GET) and retries twice,
+# sleeping 50 ms x 2^(k-1) plus U[0, half of it) (no cap in its source: 100 ms, its second sleep, never binds)
+SERVER_VARIANTS = {
+    "reference": {"metadata_get": True, "retries": 4,
+                  "retry": {"policy": "exponential", "base_ms": 100.0, "factor": 2.0, "max_ms": 60_000.0,
+                            "jitter": 0.1}},
+    "lakekeeper": {"metadata_get": False, "retries": 2,
+                   "retry": {"policy": "exponential", "base_ms": 50.0, "factor": 2.0, "max_ms": 100.0,
+                             "jitter": 0.5}},
+}
+
+
+@dataclass(frozen=True)
+class Server:
+    """A REST server's commit built from its parts (backend service): a load is a database read (the service's
+    latency) plus, if `metadata_get`, a GET of metadata.json; a commit loads the base, checks the client's
+    requirement, PUTs the new metadata.json and CASes the database row, retrying a lost CAS `retries` times
+    after `retry`'s sleep (each retry re-loads and re-checks). `variant` fills in the others."""
+    variant: str = _spec(None, choices=tuple(SERVER_VARIANTS))
+    metadata_get: bool = _spec(None)
+    retries: int = _spec(None, ge=0)
+    retry: "RetryPolicy" = _spec(None)
+
+
 @dataclass(frozen=True)
 class Catalog:
     backend: str = _spec("storage", choices=("storage", "service"))
@@ -70,6 +96,11 @@ class Catalog:
     # global: one catalog object for all tables (a commit to any table fails every concurrent CAS); table: one
     # pointer (storage) or row (service) per table, CAS_t(expected v[t])
     scope: str = _spec("global", choices=("global", "table"), late=True)
+    # backend service: the REST server's commit from its parts (none given: one latency per operation)
+    server: Server = _nested(Server, late=True)
+    # fs-table: a table's versions are files v{N}.metadata.json in storage; a commit creates v{N+1} if absent,
+    # a reader finds the newest by the version hint and probes (docs/MODEL.md, "File-system tables")
+    version_files: bool = _spec(False, late=True)
 
 
 @dataclass(frozen=True)
@@ -153,6 +184,9 @@ class Commit:
     # table: a table commit (metadata read and written); object: the conditional-write microbenchmark, a read of
     # the design's object (storage rewrite: HEAD + GET; log: LIST) then its conditional write, nothing else
     shape: str = _spec("table", choices=("table", "object"), late=True)
+    # file: re-read the catalog after the prepare, right before the CAS; fail if this table moved, else CAS
+    # against the fresh read (boring-catalog; docs/MODEL.md, "Re-read before the CAS")
+    reread_before_cas: bool = _spec(False, late=True)
 
 
 @dataclass(frozen=True)
@@ -232,10 +266,10 @@ class Config:
 
 
 def overrides_of(preset: Mapping, data: dict) -> dict:
-    """`data` with `preset`'s values put over it (a retry policy whole)."""
+    """`data` with `preset`'s values put over it (a retry policy, a server naming its variant, whole)."""
     out = copy.deepcopy(data)
     for key, value in preset.items():
-        if isinstance(value, Mapping) and "policy" not in value and isinstance(out.get(key), dict):
+        if isinstance(value, Mapping) and not is_whole(value) and isinstance(out.get(key), dict):
             out[key] = overrides_of(value, out[key])
         else:
             out[key] = copy.deepcopy(value)
@@ -243,8 +277,10 @@ def overrides_of(preset: Mapping, data: dict) -> dict:
 
 
 def _prune(d):
+    """Keys that do not apply left out: None values, and sections with nothing left (an unused server)."""
     if isinstance(d, dict):
-        return {k: _prune(v) for k, v in d.items() if v is not None}
+        out = {k: _prune(v) for k, v in d.items() if v is not None}
+        return {k: v for k, v in out.items() if v != {}}
     return d
 
 
@@ -319,12 +355,30 @@ def _check_catalog(cfg: Config) -> None:
         _require(cat, "catalog", (), ("latency_ms", "latency"), "backend is storage (the provider gives them)")
         return
     if (cat.latency_ms is None) == (cat.latency is None):
-        why = " (design rest: the service's round trip has no public figure; give or sweep it)" \
-            if cfg.design == "rest" else ""
+        why = f" (design {cfg.design}: the service's round trip has no public figure; give or sweep it)" \
+            if cfg.design in ("rest", "rest-lakekeeper", "service-pointer") else ""
         raise ConfigError("catalog.latency_ms", "backend service needs exactly one of latency_ms "
                           f"(constant) or latency.{{median_ms, sigma}} (lognormal){why}")
     if cat.latency is not None:
         _require(cat.latency, "catalog.latency", ("median_ms", "sigma"), (), "the latency is lognormal")
+
+
+def _resolve_server(cfg: Config) -> Catalog:
+    """A REST server's keys: its variant's defaults under the ones given; a storage catalog has no server. (The
+    microbenchmark, commit.shape object, measures the database's conditional write alone: it reads no server
+    key, which a design may still fill in.)"""
+    cat, path = cfg.catalog, "catalog.server"
+    srv = cat.server
+    if srv == Server():
+        return cat
+    if cat.backend != "service":
+        raise ConfigError(path, "only a service catalog has a server (catalog.backend: service); remove it")
+    _require(srv, path, ("variant",), (), "any catalog.server key is given")
+    preset = SERVER_VARIANTS[srv.variant]
+    srv = _with_defaults(srv, metadata_get=preset["metadata_get"], retries=preset["retries"],
+                         retry=srv.retry or RetryPolicy(**preset["retry"]))
+    return dataclasses.replace(cat, server=dataclasses.replace(srv, retry=_resolve_retry(srv.retry,
+                                                                                      f"{path}.retry")))
 
 
 def _resolve_arrivals(w: Workload) -> InterArrival:
@@ -387,11 +441,38 @@ def _check_shape(cfg: Config) -> None:
         raise ConfigError("workload.runtime.sigma", "a runtime of median 0 is no work at all: set sigma 0")
 
 
+def _check_version_files(cfg: Config) -> None:
+    """Version files are a storage table's own metadata files: per table, Iceberg's protocol, not inlined."""
+    cat, commit, path = cfg.catalog, cfg.commit, "catalog.version_files"
+    if not cat.version_files:
+        return
+    for wrong, why in ((cat.backend != "storage", "needs catalog.backend storage (the files are in the bucket)"),
+                       (cat.scope != "table", "needs catalog.scope table (each table has its own versions)"),
+                       (commit.protocol != "rewrite", "needs commit.protocol rewrite (Iceberg's table metadata)"),
+                       (cat.table_metadata_inlined, "the version file is the table metadata: remove "
+                                                    "catalog.table_metadata_inlined"),
+                       (commit.shape != "table", "commit.shape object benchmarks one object, not version files")):
+        if wrong:
+            raise ConfigError(path, f"{why} (or design: fs-table)")
+
+
+def _check_reread(cfg: Config) -> None:
+    """The re-read guards one catalog object that every table's commit replaces (a catalog as a file)."""
+    cat, commit = cfg.catalog, cfg.commit
+    if commit.reread_before_cas and (cat.scope != "global" or commit.protocol != "rewrite"
+                                     or commit.shape != "table"):
+        raise ConfigError("commit.reread_before_cas", "only with catalog.scope global, commit.protocol rewrite "
+                          "and commit.shape table (a catalog as one file; design: file)")
+
+
 def _resolve(cfg: Config) -> Config:
     """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread."""
     commit = _resolve_commit(cfg)
     _check_catalog(cfg)
+    catalog = _resolve_server(cfg)
     _check_shape(cfg)
+    _check_version_files(cfg)
+    _check_reread(cfg)
     _check_tables(cfg.workload)
     try:
         load_provider(cfg.storage.provider)
@@ -406,7 +487,7 @@ def _resolve(cfg: Config) -> Config:
     retry = Retry(catalog=_resolve_retry(cfg.retry.catalog, "retry.catalog"),
                   table=_resolve_retry(cfg.retry.table, "retry.table"))
     storage = dataclasses.replace(cfg.storage, throttle_retry=_resolve_resend(cfg.storage.throttle_retry))
-    return dataclasses.replace(cfg, workload=workload, retry=retry, storage=storage, commit=commit)
+    return dataclasses.replace(cfg, workload=workload, retry=retry, storage=storage, commit=commit, catalog=catalog)
 
 
 def build_structure(data: Mapping | None, path: str = "") -> Config:
@@ -418,6 +499,8 @@ def from_dict(data: Mapping | None) -> Config:
     """Validate plain data (e.g. parsed YAML) into a resolved `Config` (a named design's keys filled in)."""
     if isinstance(data, Mapping) and data.get("design") is not None:
         name = data["design"]
+        if isinstance(name, str) and name in RETIRED:
+            raise ConfigError("design", RETIRED[name])
         if not isinstance(name, str) or name not in DESIGNS:    # (a mapping or list is no name, nor hashable)
             raise ConfigError("design", f"expected one of {', '.join(DESIGNS)}, got {name!r}")
         data = expand(dict(data))

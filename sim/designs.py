@@ -1,7 +1,7 @@
 """Named catalog designs (docs/MODEL.md, "Catalog designs"): shorthands for the keys that define a design.
 
 A config's `design: NAME` fills these keys in under the ones the config gives (a key given wins; a retry policy
-given replaces the design's whole). The resolved config shows every value, so a result says what ran.
+given, or a server that names its variant, replaces the design's whole). The resolved config shows every value, so a result says what ran.
 """
 from __future__ import annotations
 
@@ -16,30 +16,60 @@ GOOGLE_JAVA = {"throttle_retry": {"policy": "google_java"}}
 OBJECT_STORE = {"throttle_retry": {"policy": "object_store"}}
 
 DESIGNS: dict[str, dict] = {
-    # today's default: one catalog object in the bucket, every commit replaces it (CAS)
-    "file": {"catalog": {"backend": "storage", "scope": "global"}, "commit": {"protocol": "rewrite"},
-             "storage": GOOGLE_JAVA},
-    # an Iceberg REST catalog (Polaris, Lakekeeper, Glue): per-table CAS in a service that writes the table
-    # metadata inside its commit; the client writes only a manifest list per attempt. The service's latency
-    # has no public figure: give catalog.latency_ms or catalog.latency.
-    "rest": {"catalog": {"backend": "service", "scope": "table", "table_metadata_inlined": True},
+    # one catalog object in the bucket, every commit replaces it (CAS) after re-reading it right before
+    # (boring-catalog's commit_table); the default model (no design) leaves the re-read out
+    "file": {"catalog": {"backend": "storage", "scope": "global"},
+             "commit": {"protocol": "rewrite", "reread_before_cas": True}, "storage": GOOGLE_JAVA},
+    # an Iceberg REST catalog as the reference server and Polaris run it (docs/MODEL.md, "REST servers"): per-table
+    # CAS in a service that loads the base (a database read and a metadata.json GET), checks the client's
+    # requirement, PUTs the new metadata.json and CASes its database row, retrying a lost CAS; the client writes
+    # only a manifest list per attempt. The database's latency has no public figure: give catalog.latency_ms or
+    # catalog.latency.
+    "rest": {"catalog": {"backend": "service", "scope": "table", "table_metadata_inlined": True,
+                         "server": {"variant": "reference"}},
              "commit": {"protocol": "rewrite", "max_retries": 4},
              "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY}, "storage": GOOGLE_JAVA},
-    # one pointer object per table in the bucket, each CASed on its own
-    "pointer": {"catalog": {"backend": "storage", "scope": "table"}, "commit": {"protocol": "rewrite"},
-                "storage": GOOGLE_JAVA},
     # Delta Lake on an object store as delta-rs runs it: put-if-absent log entries, 15 retries, no sleep,
     # a checkpoint every 100 versions; object_store resends a 429
     "log": {"catalog": {"backend": "storage", "scope": "table"},
             "commit": {"protocol": "log", "max_retries": 15, "checkpoint_interval": 100},
             "retry": {"table": {"policy": "immediate"}}, "storage": OBJECT_STORE},
+    # REST server designs and the service pointer (docs/MODEL.md, "REST servers", "Service pointer"):
+    # Lakekeeper's server: metadata from Postgres (no GET), two retries of a lost CAS
+    "rest-lakekeeper": {"catalog": {"backend": "service", "scope": "table", "table_metadata_inlined": True,
+                                    "server": {"variant": "lakekeeper"}},
+                        "commit": {"protocol": "rewrite", "max_retries": 4},
+                        "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY},
+                        "storage": GOOGLE_JAVA},
+    # Glue UpdateTable(VersionId), the JDBC catalog, S3 Tables UpdateTableMetadataLocation: the Iceberg client
+    # writes metadata.json itself and the service CASes the table's metadata location (one latency per operation)
+    "service-pointer": {"catalog": {"backend": "service", "scope": "table"},
+                        "commit": {"protocol": "rewrite", "max_retries": 4},
+                        "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY},
+                        "storage": GOOGLE_JAVA},
+    # fs-table: Iceberg file-system tables (Hadoop tables' reads, iceberg-rust's FileCatalog commit): a commit
+    # creates v{N+1}.metadata.json if absent, then writes the version hint best effort; Iceberg's client retry;
+    # object_store (iceberg-rust's storage client) resends a 429
+    "fs-table": {"catalog": {"backend": "storage", "scope": "table", "version_files": True},
+                 "commit": {"protocol": "rewrite", "max_retries": 4},
+                 "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY}, "storage": OBJECT_STORE},
 }
+
+# designs that were removed, and why: naming one is an error that says what to use instead
+RETIRED = {"pointer": "pointer was removed: no real catalog CASes one pointer object per table; use "
+                      "fs-table (Iceberg file-system tables) or service-pointer (Glue, JDBC, S3 Tables)"}
+
+
+def is_whole(value: dict) -> bool:
+    """A mapping that replaces the one under it whole: a retry policy, or a REST server naming its variant (whose
+    defaults are the variant's, not another's)."""
+    return "policy" in value or "variant" in value
 
 
 def _under(preset: dict, given: dict) -> dict:
     out = copy.deepcopy(preset)
     for key, value in given.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and "policy" not in value:
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and not is_whole(value):
             out[key] = _under(out[key], value)
         else:
             out[key] = copy.deepcopy(value)

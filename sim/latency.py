@@ -72,6 +72,7 @@ class LatencyModel:
     catalog_read: LogNormal
     catalog_cas: LogNormal
     put_checkpoint: LogNormal
+    put_version_hint: LogNormal   # version files: version-hint.text, a few bytes (the PUT's base latency)
 
 
 def latency_model(cfg) -> LatencyModel:
@@ -95,4 +96,5 @@ def latency_model(cfg) -> LatencyModel:
     put = lambda size_bytes: LogNormal(prof.put_median_ms(size_bytes), prof.put_sigma, floor)  # noqa: E731
     return LatencyModel(
         get=get, put_manifest_list=put(cfg.io.manifest_list_bytes), put_table_metadata=put(cfg.io.table_metadata_bytes),
-        catalog_read=read, catalog_cas=cas, put_checkpoint=put(cfg.commit.checkpoint_bytes or 0))
+        catalog_read=read, catalog_cas=cas, put_checkpoint=put(cfg.commit.checkpoint_bytes or 0),
+        put_version_hint=put(0))

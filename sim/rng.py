@@ -17,6 +17,8 @@ SOURCES = (
     # added later: appending keeps every earlier source's stream (a child's seed depends on its index only)
     "put_checkpoint", "throttle",
     "think", "writer",
+    "server_backoff",    # REST servers (sim.model.server)
+    "put_version_hint",      # version files (fs-table): the hint's best-effort PUT
 )
 
 

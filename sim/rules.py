@@ -18,12 +18,14 @@ def mutation_limit(config: dict, profile: dict) -> tuple[float, float] | None:
 
 def checker_rules(resolved: dict) -> dict:
     """Keyword arguments of `sim.checker.check_history` for a run: its CAS scope, commit protocol (the log
-    protocol is always per table) and mutation limit."""
+    protocol is always per table), mutation limit, version files and re-read before the CAS."""
     config = resolved["config"]
     catalog, commit = (config.get(k) or {} for k in ("catalog", "commit"))
     protocol = commit.get("protocol") or "rewrite"
     rules = {"scope": "table" if protocol == "log" else catalog.get("scope") or "global", "protocol": protocol,
-             "mutation_rate_per_s": None, "mutation_burst": 1.0}
+             "mutation_rate_per_s": None, "mutation_burst": 1.0,
+             "version_files": bool(catalog.get("version_files")),
+             "reread_before_cas": bool(commit.get("reread_before_cas"))}
     limit = mutation_limit(config, resolved.get("provider_profile") or {})
     if limit is not None:
         rules["mutation_rate_per_s"], rules["mutation_burst"] = limit

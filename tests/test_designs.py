@@ -14,6 +14,7 @@ import pytest
 from sim.checker import check_history
 from sim.rules import checker_rules
 from sim.config import ConfigError, from_dict, seed_hash
+from sim.designs import ICEBERG_CLIENT_RETRY
 from sim.providers import load_provider
 from sim.run import run
 
@@ -55,7 +56,7 @@ def test_table_scope_history_passes_the_checker_and_catalog_scope_would_not():
 # ------------------------------------------------------------------------------------------ throttle
 def _conditional_writes(h: pd.DataFrame, per: str) -> dict:
     """Times of the conditional writes (cas rows, ok or not) per object: the catalog object, a table's
-    pointer, or a log entry name (table, expected + 1)."""
+    own object, or a log entry or version file name (table, expected + 1)."""
     w = h[h.kind == "cas"]
     if per == "catalog":
         return {0: np.sort(w.time_ms.to_numpy())}
@@ -64,11 +65,16 @@ def _conditional_writes(h: pd.DataFrame, per: str) -> dict:
     return {k: np.sort(g.time_ms.to_numpy()) for k, g in w.groupby(["table", "expected"])}
 
 
-@pytest.mark.parametrize("design, per", [("file", "catalog"), ("pointer", "table"), ("log", "entry")])
+DESIGN_KEYS = {"file": {"design": "file"}, "scope_table": {"catalog.scope": "table"},
+               "fs-table": {"design": "fs-table"}, "log": {"design": "log"}}
+
+
+@pytest.mark.parametrize("design, per", [("file", "catalog"), ("scope_table", "table"), ("fs-table", "entry"),
+                                         ("log", "entry")])
 def test_throttle_bounds_conditional_writes_on_one_object_in_every_window(design, per):
     """On one object, the conditional writes in any window of length T never exceed rate * T + burst (here
     20/s, burst 2): for every i, the (k+1)-th write after write i comes no earlier than (k + 1 - burst) / rate."""
-    c = cfg(**{"design": design, "storage.provider": THROTTLED, "workload.num_tables": 2,
+    c = cfg(**{**DESIGN_KEYS[design], "storage.provider": THROTTLED, "workload.num_tables": 2,
                "workload.inter_arrival.mean_ms": 15, "duration_ms": 300_000, "warmup_ms": 30_000,
                "cooldown_ms": 30_000, "workload.runtime.median_ms": 2000, "workload.runtime.min_ms": 100})
     r = run(c, history=True)
@@ -190,7 +196,10 @@ def test_designs_are_config_data_and_given_keys_win():
     d = rest.to_dict()
     assert d["design"] == "rest"
     assert d["catalog"] == {"backend": "service", "latency_ms": 10.0, "linearization_fraction": 0.5,
-                            "table_metadata_inlined": True, "scope": "table"}
+                            "table_metadata_inlined": True, "scope": "table", "version_files": False,
+                            "server": {"variant": "reference", "metadata_get": True, "retries": 4,
+                                       "retry": {"policy": "exponential", "base_ms": 100.0, "factor": 2.0,
+                                                 "max_ms": 60000.0, "jitter": 0.1}}}
     assert d["commit"]["max_retries"] == 4
     assert d["retry"]["table"] == {"policy": "exponential", "base_ms": 100.0, "factor": 2.0, "max_ms": 60000.0,
                                    "jitter": 0.1}
@@ -199,8 +208,15 @@ def test_designs_are_config_data_and_given_keys_win():
     assert log["commit"]["protocol"] == "log" and log["commit"]["max_retries"] == 3
     assert log["retry"]["table"] == {"policy": "fixed", "delay_ms": 5.0}
     # a design is a label: the same values with or without it are the same configuration
-    assert from_dict({"design": "file"}).hash == from_dict({}).hash
-    assert from_dict({"design": "pointer"}).hash == from_dict({"catalog": {"scope": "table"}}).hash
+    assert from_dict({"design": "file"}).hash == from_dict({"commit": {"reread_before_cas": True}}).hash
+    fs = {"catalog": {"scope": "table", "version_files": True}, "commit": {"max_retries": 4},
+          "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY},
+          "storage": {"throttle_retry": {"policy": "object_store"}}}
+    assert from_dict({"design": "fs-table"}).hash == from_dict(fs).hash
+    pointer_keys = {"catalog": {"backend": "service", "scope": "table", "latency_ms": 10},
+                    "commit": {"max_retries": 4}, "retry": {"catalog": {"policy": "exponential"},
+                                                            "table": {"policy": "exponential"}}}
+    assert from_dict({"design": "service-pointer", "catalog": {"latency_ms": 10}}).hash == from_dict(pointer_keys).hash
 
 
 @pytest.mark.parametrize("data, path", [

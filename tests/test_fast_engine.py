@@ -191,6 +191,18 @@ CASES = {
     "scope_table": merge(CONTENDED, {"catalog": {"scope": "table"}, "workload": {"num_tables": 3}}),
     "scope_table_service_inlined": merge(CONTENDED, {"design": "rest", "catalog": {"latency_ms": 15}}),
     "scope_table_stale": merge(CONTENDED, {"catalog": {"scope": "table"}, "commit": {"first_attempt": "stale"}}),
+    # REST servers (sim/model/server.py): early 409s, lost database CASes retried by the server, exhausted
+    # clients, VO validation, a stale first attempt, no server retries; the service pointer
+    "rest_reference_lognormal": merge(CONTENDED, {"design": "rest", "workload": {"num_tables": 1},
+                                                  "catalog": {"latency": {"median_ms": 15, "sigma": 0.8}}}),
+    "rest_lakekeeper_vo": merge(CONTENDED, {"design": "rest-lakekeeper", "catalog": {"latency_ms": 8},
+                                            "workload": {"fast_append_ratio": 0.4, "vo_conflict_probability": 0.1},
+                                            "commit": {"max_retries": 1}}),
+    "rest_stale_no_server_retry": merge(CONTENDED, {
+        "design": "rest", "catalog": {"latency_ms": 5, "linearization_fraction": 0.2,
+                                      "server": {"retries": 0, "metadata_get": False}},
+        "commit": {"first_attempt": "stale"}, "retry": {"table": {"policy": "immediate"}}}),
+    "service_pointer": merge(CONTENDED, {"design": "service-pointer", "catalog": {"latency_ms": 12}}),
     "log": merge(CONTENDED, {"design": "log", "commit": {"checkpoint_interval": 10}}),
     "log_stale_parallel": merge(CONTENDED, {"design": "log", "io": {"max_parallel": 3},
                                             "commit": {"first_attempt": "stale", "checkpoint_interval": 0}}),
@@ -198,7 +210,7 @@ CASES = {
                                                   "retry": {"table": {"policy": "exponential", "base_ms": 5}}}),
     "log_service": merge(CONTENDED, {"design": "log", "catalog": {"backend": "service", "latency_ms": 4}}),
     "throttle_file": merge(CONTENDED, {"storage": {"provider": THROTTLED}}),
-    "throttle_pointer": merge(CONTENDED, {"design": "pointer", "storage": {"provider": THROTTLED}}),
+    "throttle_pointer": merge(CONTENDED, {"catalog": {"scope": "table"}, "storage": {"provider": THROTTLED}}),
     "throttle_log": merge(CONTENDED, {"design": "log", "storage": {"provider": THROTTLED}}),
     # resent forever every 300 ms: a storm of 429s (a million in the 2 minutes of the others), so a shorter run
     "throttle_fixed_resend": merge(CONTENDED, {
@@ -211,9 +223,15 @@ CASES = {
         "provider": THROTTLED, "throttle_retry": {"policy": "object_store", "max_resends": 1}}}),
     "throttle_google_java_deadline": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle_retry": {
         "policy": "google_java", "base_ms": 20, "deadline_ms": 150}}}),
-    "throttle_exponential_limited": merge(CONTENDED, {"design": "pointer", "storage": {
+    "throttle_exponential_limited": merge(CONTENDED, {"catalog": {"scope": "table"}, "storage": {
         "provider": THROTTLED, "throttle_retry": {"policy": "exponential", "base_ms": 30, "max_resends": 2,
                                                   "deadline_ms": 400}}}),
+    # version files (fs-table): hint reads and probes, hint writes, a bucket per version name and per hint;
+    # the re-read before the CAS (file)
+    "fs_table": merge(CONTENDED, {"design": "fs-table", "workload": {"fast_append_ratio": 0.5}}),
+    "fs_table_throttle": merge(CONTENDED, {"design": "fs-table", "storage": {"provider": THROTTLED}}),
+    "file_reread": merge(CONTENDED, {"design": "file", "commit": {"metadata_read_on_failure": True}}),
+    "file_reread_throttle": merge(CONTENDED, {"design": "file", "storage": {"provider": THROTTLED}}),
     # writers (sim/model/writers.py): closed loop, periodic (wait, skip), budgets, owned tables; the
     # microbenchmark's operation (commit.shape: object) on a storage object, a log and a throttled object
     **{f"writers_{k}": _writers(w, over) for k, (w, over) in WRITER_CASES.items()},
@@ -277,9 +295,11 @@ def _rules(c) -> dict:
                                   "log", "log_stale_parallel", "log_vo_conflicts_backoff", "throttle_file",
                                   "throttle_pointer", "throttle_log", "throttle_object_store_count",
                                   "throttle_google_java_deadline", "throttle_exponential_limited",
+                                  "fs_table", "fs_table_throttle", "file_reread", "file_reread_throttle",
                                   "writers_closed_vo_tables",
                                   "writers_periodic_skip", "writers_bench_log", "writers_bench_gcp",
-                                  "writers_ties_periodic"])
+                                  "writers_ties_periodic", "rest_reference_lognormal", "rest_lakekeeper_vo",
+                                  "rest_stale_no_server_retry", "service_pointer"])
 def test_fast_history_passes_checker(name):
     c = from_dict(merge(BASE, CASES[name]))
     fast = FastEngine(c, record_history=True).run()
@@ -374,14 +394,20 @@ def small_configs(draw):
                    "metadata_read_on_failure": draw(st.booleans())},
         "retry": {"catalog": draw(_retry_policy()), "table": draw(_retry_policy())},
     }
-    design = draw(st.sampled_from(["file", "file", "pointer", "log", "rest"]))
-    if design == "rest":
-        d.update(design="rest")
+    design = draw(st.sampled_from(["file", "file", "scope_table", "fs-table", "log", "rest", "rest-lakekeeper",
+                                   "service-pointer"]))
+    if design in ("rest", "rest-lakekeeper", "service-pointer"):
+        d.update(design=design)
         d["catalog"].pop("table_metadata_inlined", None)
         if d["catalog"].get("backend") != "service":
             d["catalog"].update(backend="service", latency_ms=draw(st.sampled_from([1.0, 10.0, 50.0])))
-    elif design == "pointer":
+    elif design == "scope_table":
         d["catalog"]["scope"] = "table"
+    elif design == "fs-table":
+        d["design"] = "fs-table"
+        d["catalog"] = {"linearization_fraction": d["catalog"]["linearization_fraction"]}   # storage, not inlined
+    elif design == "file" and d["catalog"].get("backend") != "service" and draw(st.booleans()):
+        d["commit"]["reread_before_cas"] = True          # design file's re-read
     elif design == "log":
         d["design"] = "log"
         d["catalog"].update(scope="table", table_metadata_inlined=False)
@@ -415,7 +441,8 @@ def _writers_instead(draw, d: dict) -> None:
         if draw(st.booleans()):
             writers[key] = draw(st.sampled_from(values))
     w["writers"] = writers
-    if draw(st.booleans()):
+    version_files = d.get("design") == "fs-table" or d["commit"].get("reread_before_cas")
+    if not version_files and draw(st.booleans()):   # (the microbenchmark reads and writes one object)
         d["commit"]["shape"] = "object"
         w["fast_append_ratio"] = 1.0
         if draw(st.booleans()):

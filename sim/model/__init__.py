@@ -15,6 +15,8 @@ concept each:
 - `transaction`: what every protocol shares (the start, reads, starting a conditional write, a 429's resend, the end)
 - `resend`: the storage clients' resend policies (their sleeps; when they give a request up)
 - `rewrite`: Iceberg's protocol, one handler per catalog effect point; `log`: Delta Lake's log protocol
+- `server`: a REST catalog server's commit (its load, metadata.json PUT, database CAS and retries)
+- `fs_table`: version files (Iceberg file-system tables): the version hint's reads and writes, the probes
 - `step`: the dispatch engines call at each effect point
 - `retry`: retry policies; `io`: I/O timing on lanes; `history`: the recorded history
 """

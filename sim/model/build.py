@@ -53,8 +53,11 @@ class Run:
         thr_len = min(n_guess + 2, COUNT_CHUNK) if slots is None else slots
         tables, isvo, runtimes = self.arrivals.draw(min(-(-(n_guess + 1) // BATCH) * BATCH, ARRIVAL_CHUNK))
         n_tables = cfg.workload.num_tables
-        n_entries = counted if p.log and p.throttle else 1   # a throttled log keeps a bucket per entry
-        n_buckets = n_tables + (n_entries if p.log and p.throttle else 0)
+        # a throttled log (or version files) keeps a bucket per entry (version file) name; version files also
+        # one per table's version hint, after the next names (sim.model.throttle)
+        per_name = (p.log or p.version_files) and p.throttle
+        n_entries = counted if per_name else 1
+        n_buckets = n_tables + (n_tables if p.version_files and p.throttle else 0) + (n_entries if per_name else 0)
         tx = slots_mod.blank(n_slots)
         run = np.zeros(1, dtype=RUN)
         run["free_slots"] = n_slots
@@ -76,7 +79,8 @@ class Run:
             bk_last=np.full(n_buckets, -np.inf, dtype=np.float64),
             bk_head=np.full(n_tables, -1, dtype=np.int64),
             bk_prev=np.full(n_entries, -1, dtype=np.int64),
-            wr=np.zeros(max(1, p.writers), dtype=WR))
+            wr=np.zeros(max(1, p.writers), dtype=WR), bo_srv=delays.server,
+            hints=np.zeros(n_tables, dtype=np.int64))
 
     @property
     def n_txn(self) -> int:

@@ -74,8 +74,9 @@ def _thr_left(m):
 
 @model_function
 def _buckets_left(m):
-    """Events before a throttled log's next entry (the run.seq-th commit's) would have no bucket."""
-    if not m.p.log or not m.p.throttle:
+    """Events before a throttled log's (or version files') next entry (the run.seq-th commit's) would have no
+    bucket."""
+    if not (m.p.log or m.p.version_files) or not m.p.throttle:
         return 1 << 62
     return len(m.bk_prev) - m.run[0].seq
 

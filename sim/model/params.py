@@ -5,7 +5,7 @@ from typing import NamedTuple, get_type_hints
 
 import numpy as np
 
-from ..config import Config
+from ..config import Config, RetryPolicy
 from ..providers import load_provider
 from ..rules import mutation_limit
 from .retry import delay_table
@@ -20,6 +20,7 @@ class Delays(NamedTuple):
     catalog: np.ndarray
     table: np.ndarray
     throttle: np.ndarray
+    server: np.ndarray       # REST servers: before the server's k-th retry of a lost database CAS
 
 
 def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
@@ -28,6 +29,8 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
     pol_cat, jit_cat, bo_cat = delay_table(cfg.retry.catalog, max_attempts)
     pol_tab, jit_tab, bo_tab = delay_table(cfg.retry.table, max_attempts)
     pol_thr, jit_thr, bo_thr = delay_table(cfg.storage.throttle_retry, THROTTLE_RESENDS - 2)
+    srv = cfg.catalog.server
+    pol_srv, jit_srv, bo_srv = delay_table(srv.retry or RetryPolicy(), srv.retries or 0)
     limit = mutation_limit(cfg.to_dict(), load_provider(cfg.storage.provider).to_dict())
     rate_per_s, burst = limit if limit is not None else (0.0, 0.0)
     p = dict(
@@ -45,9 +48,11 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         vo_conflicts=cfg.workload.vo_conflict_probability > 0.0, scope_table=cat.scope == "table",
         throttle=limit is not None,
         checkpoint_interval=0 if cfg.commit.shape == "object" else cfg.commit.checkpoint_interval or 0,
-        log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg), **_resends(cfg))
+        log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg), **_resends(cfg),
+        **_server(cfg, pol_srv, jit_srv),
+        version_files=cat.version_files, reread_before_cas=cfg.commit.reread_before_cas)
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
-    return Params(**{k: _FIELD_TYPES[k](v) for k, v in p.items()}), Delays(bo_cat, bo_tab, bo_thr)
+    return Params(**{k: _FIELD_TYPES[k](v) for k, v in p.items()}), Delays(bo_cat, bo_tab, bo_thr, bo_srv)
 
 
 def _resends(cfg: Config) -> dict:
@@ -56,6 +61,14 @@ def _resends(cfg: Config) -> dict:
     return dict(throttle_max_resends=UNLIMITED if r.max_resends is None else r.max_resends,
                 throttle_deadline_ms=np.inf if r.deadline_ms is None else r.deadline_ms,
                 throttle_base_ms=r.base_ms or 0.0, throttle_factor=r.factor or 1.0, throttle_max_ms=r.max_ms or 0.0)
+
+
+def _server(cfg: Config, policy: int, jitter: float) -> dict:
+    """A REST server's parts (`sim.model.server`; none unless catalog.server names a variant)."""
+    srv = cfg.catalog.server
+    # the microbenchmark (commit.shape object) times the database's conditional write alone
+    return dict(server=srv.variant is not None and cfg.commit.shape == "table", server_get=bool(srv.metadata_get),
+                server_retries=srv.retries or 0, policy_server=policy, jitter_server=jitter)
 
 
 def _shape(cfg: Config) -> dict:

@@ -7,7 +7,7 @@ import numpy as np
 
 from .draws import take
 from .jit import model_function
-from .state import Policy
+from .state import Policy, Src
 
 CLIENTS = {"object_store": Policy.OBJECT_STORE, "google_java": Policy.GOOGLE_JAVA}
 
@@ -45,3 +45,17 @@ def delay_ms(m, kind, jitter, table, k, source):
     if kind == Policy.EXPONENTIAL and jitter != 0.0:
         delay *= 1.0 + jitter * take(m, source)
     return delay
+
+
+@model_function
+def conflict_delay(m, j, moved):
+    """A client's failed commit attempt: count the conflict in its class (table: v[t] moved since the prepare;
+    else catalog) and return the class's retry sleep."""
+    tx = m.tx[j]
+    if moved:
+        k = tx.table_conflicts + 1
+        tx.table_conflicts = k
+        return delay_ms(m, m.p.policy_table, m.p.jitter_table, m.bo_tab, k, Src.BACKOFF)
+    k = tx.catalog_conflicts + 1
+    tx.catalog_conflicts = k
+    return delay_ms(m, m.p.policy_catalog, m.p.jitter_catalog, m.bo_cat, k, Src.BACKOFF)

@@ -1,10 +1,10 @@
 """Iceberg's commit protocol (docs/MODEL.md, "One transaction"; `commit.protocol: rewrite`): every attempt
 after a table conflict rewrites the manifest list and the table metadata before its CAS."""
-from . import catalog, history
+from . import catalog, fs_table, history, server
 from .draws import take
 from .io import gets_ms
 from .jit import handler, model_function
-from .retry import delay_ms
+from .retry import conflict_delay
 from .state import PC, Outcome, Reason, Src
 from .transaction import admitted, end, next_read, next_write, read_catalog, resend
 
@@ -69,12 +69,17 @@ def prepare(m, j, now, v):
 
 @model_function
 def _prepare_then_cas(m, j, now, pending, v, do_prepare):
-    """After a read whose answer comes `pending` ms from now: prepare if asked, then CAS."""
+    """After a read whose answer comes `pending` ms from now: prepare if asked, then CAS (with
+    `commit.reread_before_cas`, a prepare is followed by a re-read of the catalog first)."""
     if do_prepare:
         cost = prepare(m, j, now, v)
         if cost < 0:
             return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + pending - cost)
         pending += cost
+        if m.p.reread_before_cas:
+            return next_read(m, j, PC.REREAD, pending)
+    if m.p.server:                                   # a REST server commits on the client's behalf
+        return server.post(m, j, pending)
     return next_write(m, j, PC.CAS, pending)
 
 
@@ -86,8 +91,9 @@ def on_base_read(m, j, now):
     v = read_catalog(m, j, now, L)
     tx.validated = v
     runtime = tx.runtime_ms
-    tx.runtime_end_ms = now + m.p.g * L + runtime
-    pending = m.p.g * L + runtime
+    answer_in = server.read_answer_ms(m, j, L)
+    tx.runtime_end_ms = now + answer_in + runtime
+    pending = answer_in + runtime
     if m.p.refresh_first:
         return next_read(m, j, PC.REFRESH, pending)
     return _prepare_then_cas(m, j, now, pending, v, True)
@@ -101,7 +107,7 @@ def on_refresh(m, j, now):
     L = tx.op_latency_ms
     first = tx.pc == PC.REFRESH
     v = read_catalog(m, j, now, L)
-    pending = m.p.g * L
+    pending = server.read_answer_ms(m, j, L)
     return _prepare_then_cas(m, j, now, pending, v, first or v != tx.prepared)
 
 
@@ -111,7 +117,8 @@ def on_cas(m, j, now):
     retries_exhausted. A throttled object answers 429 first: the request comes back later."""
     tx = m.tx[j]
     t = tx.table
-    if not admitted(m, j, now, catalog.object_of(m, t)):
+    obj = fs_table.slot(m, t, tx.seq) if m.p.version_files else catalog.object_of(m, t)
+    if not admitted(m, j, now, obj):
         return resend(m, j, now)
     L = tx.op_latency_ms
     attempts = tx.attempts + 1
@@ -121,25 +128,13 @@ def on_cas(m, j, now):
     answer = now + m.p.g * L
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)
+    if ok and m.p.version_files:
+        return fs_table.committed(m, j, now, t, answer)
     if ok:
         return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer)
     if attempts >= m.p.max_attempts:
         return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, answer)
     return next_read(m, j, PC.CONFLICT_READ, m.p.g * L)
-
-
-@model_function
-def _conflict_delay(m, j, moved):
-    """Count the conflict in its class (table: v[t] moved since the prepare; else catalog) and return the
-    class's retry sleep."""
-    tx = m.tx[j]
-    if moved:
-        k = tx.table_conflicts + 1
-        tx.table_conflicts = k
-        return delay_ms(m, m.p.policy_table, m.p.jitter_table, m.bo_tab, k, Src.BACKOFF)
-    k = tx.catalog_conflicts + 1
-    tx.catalog_conflicts = k
-    return delay_ms(m, m.p.policy_catalog, m.p.jitter_catalog, m.bo_cat, k, Src.BACKOFF)
 
 
 @handler
@@ -149,9 +144,33 @@ def on_conflict_read(m, j, now):
     tx = m.tx[j]
     L = tx.op_latency_ms
     v = read_catalog(m, j, now, L)
-    pending = m.p.g * L
+    return _after_conflict(m, j, now, v, m.p.g * L)
+
+
+@handler
+def on_reread(m, j, now):
+    """`commit.reread_before_cas` (boring-catalog): the catalog read right after the prepare. If this table
+    moved since the prepare, the attempt fails here, before its CAS (a table conflict: an attempt spent, as
+    the real commit raises); else the CAS expects this read's version, as if nothing else had changed."""
+    tx = m.tx[j]
+    L = tx.op_latency_ms
+    v = read_catalog(m, j, now, L)
+    if v == tx.prepared:
+        return next_write(m, j, PC.CAS, m.p.g * L)
+    attempts = tx.attempts + 1
+    tx.attempts = attempts
+    if attempts >= m.p.max_attempts:
+        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, now + m.p.g * L)
+    return _after_conflict(m, j, now, v, m.p.g * L)
+
+
+@model_function
+def _after_conflict(m, j, now, v, pending):
+    """A failed attempt's fresh read saw table version v: its class's sleep, then a refresh, or at once a
+    re-CAS (a catalog conflict) or a re-prepare (the table moved)."""
+    tx = m.tx[j]
     moved = v != tx.prepared
-    delay = _conflict_delay(m, j, moved)
+    delay = conflict_delay(m, j, moved)
     if m.p.metadata_read_on_failure:
         pending += take(m, Src.GET)
         tx.gets += 1

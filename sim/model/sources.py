@@ -100,7 +100,10 @@ def sources_of(cfg: Config, p: Params, rng: dict, n_guess: int) -> list[Source]:
              Src.THROTTLE: (Uniform(), n_guess if p.throttle else 0),
              Src.THINK: (think_dist(cfg.workload.writers), n_guess if p.writers else 0),
              # a writer's first start (and phase jitter) is drawn before any refill can run: 2 per writer at least
-             Src.WRITER: (Uniform(), 2 * (n_guess + p.writers) if p.writers else 0)}
+             Src.WRITER: (Uniform(), 2 * (n_guess + p.writers) if p.writers else 0),
+             # REST servers: a retry sleep's jitter per lost database CAS
+             Src.SERVER: (Uniform(), n_guess if p.server and p.jitter_server != 0.0 else 0),
+             Src.PUT_HINT: (lat.put_version_hint, n_guess if p.version_files else 0)}
     return [Source(first[s][0], rng[SRC_STREAM[s]], min(first[s][1], CHUNK)) for s in range(N_SRC)]
 
 

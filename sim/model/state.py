@@ -35,6 +35,11 @@ TX = np.dtype([
     ("writer", I),               # its writer (docs/MODEL.md, "Writers"); -1 under open-loop arrivals
     ("due_ms", F),               # periodic writers: the tick it serves (NaN otherwise)
     ("missed", I),               # periodic writers: the writer's ticks that got no commit of their own just before
+    # REST servers (sim.model.server)
+    ("server_retries", I),       # the server's retries of the commit in flight after a lost database CAS
+    # version files (sim/model/fs_table.py)
+    ("after_read", I),           # the effect point a version-file read hands its answer to (PC)
+    ("probe", I),                # the version name its probe in flight asks for
 ])
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
@@ -110,6 +115,15 @@ class Params(NamedTuple):
     spread_ms: float
     owned: bool                  # writer w commits to table w mod num_tables
     num_tables: int
+    # REST servers (sim.model.server)
+    server: bool                 # the service is a REST server whose commit is built from its parts
+    server_get: bool             # ... whose loads GET metadata.json after the database read
+    server_retries: int          # ... which retries a lost database CAS this many times
+    policy_server: int           # ... sleeping this retry policy (`Model.bo_srv`) with this jitter
+    jitter_server: float
+    # version files (sim/model/fs_table.py) and the re-read before the CAS (sim/model/rewrite.py)
+    version_files: bool
+    reread_before_cas: bool
 
 
 def _codes(name: str, names: str, first: int = 0, kind=int):
@@ -121,7 +135,9 @@ def _codes(name: str, names: str, first: int = 0, kind=int):
 
 # where a transaction is suspended: the catalog effect point it waits for (docs/MODEL.md, "A transaction as
 # handlers of its effect points")
-PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BASE LOG_LIST LOG_CREATE")
+PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BASE LOG_LIST LOG_CREATE"
+                  " SRV_LOAD SRV_CAS"    # REST servers: the server's load of the base, its database CAS
+                  " FS_HINT FS_PROBE REREAD")   # version files; the re-read before the CAS
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED", kind=I)
@@ -135,10 +151,13 @@ NA, FALSE, TRUE = I(-1), I(0), I(1)
 # retry policies; the last two only as storage clients' resend policies (`sim.model.resend`)
 Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA")
 # random sources, the index of each in `Model.draws` (docs/MODEL.md, "Randomness")
-Src = _codes("Src", "READ CAS GET PUT_ML PUT_TM BACKOFF CONFLICT GAP PUT_CP THROTTLE THINK WRITER")
+Src = _codes("Src", "READ CAS GET PUT_ML PUT_TM BACKOFF CONFLICT GAP PUT_CP THROTTLE THINK WRITER"
+                    " SERVER"      # REST servers: the jitter of a server's retry sleep
+                    " PUT_HINT")   # version files: the version hint's PUT
 N_SRC = len(Src)
 SRC_STREAM = ("catalog_read", "catalog_cas", "get", "put_manifest_list", "put_table_metadata", "backoff",
-              "validation_conflict", "arrival", "put_checkpoint", "throttle", "think", "writer")
+              "validation_conflict", "arrival", "put_checkpoint", "throttle", "think", "writer",
+              "server_backoff", "put_version_hint")
 # bits of the `needs` mask past the sources': the history buffer is full; the next arrival has no free slot or no
 # drawn table; the conflict table could be indexed past its end; a throttled log's next entry has no bucket
 Need = _codes("Need", "HISTORY TXN THR BUCKETS", first=N_SRC)
@@ -170,3 +189,5 @@ class Model(NamedTuple):
     bk_head: np.ndarray     # per table: the run's commit index of its newest log entry (-1: none)
     bk_prev: np.ndarray     # per commit index: the one of the previous entry of the same table
     wr: np.ndarray          # WR, one row per writer (one blank row under open-loop arrivals)
+    bo_srv: np.ndarray      # REST servers: sleep before jitter before the server's k-th retry of a lost CAS
+    hints: np.ndarray       # version files: per table, the version its version hint names

@@ -1,5 +1,5 @@
 """The one entry point engines call: run transaction j's handler for the effect point it waits at."""
-from . import log, rewrite
+from . import fs_table, log, rewrite, server
 from .jit import handler
 from .state import PC
 from .transaction import first_read
@@ -9,6 +9,15 @@ from .transaction import first_read
 def step(m, j, now):
     """The delay from `now` to transaction j's next effect point, or `transaction.DONE` if it ended."""
     pc = m.tx[j].pc
+    if pc == PC.FS_PROBE:                            # a version-file read's probe; a miss is the read's answer
+        delay = fs_table.on_probe(m, j, now)
+        if delay != fs_table.ANSWERED:
+            return delay
+        pc = m.tx[j].pc
+    if pc == PC.FS_HINT:
+        return fs_table.on_hint(m, j, now)
+    if pc == PC.REREAD:
+        return rewrite.on_reread(m, j, now)
     if pc == PC.CAS:
         return rewrite.on_cas(m, j, now)
     if pc == PC.CONFLICT_READ:
@@ -23,4 +32,8 @@ def step(m, j, now):
         return log.on_list(m, j, now)
     if pc == PC.LOG_BASE:
         return log.on_log_base(m, j, now)
+    if pc == PC.SRV_LOAD:                # REST servers
+        return server.on_load(m, j, now)
+    if pc == PC.SRV_CAS:
+        return server.on_cas(m, j, now)
     return first_read(m, j)   # PC.INIT

@@ -10,7 +10,9 @@ Buckets (tokens, time of their last update): slot 0 is the catalog object, slot 
 the log protocol, slot t the name table t's log would create next (v[t] + 1). When that name is created (the
 c-th commit of the run), its bucket moves to slot num_tables + c and the table's next name starts full; a write
 to an older name (a stale writer's resend) finds its bucket by walking the table's entries back from the
-newest (`bk_head`, `bk_prev`), so every name keeps its own bucket for the whole run.
+newest (`bk_head`, `bk_prev`), so every name keeps its own bucket for the whole run. Version files
+(`catalog.version_files`) race for a fresh name per version the same way; their tables' version hints take
+slots num_tables + t, and the created names follow them (from 2 num_tables on).
 """
 import numpy as np
 
@@ -46,7 +48,19 @@ def entry_slot(m, t, name):
     c = m.bk_head[t]
     for _ in range(newest - name):
         c = m.bk_prev[c]
-    return len(m.versions) + c
+    return _entries_base(m) + c
+
+
+@model_function
+def _entries_base(m):
+    """The first created name's slot: the buckets before it are the next names' (and the version hints')."""
+    return len(m.bk_tokens) - len(m.bk_prev)
+
+
+@model_function
+def hint_slot(m, t):
+    """The bucket of table t's version hint (version files)."""
+    return len(m.versions) + t
 
 
 @model_function
@@ -54,7 +68,7 @@ def entry_created(m, t):
     """Table t's next log entry was just created (the run.seq-th commit): its bucket moves to that entry's
     slot, and the name after it starts with a full bucket."""
     c = m.run[0].seq - 1
-    slot = len(m.versions) + c
+    slot = _entries_base(m) + c
     m.bk_tokens[slot] = m.bk_tokens[t]
     m.bk_last[slot] = m.bk_last[t]
     m.bk_prev[c] = m.bk_head[t]

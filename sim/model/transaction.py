@@ -82,18 +82,33 @@ def read_catalog(m, j, now, L):
 
 @model_function
 def next_read(m, j, pc, before):
-    """Start a catalog read `before` ms from now: the delay to its effect point, where `pc` handles it."""
-    L = take(m, Src.READ)
-    tx = m.tx[j]
-    tx.op_latency_ms = L
-    tx.pc = pc
-    return before + m.p.f * L
+    """Start a catalog read `before` ms from now: the delay to its effect point, where `pc` handles it. With
+    version files the read is a chain of GETs (`sim.model.fs_table`), the version hint's then probes, whose
+    last one hands its answer to `pc`."""
+    if m.p.version_files:
+        m.tx[j].after_read = pc
+        pc = PC.FS_HINT
+    return _start(m, j, Src.READ, pc, before)
+
+
+@model_function
+def probe(m, j, name, before):
+    """Start an exists() probe of version file `name` `before` ms from now (a GET-profile draw)."""
+    m.tx[j].probe = name
+    return _start(m, j, Src.READ, PC.FS_PROBE, before)
 
 
 @model_function
 def next_write(m, j, pc, before):
     """Start a conditional write (a CAS, or a log entry's put-if-absent) `before` ms from now."""
-    L = take(m, Src.CAS)
+    return _start(m, j, Src.CAS, pc, before)
+
+
+@model_function
+def _start(m, j, src, pc, before):
+    """Start a request drawn from source `src` `before` ms from now: the delay to its effect point, where `pc`
+    handles it."""
+    L = take(m, src)
     tx = m.tx[j]
     tx.op_latency_ms = L
     tx.pc = pc

@@ -21,7 +21,7 @@ DESIGN_KEYS = ["design", "provider", "num_tables", "fast_append_ratio"]
 #: what the headline table shows beside the knee, at the knee (least squares over the fit's runs)
 AT_KNEE = ["unfinished_share", "throttled_per_commit", "commit_latency_mean_ms", "gets_per_commit"]
 #: the order designs are shown in (others follow, sorted)
-DESIGN_ORDER = ["file", "pointer", "log", "rest"]
+DESIGN_ORDER = ["file", "fs-table", "log", "rest"]
 PROVIDER_ORDER = ["s3x", "s3", "azurex", "azure", "gcp", "instant"]
 MIX_LABELS = {1.0: "FA", 0.9: "90/10", 0.5: "50/50"}
 

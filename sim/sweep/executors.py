@@ -2,17 +2,20 @@
 function `sim.sweep.task.execute`; results do not depend on which one runs them.
 
 A worker process can die under a run (the OOM killer's SIGKILL, a crash in compiled code). The executors rerun
-what it was running; a run that keeps killing workers is given up after `MAX_WORKER_DEATHS` and handed to
+what it was running (the local pool is loky's, built to survive dead workers: with the standard library's
+ProcessPoolExecutor a sweep hung once in CI after a worker was killed, and Python 3.11 lacks later fixes to that
+pool's teardown, e.g. CPython gh-125451); a run that keeps killing workers is given up after `MAX_WORKER_DEATHS` and handed to
 `on_lost(task, reason)`, which makes its failure record, and the sweep goes on.
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures.process import BrokenProcessPool
+
+from loky import ProcessPoolExecutor
 
 MAX_WORKER_DEATHS = 3
 
@@ -53,10 +56,10 @@ class LocalExecutor:
         self.pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"))
+        return ProcessPoolExecutor(max_workers=self.jobs)
 
     def _rebuild(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.pool.shutdown(wait=False, kill_workers=True)
         self.pool = self._new_pool()
 
     def map_unordered(self, fn: Callable, tasks: Iterable, on_lost: OnLost | None = None) -> Iterator:
@@ -104,7 +107,9 @@ class LocalExecutor:
         yield result
 
     def close(self):
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        """Stop the workers and wait for them: a reaped worker's CPU time counts in this process's children's
+        (what `benchmarks/run.py` measures), and none is left behind after Ctrl-C."""
+        self.pool.shutdown(wait=True, kill_workers=True)
 
 
 class DaskExecutor:

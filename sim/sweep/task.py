@@ -49,11 +49,16 @@ def _workload_columns(cfg: Config) -> dict:
 
 
 def design_of(cfg: Config) -> str:
-    """The design a config's keys amount to when it names none: file, pointer, log or rest for the shapes of
-    sim/designs.py, else backend/scope/protocol (e.g. 4a's service catalog with one global object)."""
+    """The design a config's keys amount to when it names none: file, fs-table, log or rest for the shapes of
+    sim/designs.py, else backend/scope/protocol (e.g. 4a's service catalog with one global object, or one
+    storage object per table without version files)."""
     shape = (cfg.catalog.backend, cfg.catalog.scope, cfg.commit.protocol)
-    named = {("storage", "global", "rewrite"): "file", ("storage", "table", "rewrite"): "pointer",
-             ("storage", "table", "log"): "log", ("service", "table", "rewrite"): "rest"}
+    if cfg.catalog.version_files:
+        return "fs-table"
+    named = {("storage", "global", "rewrite"): "file", ("storage", "table", "log"): "log",
+             ("service", "table", "rewrite"): "rest"}
+    if shape == ("service", "table", "rewrite") and cfg.catalog.server.variant == "lakekeeper":
+        return "rest-lakekeeper"
     return named.get(shape, "/".join(shape))
 
 

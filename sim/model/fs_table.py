@@ -1,0 +1,62 @@
+"""Iceberg file-system tables (docs/MODEL.md, "File-system tables"; `catalog.version_files`, design `fs-table`).
+
+A table's versions are files `v{N}.metadata.json` in the bucket; v[t] is the newest. A commit writes its table
+metadata (the prepare's PUT, a temp file) and copies it to `v{N+1}` if absent: that conditional create is the
+CAS, and contenders race for one fresh name per version (on a throttled provider each name is its own bucket).
+The committer then PUTs `version-hint.text` best effort (`committed`). A reader finds the newest version by
+probing `exists(v+1)`, `exists(v+2)`, ... from the version the hint names until a miss, at every catalog read;
+the miss is the read's effect point, where it sees v[t] exactly (versions only grow, and a hint never names
+one that does not exist).
+"""
+from . import throttle
+from .draws import take
+from .jit import handler, model_function
+from .state import PC, Outcome, Reason, Src
+from .transaction import end, probe
+
+
+@handler
+def on_hint(m, j, now):
+    """The version hint's GET at its effect point: the hint names version h; the probes start at h + 1."""
+    tx = m.tx[j]
+    tx.gets += 1
+    return probe(m, j, m.hints[tx.table] + 1, m.p.g * tx.op_latency_ms)
+
+
+ANSWERED = -2.0   # on_probe's answer for a miss: the read's own effect point is now (`sim.model.step`)
+
+
+@handler
+def on_probe(m, j, now):
+    """An exists() probe at its effect point: a hit probes the next name; a miss answers the read: the
+    transaction waits at the effect point that asked for it (`after_read`), which runs now, on this
+    request's latency (ANSWERED)."""
+    tx = m.tx[j]
+    name = tx.probe
+    if m.versions[tx.table] >= name:
+        tx.gets += 1
+        return probe(m, j, name + 1, m.p.g * tx.op_latency_ms)
+    tx.pc = tx.after_read
+    return ANSWERED
+
+
+@model_function
+def committed(m, j, now, t, answer):
+    """Version file v[t] was just created, the committer learns it at `answer`: its name keeps its bucket, and
+    the committer PUTs the version hint (counted in its end time, in no one's critical section). The hint
+    names v[t] from now on unless its object is throttled: the 429 is ignored and the hint stays as it was
+    (later readers probe more). The write takes effect here, at the create's effect point, a little before
+    the real PUT would (by the create's answer and half the PUT): a reader in that gap probes one name less."""
+    if throttle.on(m):
+        throttle.entry_created(m, t)
+    L = take(m, Src.PUT_HINT)
+    m.tx[j].puts += 1
+    if not throttle.on(m) or throttle.admit(m, throttle.hint_slot(m, t), now):
+        m.hints[t] = m.versions[t]
+    return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer + L)
+
+
+@model_function
+def slot(m, t, expected):
+    """The bucket of the version file a CAS expecting v[t] = `expected` creates."""
+    return throttle.entry_slot(m, t, expected + 1)
