@@ -4,8 +4,9 @@ is where the monotone success over the points (`full.monotone_success`, success 
 falls below the threshold; the fit takes the runs of the bracket's two points, and of the next point on each
 side too when those are fewer than 2 * MIN_SIDE runs (a grid of one replication), so the crossing is
 interpolated where the grid brackets it rather than bent by points far from it (gcp's flat-then-cliff curve is
-not logistic over a decade); the knee is the crossing with its Fieller 95 % interval. A grid whose lightest point already fails is
-`below_range`, one whose heaviest point still passes `above_range` (no knee: it lies outside the loads run)."""
+not logistic over a decade); the knee is the crossing with its Fieller 95 % interval. A grid whose lightest point
+already fails is `below_range`, one whose heaviest point still passes `above_range` (no knee: it lies outside the
+loads run)."""
 from __future__ import annotations
 
 import math
@@ -13,7 +14,6 @@ import math
 from .fit import MIN_SIDE, Fit, logistic_crossing
 from .full import monotone_success
 from .points import Point, by_rate
-
 
 
 def grid_knee(points: list[Point], thr: float, check: tuple[str, ...]) -> tuple[str, Fit | None]:

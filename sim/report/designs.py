@@ -4,7 +4,8 @@ A sweep with a `design` column taking more than one value is read as a compariso
 the report's (aggregate.knee_table: where success over window arrivals, and VO success for a mix, crosses 95 %, by
 the knee search's binomial regression over the grid's runs near the crossing, with its CI), found per design and
 configuration; beside it, what was happening at the knee (least squares over the same runs): the share of window
-transactions still unfinished when the run stopped (GCS's 429 resend loops) and the throttled resends per commit. No plotting here (plots.design_knees).
+transactions still unfinished when the run stopped (GCS's 429 resend loops) and the throttled resends per commit.
+No plotting here (plots.design_knees).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .aggregate import _hashable, aggregate, format_value, parameter_columns, varying_parameters
+from .aggregate import _hashable, format_value, knee_table, parameter_columns, varying_parameters
 
 #: the comparison's axes: figure x, hue, facet rows, facet columns
 DESIGN_KEYS = ["design", "provider", "num_tables", "fast_append_ratio"]
@@ -57,7 +58,6 @@ def design_knees(df: pd.DataFrame, load: str = "inter_arrival_ms") -> pd.DataFra
     and `knee_at_edge`: the heaviest load run still passes (`above_range`), so the knee lies beyond the loads run
     (the group's highest throughput is a lower bound). `df` is the raw results table (the fit's runs) or
     aggregate()'s output (each point's replications pooled)."""
-    from .aggregate import knee_table
     keys = design_group_columns(df, load)
     cols = [m for m in AT_KNEE if m in df.columns]
     knee = knee_table(df, keys, load, at_knee=cols)
