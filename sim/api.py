@@ -111,7 +111,8 @@ def aggregate(df: pd.DataFrame, by: list[str] | None = None, metrics: list[str] 
 
 
 def knee_table(df: pd.DataFrame, group_by: list[str], load: str = "inter_arrival_ms") -> pd.DataFrame:
-    """Usable throughput: per group, the highest throughput whose success (and VO success) exceeds 95 %."""
+    """Usable throughput per group: where success over window arrivals (and VO success) crosses 95 %, by the knee
+    search's binomial regression over the grid's runs near the crossing, with its CI (docs/knee.md#grid-knee)."""
     from .report import knee_table as _knee
     return _knee(df, group_by, load)
 

@@ -30,14 +30,16 @@ def _summary_text(s: dict, cfg) -> str:
         f"backend {cfg.catalog.backend}  tables {cfg.workload.num_tables}  FA ratio {cfg.workload.fast_append_ratio:g}",
         f"window transactions: {s['arrived']} arrived, {s['committed']} committed, {s['aborted']} aborted, "
         f"{s['unfinished']} unfinished ({_fmt(100 * s['unfinished_share'], '.1f', '%')})",
-        f"success rate {_fmt(s['success_rate'], '.4f')}   throughput {_fmt(s['throughput_cps'])} c/s   "
+        f"success rate {_fmt(s['success_rate'], '.4f')} (of finished {_fmt(s['success_rate_finished'], '.4f')})   "
+        f"throughput {_fmt(s['throughput_cps'])} c/s   "
         f"offered {_fmt(s['offered_cps'])} /s",
         f"commit latency ms: mean {_fmt(s['commit_latency_mean_ms'], '.1f')}  p50 {_fmt(s['commit_latency_p50_ms'], '.1f')}"
         f"  p95 {_fmt(s['commit_latency_p95_ms'], '.1f')}  p99 {_fmt(s['commit_latency_p99_ms'], '.1f')}",
     ]
     for op in metrics.OPS:
         if s[f"{op}_arrived"]:
-            lines.append(f"  {op.upper()}: success {_fmt(s[f'{op}_success_rate'], '.4f')}  "
+            lines.append(f"  {op.upper()}: success {_fmt(s[f'{op}_success_rate'], '.4f')} (of finished "
+                         f"{_fmt(s[f'{op}_success_rate_finished'], '.4f')})  "
                          f"throughput {_fmt(s[f'{op}_throughput_cps'])} c/s  latency mean "
                          f"{_fmt(s[f'{op}_commit_latency_mean_ms'], '.1f')} ms  p99 "
                          f"{_fmt(s[f'{op}_commit_latency_p99_ms'], '.1f')} ms")

@@ -1,7 +1,8 @@
 """Metrics from per-transaction records (MODEL.md 'Metrics'): record columns in, flat dicts out.
 
-Only transactions that arrive inside the measurement window count; unfinished ones are counted and reported
-(their share), and left out of success rate and latency.
+Only transactions that arrive inside the measurement window count. Success is over them all: a transaction
+still unfinished when the run stops is not a success (`success_rate` = committed / arrived, the knee's trials);
+`success_rate_finished` = committed / (committed + aborted) leaves them out. Latencies are of committed ones.
 
 The records are `sim.records.record_columns`' numpy arrays (codes for `op` and `outcome`), not a DataFrame: a
 sweep summarizes thousands of runs, and pandas' per-call overhead and import were most of a light run's cost.
@@ -57,7 +58,8 @@ def _sum(x: np.ndarray) -> float:
 
 def _counts_out(prefix: str, n: int, n_c: int, n_a: int, window_s: float) -> dict:
     return {f"{prefix}arrived": n, f"{prefix}committed": n_c, f"{prefix}aborted": n_a,
-            f"{prefix}success_rate": _ratio(n_c, n_c + n_a), f"{prefix}throughput_cps": n_c / window_s}
+            f"{prefix}success_rate": _ratio(n_c, n), f"{prefix}success_rate_finished": _ratio(n_c, n_c + n_a),
+            f"{prefix}throughput_cps": n_c / window_s}
 
 
 def _block(cols: dict, window_s: float, prefix: str) -> dict:
@@ -139,7 +141,8 @@ def per_table(cols: dict, window_ms: tuple[float, float]) -> list[dict]:
 
 def _table_row(rank: int, b: dict, cat: int, tab: int) -> dict:
     return {"table_rank": rank, "arrived": b["arrived"], "committed": b["committed"], "aborted": b["aborted"],
-            "success_rate": b["success_rate"], "throughput_cps": b["throughput_cps"],
+            "success_rate": b["success_rate"], "success_rate_finished": b["success_rate_finished"],
+            "throughput_cps": b["throughput_cps"],
             "commit_latency_mean_ms": b["commit_latency_mean_ms"], "commit_latency_p99_ms": b["commit_latency_p99_ms"],
             "catalog_conflicts": cat, "table_conflicts": tab}
 
@@ -235,10 +238,12 @@ def nested(summary: dict) -> dict:
 
     return {
         "success_rate": summary["success_rate"],
+        "success_rate_finished": summary["success_rate_finished"],
         "throughput_cps": summary["throughput_cps"],
         "offered_cps": summary["offered_cps"],
         "commit_latency_ms": lat(""),
         "per_op": {op: {"success_rate": summary[f"{op}_success_rate"],
+                        "success_rate_finished": summary[f"{op}_success_rate_finished"],
                         "throughput_cps": summary[f"{op}_throughput_cps"],
                         "commit_latency_ms": lat(f"{op}_"), "transactions": counts(f"{op}_")} for op in OPS},
         "retries": {"catalog_conflicts": summary["catalog_conflicts"], "table_conflicts": summary["table_conflicts"],

@@ -254,6 +254,18 @@ def test_periodic_writers_count_ticks_as_trials():
         assert with_ticks(same) is same
 
 
+def test_periodic_writers_knee_reports_success_over_ticks():
+    """The success rate a writers knee gives at the knee is what its fit counts: per tick, not per commit (every
+    commit of these runs succeeds, two in five ticks do not)."""
+    from sim.knee.search import _at_knee_value
+    from sim.knee.points import with_ticks
+    run = with_ticks({"arrived": 30, "committed": 30, "success_rate": 1.0, "vo_arrived": 0, "vo_committed": 0,
+                      "vo_success_rate": math.nan, "missed_interval_share": 0.4})
+    assert _at_knee_value(run, "success_rate") == 0.6
+    assert math.isnan(_at_knee_value(run, "vo_success_rate"))       # no VO arrived: undefined, as in the summary
+    assert _at_knee_value(run, "throughput_cps") is None and _at_knee_value(run, "committed") == 30
+
+
 def test_periodic_writers_pilot_spans_ten_intervals():
     """Short pilot runs of periodic writers hold at least PILOT_TICKS intervals in their window (a backlog of
     late ticks builds over intervals); closed loops keep the spec's pilot fraction."""

@@ -78,11 +78,12 @@ def test_closed_loop_per_writer_by_hand():
     rows = per_writer(closed_loop(), WINDOW)
     assert [r["writer"] for r in rows] == [0, 1]
     w0, w1 = rows
-    assert list(w0) == ["writer", "arrived", "committed", "aborted", "success_rate", "throughput_cps",
-                        "attempts_cps", "utilisation", "commit_lag_mean_ms", "missed_interval_share"]
+    assert list(w0) == ["writer", "arrived", "committed", "aborted", "success_rate", "success_rate_finished",
+                        "throughput_cps", "attempts_cps", "utilisation", "commit_lag_mean_ms", "missed_interval_share"]
     assert (w0["arrived"], w0["committed"], w0["aborted"]) == (3, 1, 1)
     assert (w1["arrived"], w1["committed"], w1["aborted"]) == (2, 1, 1)
-    assert w0["success_rate"] == w1["success_rate"] == 0.5
+    assert w0["success_rate"] == 1 / 3                          # writer 0's unfinished one is not a success
+    assert w0["success_rate_finished"] == w1["success_rate"] == w1["success_rate_finished"] == 0.5
     assert w0["throughput_cps"] == w1["throughput_cps"] == 0.1
     assert (w0["attempts_cps"], w1["attempts_cps"]) == (0.6, 0.3)
     assert w0["utilisation"] == pytest.approx(0.3, abs=1e-15)

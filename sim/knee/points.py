@@ -61,9 +61,10 @@ def with_ticks(summary: dict) -> dict:
 
 def run_success(run: dict, prefix: str) -> float:
     """A run's success share of one kind over its window arrivals: transactions still unfinished at the drain
-    limit count as not successful. The summary's success rate leaves them out, so an overloaded run (gcp's 1
-    write/s per object collapses into 429 resends) finishes few transactions, all successful, and would pass;
-    per kind too (`{op}_arrived` counts a kind's unfinished ones). 1 when none of that kind arrived."""
+    limit count as not successful (the summary's `success_rate`; `success_rate_finished` leaves them out, and an
+    overloaded run, gcp's 1 write/s per object collapsing into 429 resends, finishes few transactions, all
+    successful, and would pass); per kind too (`{op}_arrived` counts a kind's unfinished ones). 1 when none of
+    that kind arrived."""
     arrived = run[f"{prefix}arrived"]
     return run[f"{prefix}committed"] / arrived if arrived else 1.0
 

@@ -15,7 +15,7 @@ from ..config import Config
 from .fit import Fit
 from .full import FullLength
 from .pilot import Pilot
-from .points import Point, success_interval, with_ticks
+from .points import Point, run_success, success_interval, with_ticks
 from .param import search_param, with_writers
 from .spec import KneeSpec
 from .stats import regression_at
@@ -157,7 +157,7 @@ class KneeSearch:
         at = math.log(self.param.knee_value(knee) if self.param.integer and knee >= 1 else knee)
         for m in AT_KNEE + (WRITERS_AT_KNEE if self.param.integer else ()):
             key = "measured_offered_cps" if m == "offered_cps" else m
-            out[key], out[f"{key}_ci95"] = regression_at(xs, [r.get(m) for _, r in fit.runs], at)
+            out[key], out[f"{key}_ci95"] = regression_at(xs, [_at_knee_value(r, m) for _, r in fit.runs], at)
         return out
 
     def trace(self) -> list[dict]:
@@ -175,6 +175,15 @@ class KneeSearch:
                 row.update({f"{c}success_rate": m, f"{c}success_low": lo, f"{c}success_high": hi})
             rows.append(row)
         return rows
+
+
+def _at_knee_value(run: dict, metric: str):
+    """A fit run's `metric`; success over the fit's own trials (`run_success`: window arrivals, ticks for
+    periodic writers), so the success at the knee is the fitted quantity."""
+    if metric in ("success_rate", "vo_success_rate"):
+        prefix = metric[:-len("success_rate")]
+        return run_success(run, prefix) if run.get(f"{prefix}arrived") else run.get(metric)
+    return run.get(metric)
 
 
 def writers_record(out: dict) -> dict:

@@ -12,6 +12,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..knee import Point, regression_at
+from ..knee.grid import grid_knee
+
 #: success threshold of MODEL.md's knee ("success exceeds 95 %") and of the heatmap cell marking
 SUCCESS_THRESHOLD = 0.95
 
@@ -186,8 +189,8 @@ def has_vo(agg: pd.DataFrame) -> pd.Series:
 
 
 def qualifies(agg: pd.DataFrame, threshold: float = SUCCESS_THRESHOLD) -> pd.Series:
-    """Load points usable for the knee: success_rate > threshold and, where VO transactions
-    exist, vo_success_rate > threshold too (NaN never qualifies)."""
+    """Load points whose mean success (over window arrivals: unfinished transactions are not successes) exceeds
+    ``threshold`` and, where VO transactions exist, VO success too (NaN never qualifies)."""
     ok = pd.to_numeric(agg["success_rate"], errors="coerce").gt(threshold).fillna(False)
     if "vo_success_rate" in agg.columns:
         vo_ok = pd.to_numeric(agg["vo_success_rate"], errors="coerce").gt(threshold).fillna(False)
@@ -197,7 +200,7 @@ def qualifies(agg: pd.DataFrame, threshold: float = SUCCESS_THRESHOLD) -> pd.Ser
 
 
 _KNEE_VALUES = {
-    # output column: aggregated column read at the knee
+    # output column: metric read at the knee (least squares on log rate over the fit's runs)
     "knee_success_rate": "success_rate",
     "knee_vo_success_rate": "vo_success_rate",
     "latency_mean_ms": "commit_latency_mean_ms",
@@ -207,57 +210,110 @@ _KNEE_VALUES = {
     "fa_p99_ms": "fa_commit_latency_p99_ms",
     "vo_p99_ms": "vo_commit_latency_p99_ms",
 }
-#: knee_table's value columns (floats), after the group keys; n_points and n_qualifying follow
-_KNEE_FLOAT_COLUMNS = (["knee_throughput_cps", "knee_throughput_cps_ci95", "knee_inter_arrival", *_KNEE_VALUES,
+#: knee_table's value columns (floats), after the group keys and knee_status; n_points and n_qualifying follow
+_KNEE_FLOAT_COLUMNS = (["knee_offered_cps", "knee_offered_cps_low", "knee_offered_cps_high", "knee_throughput_cps",
+                        "knee_throughput_cps_ci95", "knee_inter_arrival", *_KNEE_VALUES,
                         "max_throughput_cps", "max_throughput_inter_arrival"])
+#: the counts the grid knee's fit reads per run
+_COUNTS = ("arrived", "committed", "vo_arrived", "vo_committed")
 
 
 def knee_table(df: pd.DataFrame, group_by: list[str], load: str = "inter_arrival_ms",
-               threshold: float = SUCCESS_THRESHOLD) -> pd.DataFrame:
-    """MODEL.md's knee per group: the highest throughput on the load sweep whose success
-    exceeds ``threshold`` (for a mix, VO success too).
+               threshold: float = SUCCESS_THRESHOLD, at_knee: Iterable[str] = ()) -> pd.DataFrame:
+    """MODEL.md's knee per group, read off the grid by the knee search's fit (`sim.knee.grid`): the offered
+    rate where success (over window arrivals; for a mix, VO success too) crosses ``threshold``, interpolated by
+    the binomial regression over the runs of the grid points near the crossing, with its 95 % CI.
 
-    ``df`` is either the raw results table or the output of :func:`aggregate` (recognised by
-    its ``n_reps`` column); raw tables are aggregated by ``group_by + [load]`` first.
-    ``group_by`` should hold every parameter that varies except ``load``; otherwise points of
-    different configurations are pooled into one sweep.
+    ``df`` is the raw results table (one run per row: the fit's runs) or :func:`aggregate`'s output (recognised
+    by ``n_reps``; each point's replications then pool into one run of their summed counts). ``group_by`` holds
+    every parameter that varies except ``load``.
 
-    Columns: the group keys, ``knee_throughput_cps`` (+ its ``_ci95``), ``knee_inter_arrival``
-    (the ``load`` value at the knee), ``knee_success_rate``, ``knee_vo_success_rate``,
-    ``latency_mean_ms``, ``p99_ms``, ``fa_latency_mean_ms``, ``vo_latency_mean_ms``,
-    ``fa_p99_ms``, ``vo_p99_ms`` (all at the knee; NaN when no point qualifies),
-    ``max_throughput_cps`` and ``max_throughput_inter_arrival`` (regardless of success),
-    ``n_points`` and ``n_qualifying``.
-    """
-    group_by = list(group_by)
-    agg = df if "n_reps" in df.columns else aggregate(df, group_by + [load])
+    Columns: the group keys, ``knee_status`` (ok; below_range: the lightest load fails; above_range: the
+    heaviest passes; no_fit: the fitted success does not fall with load), ``knee_offered_cps`` with
+    ``_low``/``_high``, ``knee_throughput_cps`` (+ ``_ci95``) and ``knee_inter_arrival`` (the ``load`` value at
+    the crossing, interpolated in log-log), the _KNEE_VALUES and ``at_knee`` metrics (``<m>_at_knee``) at the
+    knee, ``max_throughput_cps`` and ``max_throughput_inter_arrival`` (regardless of success), ``n_points``
+    and ``n_qualifying`` (points whose mean success exceeds the threshold)."""
+    group_by, at_knee = list(group_by), list(at_knee)
+    raw = "n_reps" not in df.columns
+    agg = aggregate(df, group_by + [load]) if raw else df
     agg = _hashable(agg, group_by).reset_index(drop=True)
-    agg = agg.assign(_q=qualifies(agg, threshold),
-                     _tp=pd.to_numeric(agg["throughput_cps"], errors="coerce"))
+    agg = agg.assign(_q=qualifies(agg, threshold), _tp=pd.to_numeric(agg["throughput_cps"], errors="coerce"))
+    runs = _hashable(ok_rows(df), group_by) if raw else agg
     groups = agg.groupby(group_by, dropna=False, sort=True) if group_by else [((), agg)]
+    run_groups = ({_key(k): r for k, r in runs.groupby(group_by, dropna=False, sort=True)} if group_by
+                  else {(): runs})
     rows = []
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(group_by, key)), **_knee_point(g, load), **_max_throughput_point(g, load),
-                     "n_points": len(g), "n_qualifying": int(g["_q"].sum())})
-    out = pd.DataFrame(rows, columns=group_by + _KNEE_FLOAT_COLUMNS + ["n_points", "n_qualifying"])
-    for c in _KNEE_FLOAT_COLUMNS:
+        part = run_groups.get(_key(key), runs.iloc[:0])
+        rows.append({**dict(zip(group_by, key)),
+                     **_grid_knee(part, g, load, threshold, at_knee, pooled=not raw),
+                     **_max_throughput_point(g, load), "n_points": len(g), "n_qualifying": int(g["_q"].sum())})
+    extra = [f"{m}_at_knee" for m in at_knee]
+    out = pd.DataFrame(rows, columns=group_by + ["knee_status"] + _KNEE_FLOAT_COLUMNS + extra
+                       + ["n_points", "n_qualifying"])
+    for c in _KNEE_FLOAT_COLUMNS + extra:
         out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
     return out
 
 
-def _knee_point(g: pd.DataFrame, load: str) -> dict:
-    """The knee of one group (``_q``: qualifies, ``_tp``: throughput): its best qualifying point's throughput
-    (ties: higher success, then the higher ``load`` value) and the _KNEE_VALUES there; NaN when none qualifies."""
-    q = g[g["_q"] & g["_tp"].notna()]
-    if not len(q):
-        return {"knee_throughput_cps": np.nan, "knee_throughput_cps_ci95": np.nan, "knee_inter_arrival": np.nan,
-                **{out: np.nan for out in _KNEE_VALUES}}
-    best = q.sort_values(["_tp", "success_rate", load], ascending=[False, False, False], kind="stable").iloc[0]
-    return {"knee_throughput_cps": best["_tp"],
-            "knee_throughput_cps_ci95": best.get("throughput_cps_ci95", np.nan),
-            "knee_inter_arrival": best[load],
-            **{out: best[col] if col in best.index else np.nan for out, col in _KNEE_VALUES.items()}}
+def _key(key) -> tuple:
+    """A group key as a dict key: a tuple, NaN spelled so that it equals itself."""
+    key = key if isinstance(key, tuple) else (key,)
+    return tuple("<nan>" if isinstance(v, float) and math.isnan(v) else v for v in key)
+
+
+def _grid_points(runs: pd.DataFrame, load: str, pooled: bool) -> list:
+    """The knee search's points of one group: one per ``load`` value, at its mean offered rate, each run a
+    summary of its counts (``pooled``: an aggregated row, its means times n_reps)."""
+    pts = []
+    for value, g in runs.groupby(load, sort=True):
+        rate = float(pd.to_numeric(g["offered_cps"], errors="coerce").mean())
+        if not rate > 0:
+            continue
+        reps = g["n_reps"].to_numpy(float) if pooled else np.ones(len(g))
+        recs = g.to_dict("records")
+        for r, n in zip(recs, reps):
+            for c in _COUNTS:
+                v = pd.to_numeric(r.get(c, 0.0), errors="coerce")
+                r[c] = float(v) * n if np.isfinite(v) else 0.0
+        pts.append(Point(rate, value, runs=recs))
+    return pts
+
+
+def _grid_knee(runs: pd.DataFrame, g: pd.DataFrame, load: str, threshold: float, at_knee: list[str],
+               pooled: bool) -> dict:
+    """One group's knee (`sim.knee.grid.grid_knee`) and the metrics at it; NaN outside the grid's range."""
+    check = ("", "vo_") if bool(has_vo(g).any()) else ("",)
+    status, fit = grid_knee(_grid_points(runs, load, pooled), threshold, check)
+    knee, low, high = fit.knee() if fit is not None else (math.nan, math.nan, math.nan)
+    if fit is not None and math.isnan(knee):
+        status = "no_fit"
+    out = {"knee_status": status, "knee_offered_cps": knee, "knee_offered_cps_low": low,
+           "knee_offered_cps_high": high, "knee_inter_arrival": _load_at(g, load, knee)}
+    values = {"knee_throughput_cps": "throughput_cps", **_KNEE_VALUES, **{f"{m}_at_knee": m for m in at_knee}}
+    if status == "above_range":     # no knee: what the heaviest load run shows (the knee lies beyond it)
+        top = g.loc[pd.to_numeric(g["offered_cps"], errors="coerce").idxmax()]
+        return {**out, **{name: top.get(col, np.nan) if name != "knee_throughput_cps" else np.nan
+                          for name, col in values.items()}, "knee_throughput_cps_ci95": np.nan}
+    for name, col in values.items():
+        out[name], ci = (regression_at([x for x, _ in fit.runs], [r.get(col) for _, r in fit.runs], math.log(knee))
+                         if not math.isnan(knee) else (math.nan, math.nan))
+        if name == "knee_throughput_cps":
+            out["knee_throughput_cps_ci95"] = ci
+    return out
+
+
+def _load_at(g: pd.DataFrame, load: str, knee_cps: float) -> float:
+    """The ``load`` value at offered rate ``knee_cps``: log load interpolated on log offered rate."""
+    rate = pd.to_numeric(g["offered_cps"], errors="coerce").to_numpy(float)
+    value = pd.to_numeric(g[load], errors="coerce").to_numpy(float)
+    keep = (rate > 0) & (value > 0)
+    if math.isnan(knee_cps) or keep.sum() < 2:
+        return math.nan
+    order = np.argsort(rate[keep])
+    return float(np.exp(np.interp(math.log(knee_cps), np.log(rate[keep][order]), np.log(value[keep][order]))))
 
 
 def _max_throughput_point(g: pd.DataFrame, load: str) -> dict:
@@ -383,18 +439,15 @@ def knee_commits(knees: pd.DataFrame) -> pd.DataFrame:
 
     From a knee search (``offered_cps`` with ``offered_cps_low/high``): the throughput measured at the knee,
     its band the offered-rate CI scaled by the knee's throughput / offered rate (the band says where the knee
-    lies). From the grid knee table (:func:`knee_table`): the knee throughput +- its replication CI."""
+    lies). From the grid knee table (:func:`knee_table`, ``knee_offered_cps*``): the same, by its fit."""
     out = knees.copy()
-    if "offered_cps_low" in out.columns:
-        tp = pd.to_numeric(out["throughput_cps"], errors="coerce")
-        scale = tp / pd.to_numeric(out["offered_cps"], errors="coerce")
-        out["knee_cps"] = tp
-        out["knee_cps_low"] = pd.to_numeric(out["offered_cps_low"], errors="coerce") * scale
-        out["knee_cps_high"] = pd.to_numeric(out["offered_cps_high"], errors="coerce").replace(np.inf, np.nan) * scale
-    else:
-        tp = pd.to_numeric(out["knee_throughput_cps"], errors="coerce")
-        ci = pd.to_numeric(out["knee_throughput_cps_ci95"], errors="coerce")
-        out["knee_cps"], out["knee_cps_low"], out["knee_cps_high"] = tp, tp - ci, tp + ci
+    grid = "knee_offered_cps_low" in out.columns
+    tp = pd.to_numeric(out["knee_throughput_cps" if grid else "throughput_cps"], errors="coerce")
+    offered = "knee_offered_cps" if grid else "offered_cps"
+    scale = tp / pd.to_numeric(out[offered], errors="coerce")
+    out["knee_cps"] = tp
+    out["knee_cps_low"] = pd.to_numeric(out[f"{offered}_low"], errors="coerce") * scale
+    out["knee_cps_high"] = pd.to_numeric(out[f"{offered}_high"], errors="coerce").replace(np.inf, np.nan) * scale
     return out
 
 

@@ -1,10 +1,11 @@
 """The design comparison (MODEL.md 'Catalog designs'): knee per design x provider x tables x FA ratio.
 
 A sweep with a `design` column taking more than one value is read as a comparison of catalog designs. The knee is
-the report's (aggregate.knee_table: highest throughput among load points whose success, and VO success for a mix,
-exceeds 95 %), found per design and configuration; beside it, what was happening at that load point: the share of
-window transactions still unfinished when the run stopped (GCS's 429 resend loops) and the throttled resends per
-commit. No plotting here (plots.design_knees).
+the report's (aggregate.knee_table: where success over window arrivals, and VO success for a mix, crosses 95 %, by
+the knee search's binomial regression over the grid's runs near the crossing, with its CI), found per design and
+configuration; beside it, what was happening at the knee (least squares over the same runs): the share of window
+transactions still unfinished when the run stopped (GCS's 429 resend loops) and the throttled resends per commit.
+No plotting here (plots.design_knees).
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from .aggregate import _hashable, aggregate, format_value, parameter_columns, varying_parameters
+from .aggregate import _hashable, format_value, knee_table, parameter_columns, varying_parameters
 
 #: the comparison's axes: figure x, hue, facet rows, facet columns
 DESIGN_KEYS = ["design", "provider", "num_tables", "fast_append_ratio"]
-#: what the headline table shows beside the knee, read at the knee's load point
+#: what the headline table shows beside the knee, at the knee (least squares over the fit's runs)
 AT_KNEE = ["unfinished_share", "throttled_per_commit", "commit_latency_mean_ms", "gets_per_commit"]
 #: the order designs are shown in (others follow, sorted)
 DESIGN_ORDER = ["file", "fs-table", "log", "rest"]
@@ -53,21 +54,14 @@ def design_group_columns(df: pd.DataFrame, load: str = "inter_arrival_ms") -> li
 
 
 def design_knees(df: pd.DataFrame, load: str = "inter_arrival_ms") -> pd.DataFrame:
-    """The knee per design group (aggregate.knee_table's columns) with AT_KNEE read at the knee's load point
-    (`<metric>_at_knee`) and `knee_at_edge`: the knee is the group's highest load, so the true knee may lie
-    beyond the loads run (a lower bound). `df` is the raw results table or aggregate()'s output."""
-    from .aggregate import knee_table
+    """The knee per design group (aggregate.knee_table's columns) with AT_KNEE at the knee (`<metric>_at_knee`)
+    and `knee_at_edge`: the heaviest load run still passes (`above_range`), so the knee lies beyond the loads run
+    (the group's highest throughput is a lower bound). `df` is the raw results table (the fit's runs) or
+    aggregate()'s output (each point's replications pooled)."""
     keys = design_group_columns(df, load)
-    agg = df if "n_reps" in df.columns else aggregate(df, keys + [load])
-    agg = _hashable(agg, keys)
-    knee = knee_table(agg, keys, load)
-    # the highest load of a group is its smallest inter-arrival gap
-    top = agg.groupby(keys, dropna=False)[load].min().rename("_top_load").reset_index()
-    knee = knee.merge(top, on=keys, how="left")
-    knee["knee_at_edge"] = knee["knee_inter_arrival"].notna() & (knee["knee_inter_arrival"] == knee["_top_load"])
-    cols = [m for m in AT_KNEE if m in agg.columns]
-    at = agg[keys + [load] + cols].rename(columns={load: "knee_inter_arrival", **{m: f"{m}_at_knee" for m in cols}})
-    knee = knee.merge(at, on=keys + ["knee_inter_arrival"], how="left").drop(columns="_top_load")
+    cols = [m for m in AT_KNEE if m in df.columns]
+    knee = knee_table(df, keys, load, at_knee=cols)
+    knee["knee_at_edge"] = knee["knee_status"] == "above_range"
     for m in AT_KNEE:
         if f"{m}_at_knee" not in knee.columns:
             knee[f"{m}_at_knee"] = np.nan
@@ -86,13 +80,18 @@ def with_ratio_to(knee: pd.DataFrame, baseline: str = "file") -> pd.DataFrame:
 
 
 def knee_cell(r) -> str:
-    """One headline cell: knee c/s ('>=' when it is a lower bound, '-' when no load qualified), with the
-    unfinished share and throttled resends per commit at the knee where they are not negligible."""
-    v = r["knee_throughput_cps"]
+    """One headline cell: knee c/s with its 95 % band ('>=' the highest throughput when the heaviest load still
+    passes, 'below range' when the lightest fails), with the unfinished share and throttled resends per commit at
+    the knee where they are not negligible."""
+    at_edge = bool(r.get("knee_at_edge", False))
+    v = r["max_throughput_cps"] if at_edge else r["knee_throughput_cps"]
     if not isinstance(v, (int, float, np.floating)) or not math.isfinite(v):
-        return "no knee"
-    s = (">= " if r.get("knee_at_edge", False) else "") + (f"{v:.2f}" if v < 10 else f"{v:.1f}" if v < 100
-                                                           else f"{v:.0f}")
+        return {"below_range": "below range"}.get(r.get("knee_status"), "no knee")
+    s = (">= " if at_edge else "") + _cps(v)
+    lo, hi = r.get("knee_offered_cps_low", np.nan), r.get("knee_offered_cps_high", np.nan)
+    if not at_edge and math.isfinite(lo) and math.isfinite(hi) and r["knee_offered_cps"] > 0:
+        scale = v / r["knee_offered_cps"]
+        s += f" [{_cps(lo * scale)}, {_cps(hi * scale)}]"
     notes = []
     u = r.get("unfinished_share_at_knee", np.nan)
     if isinstance(u, (int, float, np.floating)) and math.isfinite(u) and u >= 0.05:
@@ -101,6 +100,10 @@ def knee_cell(r) -> str:
     if isinstance(t, (int, float, np.floating)) and math.isfinite(t) and t >= 0.05:
         notes.append(f"{t:.2g} 429/commit")
     return s + (f" ({', '.join(notes)})" if notes else "")
+
+
+def _cps(v: float) -> str:
+    return f"{v:.2f}" if v < 10 else f"{v:.1f}" if v < 100 else f"{v:.0f}"
 
 
 def headline(knee: pd.DataFrame, tables=(1, 50), mixes=(1.0, 0.9)) -> pd.DataFrame:
@@ -130,9 +133,9 @@ def headline(knee: pd.DataFrame, tables=(1, 50), mixes=(1.0, 0.9)) -> pd.DataFra
 
 
 def design_group_columns_of(knee: pd.DataFrame) -> list[str]:
-    """The group keys of a design_knees() table (the columns before `knee_throughput_cps`)."""
+    """The group keys of a design_knees() table (the columns before `knee_status`)."""
     cols = list(knee.columns)
-    return cols[:cols.index("knee_throughput_cps")]
+    return cols[:cols.index("knee_status")]
 
 
 def headline_markdown(table: pd.DataFrame) -> str:

@@ -114,6 +114,9 @@ def _knee_html(knee: pd.DataFrame, keys: list[str], load: str) -> str:
         if isinstance(ci, float) and math.isfinite(ci) and tp != "\u2013":
             tp += f" \u00b1 {fmt_number(ci)}"
         d["knee throughput (c/s)"] = tp
+        d["knee"] = r["knee_status"]
+        d["offered (/s) [95 % CI]"] = (f"{_num(r['knee_offered_cps'])} [{_num(r['knee_offered_cps_low'])}, "
+                                       f"{_num(r['knee_offered_cps_high'])}]" if r["knee_status"] == "ok" else "\u2013")
         d[f"at {axis_label(load)}"] = _val(r["knee_inter_arrival"])
         d["success"] = _pct(r["knee_success_rate"])
         d["VO success"] = _pct(r["knee_vo_success_rate"])
@@ -387,24 +390,28 @@ def _knee_sections(sweep: _Sweep, agg: pd.DataFrame) -> tuple[list[tuple[str, st
     comparison the sweep was run for), then the knee picture with its tiers."""
     keys = knee_group_columns(sweep.layout)
     load = sweep.layout["cols"]
-    knee = knee_table(agg, keys, load)
+    knee = knee_table(sweep.ok, keys, load)
     atomic_write_csv(sweep.out / "knee.csv", knee)
     first = []
     if "num_tables" in knee.columns and knee["knee_throughput_cps"].notna().any():
         first = _knee_first(knee, sweep.out, sweep.figdir, f"Knees read off the {load} "
-                            "grid (the best qualifying grid point; bands: replication CI of its "
-                            "throughput). `python -m sim knee` and `knee:` sweeps measure them instead.")
+                            "grid (where success crosses the threshold, by the knee search's binomial regression over "
+                            "the grid's runs near the crossing; bands: its 95 % CI). `python -m sim knee` and "
+                            "`knee:` sweeps place their runs for it instead.")
     if design_cmp.is_design_sweep(sweep.ok):
-        first.insert(0, ("designs", "Catalog designs", _designs_html(agg, load, sweep.out, sweep.figdir)))
+        first.insert(0, ("designs", "Catalog designs", _designs_html(sweep.ok, load, sweep.out, sweep.figdir)))
     n_none = int(knee["knee_throughput_cps"].isna().sum())
-    kh = [f"<p>The knee (\"usable throughput\") of each {_e(', '.join(keys))} combination is the "
-          f"highest mean throughput over the <code>{_e(load)}</code> sweep among points "
-          f"whose success rate exceeds {SUCCESS_THRESHOLD:.0%} (for a mix, VO success too). "
-          "Latencies are at the knee; \u00b1 is the 95 % CI half-width of the knee throughput. "
+    kh = [f"<p>The knee (\"usable throughput\") of each {_e(', '.join(keys))} combination is where success "
+          f"(committed / window arrivals: an unfinished transaction is not a success; for a mix, VO success too) "
+          f"crosses {SUCCESS_THRESHOLD:.0%} over the <code>{_e(load)}</code> sweep: the binomial (logistic) "
+          "regression of the knee search (<code>sim knee</code>) over the runs of the grid points near the "
+          "crossing, interpolated, with its 95 % CI. Throughput, success and latencies are at the knee by least "
+          "squares over the same runs; \u00b1 is the 95 % CI half-width of the knee throughput there. "
           "The last columns give the highest throughput seen regardless of success.</p>"]
     if n_none:
-        kh.append(f'<p class="note">{n_none} of {len(knee)} groups have no point above the '
-                  "threshold (no knee; shown as \u2013).</p>")
+        kh.append(f'<p class="note">{n_none} of {len(knee)} groups have no knee in the grid (below range: '
+                  "the lightest load already fails; above range: the heaviest still passes; shown as "
+                  "\u2013).</p>")
     kh.append(_knee_html(knee, keys, load))
     return first, ("knee", "Knee: usable throughput", "".join(kh))
 
@@ -449,9 +456,11 @@ def _designs_html(agg: pd.DataFrame, load: str, out: Path, figdir: Path) -> str:
         sorted(set(knee["fast_append_ratio"]), reverse=True)[:2]
     head = design_cmp.headline(knee, tables, mixes)
     parts.append(f"<p>Knee (commits/s) per design and provider at {', '.join(map(str, tables))} table(s). "
-                 "'&ge;': the knee is the highest load run for that design (a lower bound). In brackets, at the "
-                 "knee's load point: the share of window transactions still unfinished when the run stopped "
-                 "(5 % or more) and the throttled (429) resends per commit. All knees: "
+                 "Square brackets: the knee's 95 % band (where the fit bounds it). '&ge;': every load run for that "
+                 "design passes (above range): its highest throughput, a lower bound; 'below range': the lightest "
+                 "load already fails. In parentheses, at the knee: the share of window transactions still "
+                 "unfinished when the run stopped (5 % or more) and the throttled (429) resends per commit. "
+                 "All knees: "
                  '<a href="design_knees.csv">design_knees.csv</a>.</p>')
     parts.append(_table(head, left={"mix", "design", *extra}))
     return "".join(parts)

@@ -9,7 +9,8 @@ from typing import Callable
 from .aggregate import format_value
 
 _DESCRIPTIONS = {
-    "success_rate": "Success rate = committed / (committed + aborted) (unfinished transactions left out)",
+    "success_rate": "Success rate = committed / window arrivals (unfinished transactions are not successes)",
+    "success_rate_finished": "Success rate of finished = committed / (committed + aborted) (unfinished left out)",
     "throughput_cps": "Throughput = commits per second over the measurement window",
     "offered_cps": "Offered rate = arrivals per second",
     "commit_latency_mean_ms": "Mean commit latency (runtime end to successful CAS; committed transactions only)",
@@ -22,6 +23,7 @@ _DESCRIPTIONS = {
 
 _TITLES = {
     "success_rate": "Success rate",
+    "success_rate_finished": "Success rate of finished",
     "throughput_cps": "Throughput (commits/s)",
     "offered_cps": "Offered rate (arrivals/s)",
     "commit_latency_mean_ms": "Mean commit latency",
@@ -82,7 +84,7 @@ def axis_label(col: str) -> str:
 def kind(metric: str) -> str:
     """How a metric is shown: 'rate' and 'share' in %, 'latency' in ms / s (log colours), else 'number'."""
     m = base_metric(metric)
-    if m.endswith("success_rate"):
+    if m.endswith(("success_rate", "success_rate_finished")):
         return "rate"
     if "latency" in m and m.endswith("_ms"):
         return "latency"
