@@ -18,7 +18,10 @@ import yaml
 PROVIDERS = ["s3x", "s3", "azurex", "azure", "gcp"]
 TABLES = [1, 10, 50]
 SHARED = ["file"]                                   # one catalog object for every table
-PER_TABLE = ["fs-table", "log", "log-spark"]        # storage only
+# storage only. Not log-spark: with 10,000,000 attempts and no sleep a transaction never gives up, so its success
+# share measures whether the backlog drains within the run's drain limit (the knee moves with duration and
+# drain), and overloaded runs cost ~ backlog x drain time; it needs a success bounded by commit latency
+PER_TABLE = ["fs-table", "log"]
 SERVICE = ["rest", "rest-lakekeeper", "service-pointer"]
 SERVICE_LATENCY_MS = [2.0, 10.0, 50.0]              # the service's database round trip: unsourced, swept
 
@@ -51,7 +54,7 @@ def spec() -> dict:
             "workload.num_tables": [r[3] for r in rows],
         }],
         "knee": {"param": "workload.inter_arrival.mean_ms", "threshold": 0.95, "precision": 0.05,
-                 "start": [4, 20000], "max_runs": 24, "halfwidth": 0.05},
+                 "start": [20, 5000], "max_runs": 24, "halfwidth": 0.05},
         "report": {"facets": ["design", "fast_append_ratio"]},
     }
 
