@@ -26,6 +26,10 @@ Invariants (numbers as in docs/MODEL.md, "History and invariants"):
 6. per-object mutation limit (only when `mutation_rate_per_s` is given): every `cas` row (ok or not)
    found a token in its object's bucket (refilled at the rate up to the burst; a fresh name starts
    full) and took it; every `throttled` row found none.
+7. locks (only when `lock_scope` is given): at most one holder of a lock at any instant (a grant only
+   of a free lock, a release only by its holder); under a FIFO discipline (`lock_fifo`) grants in
+   request order, a given-up request leaving the queue; every successful CAS made by the holder of its
+   table's lock; a lock row names its lock (`seq`: the table, or 0 for the one global lock).
 
 Catalog designs (MODEL.md "Catalog designs"), chosen by the keyword arguments of `check_history`:
 - `scope="global"` (default): one global seq; a CAS expects seq and fails on any commit.
@@ -41,6 +45,10 @@ Catalog designs (MODEL.md "Catalog designs"), chosen by the keyword arguments of
 - `reread_before_cas=True` (scope global, rewrite): a read right after a prepare is the attempt's re-read;
   if it sees the table moved since that prepare, the attempt failed there, without a CAS (invariant 3 counts
   it as an attempt).
+- `lock_scope="table"|"global"` (a commit lock, `lock_fifo` for its FIFO disciplines): `lock_request`,
+  `lock_grant`, `lock_release` and `lock_timeout` rows replay the locks; a release may follow its
+  transaction's end (its commit ended the transaction; the unlock takes effect after), and a
+  `lock_timeout` whose `attempts` is 1 failed a commit attempt (counted as one, as a CAS).
 `throttled` rows (a conditional write answered 429) change nothing, are not attempts, and follow
 the ordering rules of `cas` rows. Invariant numbers are those of MODEL.md; 6 is the checker's own.
 """
@@ -60,11 +68,12 @@ REQUIRED_COLUMNS = (
     "i", "kind", "time_ms", "txn", "table", "op", "seq", "version", "expected", "ok",
     "base_version", "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts",
 )
-KINDS = {"begin", "read", "prepare", "cas", "throttled", "end", "final"}
+LOCK_KINDS = {"lock_request", "lock_grant", "lock_release", "lock_timeout"}
+KINDS = {"begin", "read", "prepare", "cas", "throttled", "end", "final"} | LOCK_KINDS
 SCOPES = ("global", "table")
 PROTOCOLS = ("rewrite", "log")
 OUTCOMES = {"committed", "aborted", "unfinished"}
-ABORT_REASONS = {"retries_exhausted", "validation_failed", "throttled"}
+ABORT_REASONS = {"retries_exhausted", "validation_failed", "throttled", "lock_timeout"}
 # Float slack when comparing times that the engine computes as the same sum (start + latency).
 TIME_EPS_MS = 1e-6
 # Float slack on token counts: a write needs >= 1 - eps tokens; a throttled one must have had < 1 + eps.
@@ -88,7 +97,7 @@ class _Txn:
     __slots__ = (
         "txn", "begin_row", "table", "op", "max_attempts", "end_row", "cas_count", "ok_cas_row",
         "last_read_seq", "base_read_version", "prepare_base", "validated", "ready_ms", "reported", "last_write",
-        "after_prepare",
+        "after_prepare", "lock_asked",
     )
 
     def __init__(self, txn: int):
@@ -108,6 +117,7 @@ class _Txn:
         self.reported = set()        # one-shot messages already emitted (avoid repeating per row)
         self.last_write = ""         # kind of its latest conditional write row (`cas` or `throttled`)
         self.after_prepare = False   # its latest row was a prepare (the next read is a re-read, if the run has it)
+        self.lock_asked = False      # it has a lock request that was neither granted nor given up
 
 
 def _as_int(x) -> int:
@@ -236,7 +246,10 @@ class Replay:
 
     def __init__(self, scope: str = "global", protocol: str = "rewrite",
                  mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0,
-                 version_files: bool = False, reread_before_cas: bool = False):
+                 version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
+                 lock_fifo: bool = False):
+        if lock_scope not in (None,) + SCOPES:
+            raise ValueError(f"lock_scope must be None or one of {SCOPES}, not {lock_scope!r}")
         if scope not in SCOPES:
             raise ValueError(f"scope must be one of {SCOPES}, not {scope!r}")
         if protocol not in PROTOCOLS:
@@ -256,6 +269,9 @@ class Replay:
         self.final_tables: dict[int, int] = {}         # final rows per table
         self.prev_time_ms = -math.inf
         self.prev_i: int | None = None
+        self.lock_scope, self.lock_fifo = lock_scope, lock_fifo
+        self.holder: dict[int, int] = {}               # lock -> the transaction holding it
+        self.queue: dict[int, list[int]] = {}          # FIFO: lock -> its waiters in request order
 
     # ------------------------------------------------------------------------------------------ reporting
 
@@ -302,7 +318,7 @@ class Replay:
         if x.begin_row < 0 and "nobegin" not in x.reported:
             x.reported.add("nobegin")
             self.flag(3, e, f"{e.kind} event before the transaction's begin")
-        if x.end_row >= 0 and e.kind != "end":   # a second end is reported by `end`
+        if x.end_row >= 0 and e.kind not in ("end", "lock_release"):   # a second end is reported by `end`
             self.flag(3, e, f"{e.kind} event after the transaction ended at row {x.end_row}")
         if x.begin_row >= 0 and e.table != x.table:
             self.flag(0, e, f"{e.kind} on table {e.table} but the transaction began on table {x.table}")
@@ -411,6 +427,9 @@ class Replay:
         self._conditional_write(e, expected, throttled=False)
         if _as_bool(e.raw.ok):
             self._commit(e, x, expected)
+            if self.lock_scope is not None and self.holder.get(self._lock_of(e.table)) != e.txn:
+                self.flag(7, e, f"commit to table {e.table} outside its lock (held by "
+                                f"{self._holder_str(self._lock_of(e.table))})")
         elif expected == self.cas_seq(e.table):
             self.flag(1, e, self._free_yet_failed(e, expected))
         rec_seq, rec_v = _as_int(e.raw.seq), _as_int(e.raw.version)
@@ -446,11 +465,94 @@ class Replay:
             if outcome == "aborted" and reason not in ABORT_REASONS:
                 self.flag(3, e, f"aborted with reason {reason!r}, expected one of {sorted(ABORT_REASONS)}"
                           if reason else "aborted without a reason")
+            if reason == "lock_timeout" and x.last_write != "lock_timeout":
+                self.flag(3, e, "ends lock_timeout but its last lock request was not given up for good")
             if reason == "throttled" and x.last_write != "throttled":
                 self.flag(3, e, "ends throttled (its storage client gave a request up) but its last conditional "
                                 "write was not answered 429")
             if outcome == "unfinished" and reason != "unfinished":
                 self.flag(3, e, f"unfinished with reason {reason!r}, expected 'unfinished'")
+
+    # ------------------------------------------------------------------------------------------ locks
+
+    def _lock_of(self, table: int) -> int:
+        return table if self.lock_scope == "table" else 0
+
+    def _holder_str(self, k: int) -> str:
+        h = self.holder.get(k)
+        return "no one" if h is None else f"txn {h}"
+
+    def _lock_row(self, e: _Event) -> tuple[_Txn, int] | None:
+        """The transaction of a lock row and its lock, after the checks every lock row shares."""
+        x = self._txn_of(e)
+        if self.lock_scope is None:
+            self.flag(0, e, f"{e.kind} row in a run without a lock")
+            return None
+        k, rec = self._lock_of(e.table), _as_int(e.raw.seq)
+        if rec != k:
+            self.flag(0, e, f"{e.kind} names lock {rec} but the transaction's lock is {k} (lock scope "
+                            f"{self.lock_scope})")
+        return x, k
+
+    def lock_request(self, e: _Event) -> None:
+        row = self._lock_row(e)
+        if row is None:
+            return
+        x, k = row
+        if x.lock_asked:
+            self.flag(7, e, "lock request while its previous one is still open")
+        x.lock_asked = True
+        if self.lock_fifo:
+            self.queue.setdefault(k, []).append(e.txn)
+
+    def lock_grant(self, e: _Event) -> None:
+        """Invariant 7: a grant only of a free lock, and under FIFO to the first waiter."""
+        row = self._lock_row(e)
+        if row is None:
+            return
+        x, k = row
+        if not x.lock_asked:
+            self.flag(7, e, "lock granted without an open request")
+        x.lock_asked = False
+        if k in self.holder:
+            self.flag(7, e, f"lock {k} granted while {self._holder_str(k)} holds it (two holders)")
+        self.holder[k] = e.txn
+        if not self.lock_fifo:
+            return
+        q = self.queue.get(k, [])
+        if q and q[0] != e.txn:
+            self.flag(7, e, f"lock {k} granted out of request order: txn {q[0]} asked first and still waits")
+        if e.txn in q:
+            q.remove(e.txn)
+
+    def lock_release(self, e: _Event) -> None:
+        """Invariant 7: only the holder releases."""
+        row = self._lock_row(e)
+        if row is None:
+            return
+        _, k = row
+        if self.holder.get(k) != e.txn:
+            self.flag(7, e, f"lock {k} released by a transaction that does not hold it (held by "
+                            f"{self._holder_str(k)})")
+            return
+        del self.holder[k]
+
+    def lock_timeout(self, e: _Event) -> None:
+        """A request given up leaves the queue; one that failed its commit attempt counts as an attempt."""
+        row = self._lock_row(e)
+        if row is None:
+            return
+        x, k = row
+        if not x.lock_asked:
+            self.flag(7, e, "lock request given up without an open request")
+        x.lock_asked = False
+        if self.lock_fifo and e.txn in self.queue.get(k, []):
+            self.queue[k].remove(e.txn)
+        if _as_int(e.raw.attempts) == 1:
+            x.cas_count += 1
+            x.last_write = "lock_timeout"
+            if x.max_attempts >= 0 and x.cas_count > x.max_attempts:
+                self.flag(3, e, f"attempt {x.cas_count} (failed at its lock) exceeds the {x.max_attempts} allowed")
 
     def final(self, e: _Event) -> None:
         """Invariants 1 and 2 at the end of the run: seq counts every success, v[t] those on t."""
@@ -601,18 +703,21 @@ class Replay:
 
 def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str = "rewrite",
                   mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0,
-                  version_files: bool = False, reread_before_cas: bool = False) -> list[Violation]:
+                  version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
+                  lock_fifo: bool = False) -> list[Violation]:
     """Replay `history` (FORMATS.md "History") and return every invariant violation, sorted by row.
 
     `scope` (`global` | `table`) and `protocol` (`rewrite` | `log`) are the run's `catalog.scope` and
     `commit.protocol` (`log` is always per table); `mutation_rate_per_s` / `mutation_burst` the
     per-object mutation limit the run enforced (None: not checked); `version_files`, `reread_before_cas`
-    the run's `catalog.version_files` and `commit.reread_before_cas`. An empty list means all checked
+    the run's `catalog.version_files` and `commit.reread_before_cas`; `lock_scope` the run's `lock.scope`
+    (None: no lock) and `lock_fifo` whether its discipline grants in request order. An empty list means all checked
     invariants hold. The replay trusts only the order of events and the CAS outcomes; every observed
     value (read state, seq/version after a CAS, final state) is compared against the checker's own
     catalog state, which is never resynchronised to the record, so an error shows where it first happens.
     """
-    replay = Replay(scope, protocol, mutation_rate_per_s, mutation_burst, version_files, reread_before_cas)
+    replay = Replay(scope, protocol, mutation_rate_per_s, mutation_burst, version_files, reread_before_cas,
+                    lock_scope, lock_fifo)
     missing_cols = [c for c in REQUIRED_COLUMNS if c not in history.columns]
     if missing_cols:
         return [Violation(0, -1, f"history lacks columns {missing_cols}")]

@@ -86,6 +86,44 @@ class Server:
     retry: "RetryPolicy" = _spec(None)
 
 
+# the commit locks (docs/MODEL.md, "Locks"), each variant's waiting discipline and limits as its implementation sets
+# them: Iceberg's HiveCatalog on the Hive Metastore (MetastoreLock: FIFO by lock id, checkLock polled every
+# min(50 x 1.5^(k-1), 5000) ms plus up to 10 %, given up after 180 s, which fails the commit attempt); Hudi's
+# ZooKeeper provider (Curator's InterProcessMutex: FIFO, the predecessor's deletion notifies; tryLock waits 60 s)
+# and DynamoDB provider (the awslabs lock client: a GetItem every second, a free lock taken by a conditional
+# PutItem; it waits 60 s plus a 60 s lease), both under Hudi's LockManager (50 more tries, 5 s apart); Iceberg's
+# DynamoDbLockManager (a held lock: sleep a 15 s lease, then try again; 3 min)
+LOCK_VARIANTS = {
+    "hms": {"discipline": "fifo_poll", "timeout_ms": 180_000.0, "retries": 0, "retry_wait_ms": 0.0,
+            "poll": {"policy": "exponential", "base_ms": 50.0, "factor": 1.5, "max_ms": 5000.0, "jitter": 0.1}},
+    "zookeeper": {"discipline": "fifo_notify", "timeout_ms": 60_000.0, "retries": 50, "retry_wait_ms": 5000.0},
+    "dynamodb": {"discipline": "race_poll", "timeout_ms": 120_000.0, "retries": 50, "retry_wait_ms": 5000.0,
+                 "poll": {"policy": "fixed", "delay_ms": 1000.0}},
+    "dynamodb-lease": {"discipline": "lease_sleep", "timeout_ms": 180_000.0, "retries": 0, "retry_wait_ms": 0.0,
+                       "lease_ms": 15_000.0},
+}
+LOCK_DISCIPLINES = ("fifo_notify", "fifo_poll", "race_poll", "lease_sleep")
+
+
+@dataclass(frozen=True)
+class Lock:
+    """A commit lock (docs/MODEL.md, "Locks"): `variant` names the implementation and fills in the others. Per
+    table or one for every table (`scope`); its service answers each request in `latency_ms` (or the lognormal
+    `latency`; HMS's defaults to the catalog's); a waiter waits by `discipline`, polling after `poll`'s sleeps
+    (`lease_ms` for lease_sleep); a request not granted `timeout_ms` after it reached the service is given up, and
+    asked again after `retry_wait_ms` `retries` times before the lock call fails its commit attempt."""
+    variant: str = _spec(None, choices=tuple(LOCK_VARIANTS))
+    scope: str = _spec(None, choices=("table", "global"))
+    discipline: str = _spec(None, choices=LOCK_DISCIPLINES)
+    latency_ms: float = _spec(None, ge=0)
+    latency: LatencySpec = _spec(None)
+    poll: "RetryPolicy" = _spec(None)
+    lease_ms: float = _spec(None, ge=0)
+    timeout_ms: float = _spec(None, gt=0)
+    retries: int = _spec(None, ge=0)
+    retry_wait_ms: float = _spec(None, ge=0)
+
+
 @dataclass(frozen=True)
 class Catalog:
     backend: str = _spec("storage", choices=("storage", "service"))
@@ -196,6 +234,9 @@ class Commit:
     checkpoint_rebuild: bool = _spec(False, late=True)
     log_cleanup: str = _spec("none", choices=("none", "every_commit", "checkpoint"), late=True)
     log_entries_at_start: int = _spec(0, ge=0, late=True)
+    # Hudi (the log protocol under a lock): TrueTime's sleep under the lock per instant time generated
+    # (hoodie.time.generator.max_expected_clock_skew_ms)
+    clock_skew_wait_ms: float = _spec(None, ge=0, late=True)
 
 
 @dataclass(frozen=True)
@@ -249,6 +290,8 @@ class Config:
     workload: Workload = _nested(Workload)
     commit: Commit = _nested(Commit)
     retry: Retry = _nested(Retry)
+    # a commit lock (Iceberg on the Hive Metastore, Hudi's lock providers); none by default
+    lock: Lock = _nested(Lock, late=True)
 
     def to_dict(self) -> dict:
         """The resolved config as plain data; keys that do not apply (None) are left out."""
@@ -411,6 +454,69 @@ def _resolve_server(cfg: Config) -> Catalog:
                                                                                       f"{path}.retry")))
 
 
+def _resolve_lock(cfg: Config) -> Lock:
+    """A lock's keys: its variant's defaults under the ones given; the service's latency given, or the catalog's
+    (HMS serves both). No lock: no lock key."""
+    lk, path = cfg.lock, "lock"
+    if lk == Lock():
+        return lk
+    _require(lk, path, ("variant",), (), "any lock key is given")
+    preset = LOCK_VARIANTS[lk.variant]
+    poll = lk.poll or (RetryPolicy(**preset["poll"]) if "poll" in preset else None)
+    lk = _with_defaults(lk, scope="table", discipline=preset["discipline"], timeout_ms=preset["timeout_ms"],
+                        retries=preset["retries"], retry_wait_ms=preset["retry_wait_ms"], poll=poll,
+                        lease_ms=preset.get("lease_ms"))
+    polled = lk.discipline in ("fifo_poll", "race_poll")
+    _require(lk, path, ("poll",) if polled else (), () if polled else ("poll",), f"discipline is {lk.discipline}")
+    leased = lk.discipline == "lease_sleep"
+    _require(lk, path, ("lease_ms",) if leased else (), () if leased else ("lease_ms",),
+             f"discipline is {lk.discipline}")
+    if lk.poll is not None:
+        lk = dataclasses.replace(lk, poll=_resolve_retry(lk.poll, f"{path}.poll"))
+    if lk.latency_ms is None and lk.latency is None:
+        cat = cfg.catalog
+        if lk.variant != "hms" or cat.backend != "service":
+            raise ConfigError(f"{path}.latency_ms", f"the {lk.variant} lock service's round trip has no public "
+                              "figure: give lock.latency_ms or lock.latency.{median_ms, sigma}")
+        lk = dataclasses.replace(lk, latency_ms=cat.latency_ms, latency=cat.latency)   # HMS serves both
+    elif lk.latency_ms is not None and lk.latency is not None:
+        raise ConfigError(f"{path}.latency_ms", "give one of latency_ms (constant) or latency (lognormal)")
+    if lk.latency is not None:
+        _require(lk.latency, f"{path}.latency", ("median_ms", "sigma"), (), "the latency is lognormal")
+    _check_locked_commit(cfg)
+    return lk
+
+
+def _check_locked_commit(cfg: Config) -> None:
+    """A lock guards Iceberg's commit on a service catalog that the client writes metadata for (the Hive
+    Metastore: one table's row, the rewrite protocol, no REST server), or a timeline in storage (Hudi: the log
+    protocol, no checkpoints, none of the Delta clients' switches, one attempt each time it holds the lock)."""
+    cat, commit = cfg.catalog, cfg.commit
+    if commit.protocol == "log":
+        checks = ((cat.backend != "storage", "catalog.backend storage (Hudi's timeline)", "hudi"),
+                  (commit.checkpoint_interval != 0, "commit.checkpoint_interval 0 (a timeline has no checkpoint)",
+                   "hudi"),
+                  (commit.first_attempt != "refresh", "commit.first_attempt refresh (it LISTs under the lock)",
+                   "hudi"),
+                  (any(getattr(commit, k) != getattr(Commit, k) for k in LOG_CLIENT_KEYS),
+                   "none of the Delta clients' commit switches", "hudi"))
+    else:
+        checks = ((cat.backend != "service", "catalog.backend service (the Hive Metastore)", "hive"),
+                  (cat.server != Server(), "no catalog.server (the client writes metadata.json)", "hive"),
+                  (cat.table_metadata_inlined, "the client's metadata.json: no catalog.table_metadata_inlined",
+                   "hive"))
+    checks += ((cat.scope != "table", "catalog.scope table", "hive or hudi"),
+               (commit.shape != "table", "commit.shape table", "hive or hudi"))
+    for wrong, why, design in checks:
+        if wrong:
+            raise ConfigError("lock.variant", f"a commit lock needs {why} (or design: {design})")
+
+
+def _check_clock_skew(cfg: Config) -> None:
+    if cfg.commit.clock_skew_wait_ms is not None and (cfg.lock.variant is None or cfg.commit.protocol != "log"):
+        raise ConfigError("commit.clock_skew_wait_ms", "only with a lock and commit.protocol log (Hudi; design hudi)")
+
+
 def _resolve_arrivals(w: Workload) -> InterArrival:
     """Each inter-arrival distribution reads its own keys; a Poisson or constant gap defaults to 100 ms."""
     ia, p = w.inter_arrival, "workload.inter_arrival"
@@ -502,6 +608,7 @@ def _resolve(cfg: Config) -> Config:
     _check_shape(cfg)
     _check_version_files(cfg)
     _check_reread(cfg.catalog, commit)
+    _check_clock_skew(cfg)
     _check_tables(cfg.workload)
     try:
         load_provider(cfg.storage.provider)
@@ -516,7 +623,8 @@ def _resolve(cfg: Config) -> Config:
     retry = Retry(catalog=_resolve_retry(cfg.retry.catalog, "retry.catalog"),
                   table=_resolve_retry(cfg.retry.table, "retry.table"))
     storage = dataclasses.replace(cfg.storage, throttle_retry=_resolve_resend(cfg.storage.throttle_retry))
-    return dataclasses.replace(cfg, workload=workload, retry=retry, storage=storage, commit=commit, catalog=catalog)
+    return dataclasses.replace(cfg, workload=workload, retry=retry, storage=storage, commit=commit, catalog=catalog,
+                               lock=_resolve_lock(cfg))
 
 
 def build_structure(data: Mapping | None, path: str = "") -> Config:

@@ -70,14 +70,38 @@ DESIGNS["log-spark"] = {
                "snapshot_max_parallel": 1000, "checkpoint_rebuild": True, "log_cleanup": "checkpoint"},
     "retry": {"table": {"policy": "immediate"}}, "storage": GOOGLE_JAVA}
 
+# hive: Iceberg's HiveCatalog on the Hive Metastore (docs/MODEL.md, "Iceberg on the Hive Metastore"): the client
+# writes metadata.json, then takes HMS's table lock (FIFO, polled 50 ms x 1.5 up to 5 s, 180 s timeout), compares
+# the table's metadata location with its base inside it (getTable), alters the table and unlocks; a loser deletes its
+# metadata.json before unlocking; Iceberg's client retry. HMS's latency (every RPC: getTable, lock, checkLock,
+# alter_table, unlock) has no public figure: give catalog.latency_ms or catalog.latency. HMS without the lock
+# (`iceberg.engine.hive.lock-enabled=false`, HIVE-26882: one alter_table whose expected metadata location HMS
+# compares in its database) is design service-pointer.
+DESIGNS["hive"] = {
+    "catalog": {"backend": "service", "scope": "table"},
+    "commit": {"protocol": "rewrite", "max_retries": 4},
+    "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY}, "storage": GOOGLE_JAVA,
+    "lock": {"variant": "hms"}}
+
+# hudi: Apache Hudi's optimistic concurrency control (docs/MODEL.md, "Hudi"): a timeline of completed instants in
+# storage; a write takes the table's lock to start (TrueTime's 200 ms, its heartbeat and .requested PUTs) and to
+# commit (the timeline's LIST, a GET per instant completed since it started and the conflict check, the metadata
+# table's files, TrueTime again, the completed instant's PUT); a conflict fails the write (no retry, Hudi's
+# default). The lock is ZooKeeper's (Hudi's default provider: FIFO, notified); its round trip has no public figure:
+# give lock.latency_ms or lock.latency. lock.variant dynamodb is Hudi's DynamoDB provider.
+DESIGNS["hudi"] = {
+    "catalog": {"backend": "storage", "scope": "table"},
+    "commit": {"protocol": "log", "max_retries": 0, "checkpoint_interval": 0, "clock_skew_wait_ms": 200.0},
+    "lock": {"variant": "zookeeper"}}
+
 # designs that were removed, and why: naming one is an error that says what to use instead
 RETIRED = {"pointer": "pointer was removed: no real catalog CASes one pointer object per table; use "
                       "fs-table (Iceberg file-system tables) or service-pointer (Glue, JDBC, S3 Tables)"}
 
 
 def is_whole(value: dict) -> bool:
-    """A mapping that replaces the one under it whole: a retry policy, or a REST server naming its variant (whose
-    defaults are the variant's, not another's)."""
+    """A mapping that replaces the one under it whole: a retry policy, or a REST server or lock naming its variant
+    (whose defaults are the variant's, not another's)."""
     return "policy" in value or "variant" in value
 
 

@@ -25,6 +25,8 @@ PERCENTILES = (50, 95, 99)
 _BLOCK = ("outcome", "end_ms", "runtime_end_ms")
 _SUMS = ("catalog_conflicts", "table_conflicts", "gets", "puts", "manifest_lists_read", "cases", "catalog_reads",
          "backoff_ms", "throttled")
+# what the lock figures read (`_lock_out`)
+_LOCK = ("lock_requests", "lock_grants", "lock_timeouts", "lock_wait_ms", "lock_hold_ms")
 # what the writer tallies read (`_Writers.add`): all records, not only the window's (a writer's busy time)
 _WRITER = ("writer", "arrival_ms", "end_ms", "due_ms", "missed", "cases", "outcome", "in_window")
 
@@ -76,9 +78,30 @@ def _window(cols: dict, window_ms: tuple[float, float], names) -> tuple[dict, fl
     return _take(cols, cols["in_window"], names), (window_ms[1] - window_ms[0]) / 1000.0
 
 
+def _lock_out(counts: tuple[int, int, int], window_s: float, wait: tuple[float, int, float],
+              hold: tuple[float, int, float]) -> dict:
+    """Lock figures of the window's transactions: requests, grants (per second: over every lock; per table in
+    `per_table`, each table's own lock under lock.scope table) and timeouts; a transaction's lock wait (its requests'
+    waits summed) over those that asked for the lock, and its hold (summed over its grants) over those granted it,
+    each as (sum, count, P99)."""
+    requests, grants, timeouts = counts
+    return {"lock_requests": requests, "lock_grants": grants, "lock_timeouts": timeouts,
+            "lock_grants_cps": grants / window_s,
+            "lock_wait_mean_ms": _ratio(wait[0], wait[1]), "lock_wait_p99_ms": wait[2],
+            "lock_hold_mean_ms": _ratio(hold[0], hold[1]), "lock_hold_p99_ms": hold[2]}
+
+
+def _lock_figures(df: dict, window_s: float) -> dict:
+    asked, granted = df["lock_requests"] > 0, df["lock_grants"] > 0
+    wait, hold = df["lock_wait_ms"][asked], df["lock_hold_ms"][granted]
+    p99 = lambda x: float(np.percentile(x, 99)) if x.size else math.nan   # noqa: E731
+    return _lock_out((int(df["lock_requests"].sum()), int(df["lock_grants"].sum()), int(df["lock_timeouts"].sum())),
+                     window_s, (float(wait.sum()), wait.size, p99(wait)), (float(hold.sum()), hold.size, p99(hold)))
+
+
 def summarize(cols: dict, window_ms: tuple[float, float]) -> dict:
     """The run's flat summary over window transactions (`cols`: `sim.records.record_columns`)."""
-    df, window_s = _window(cols, window_ms, _BLOCK + _SUMS + ("op", "attempts"))
+    df, window_s = _window(cols, window_ms, _BLOCK + _SUMS + ("op", "attempts") + _LOCK)
     out = _block(df, window_s, "")
     op = df["op"]
     blocks = [_block(_take(df, op == code, _BLOCK), window_s, f"{name}_") for code, name in enumerate(OPS)]
@@ -92,6 +115,7 @@ def summarize(cols: dict, window_ms: tuple[float, float]) -> dict:
     lag = writers.add(_take(cols, slice(None), _WRITER))
     out.update(writers.summary(out["throughput_cps"], float(lag.mean()) if lag.size else math.nan,
                                float(np.percentile(lag, 99)) if lag.size else math.nan))
+    out.update(_lock_figures(df, window_s))
     return out
 
 
@@ -127,7 +151,8 @@ def _summary_out(out: dict, window_s: float, unfinished: int, blocks: list[dict]
 def per_table(cols: dict, window_ms: tuple[float, float]) -> list[dict]:
     """Per popularity rank: what Zipf runs are judged by. Ranks in order, each rank's transactions in id order
     (as pandas' groupby gave them)."""
-    df, window_s = _window(cols, window_ms, _BLOCK + ("table_rank", "catalog_conflicts", "table_conflicts"))
+    df, window_s = _window(cols, window_ms, _BLOCK + ("table_rank", "catalog_conflicts", "table_conflicts",
+                                                       "lock_grants"))
     rank = df["table_rank"]
     order = np.argsort(rank, kind="stable")
     ranks, starts = np.unique(rank[order], return_index=True)
@@ -135,16 +160,16 @@ def per_table(cols: dict, window_ms: tuple[float, float]) -> list[dict]:
     for r, idx in zip(ranks, np.split(order, starts[1:])):
         part = {k: v[idx] for k, v in df.items()}
         rows.append(_table_row(int(r), _block(part, window_s, ""), int(part["catalog_conflicts"].sum()),
-                               int(part["table_conflicts"].sum())))
+                               int(part["table_conflicts"].sum()), int(part["lock_grants"].sum()) / window_s))
     return rows
 
 
-def _table_row(rank: int, b: dict, cat: int, tab: int) -> dict:
+def _table_row(rank: int, b: dict, cat: int, tab: int, lock_grants_cps: float) -> dict:
     return {"table_rank": rank, "arrived": b["arrived"], "committed": b["committed"], "aborted": b["aborted"],
             "success_rate": b["success_rate"], "success_rate_finished": b["success_rate_finished"],
             "throughput_cps": b["throughput_cps"],
             "commit_latency_mean_ms": b["commit_latency_mean_ms"], "commit_latency_p99_ms": b["commit_latency_p99_ms"],
-            "catalog_conflicts": cat, "table_conflicts": tab}
+            "catalog_conflicts": cat, "table_conflicts": tab, "lock_grants_cps": lock_grants_cps}
 
 
 def per_writer(cols: dict, window_ms: tuple[float, float]) -> list[dict]:
@@ -353,6 +378,11 @@ class StreamSummary:
         self.writers = _Writers(window_ms)
         self.lag_sums: list[float] = []          # per chunk: sum of commit lags
         self.hist_lag = LogHistogram(ALPHA_SUMMARY, 1)
+        self.lock_counts = np.zeros(3, dtype=np.int64)   # requests, grants, timeouts
+        self.lock_grants = np.zeros(num_tables, dtype=np.int64)
+        self.lock_sums: dict[str, list[float]] = {"lock_wait_ms": [], "lock_hold_ms": []}
+        self.lock_n = {"lock_wait_ms": 0, "lock_hold_ms": 0}
+        self.hist_lock = LogHistogram(ALPHA_SUMMARY, 2)   # row 0: waits, row 1: holds
 
     def add(self, cols: dict) -> None:
         self.total["transactions"] += len(cols["txn"])
@@ -377,6 +407,17 @@ class StreamSummary:
         self.attempts[0] += int(cols["attempts"][w][fin].sum())
         self.attempts[1] += int(fin.sum())
         self._add_aborted_and_writers(cols, w, outcome)
+        self._add_lock(cols, w, table)
+
+    def _add_lock(self, cols: dict, w: np.ndarray, table: np.ndarray) -> None:
+        grants = cols["lock_grants"][w]
+        self.lock_counts += [int(cols["lock_requests"][w].sum()), int(grants.sum()), int(cols["lock_timeouts"][w].sum())]
+        self.lock_grants += np.bincount(table, weights=grants, minlength=self.T).astype(np.int64)
+        for row, (name, by) in enumerate((("lock_wait_ms", "lock_requests"), ("lock_hold_ms", "lock_grants"))):
+            x = cols[name][w][cols[by][w] > 0]
+            self.lock_sums[name].append(float(x.sum()))
+            self.lock_n[name] += x.size
+            self.hist_lock.add(np.full(x.size, row, dtype=np.int64), x)
 
     def _add_aborted_and_writers(self, cols: dict, w: np.ndarray, outcome: np.ndarray) -> None:
         a = outcome == Outcome.ABORTED
@@ -410,6 +451,9 @@ class StreamSummary:
         n_lag = int(self.writers.due.sum())
         out.update(self.writers.summary(out["throughput_cps"], math.fsum(self.lag_sums) / n_lag if n_lag else math.nan,
                                         self.hist_lag.percentiles([0], [99])[0]))
+        wait, hold = ((math.fsum(self.lock_sums[k]), self.lock_n[k], self.hist_lock.percentiles([row], [99])[0])
+                      for row, k in enumerate(("lock_wait_ms", "lock_hold_ms")))
+        out.update(_lock_out(tuple(int(c) for c in self.lock_counts), self.window_s, wait, hold))
         return out
 
     def per_table(self) -> list[dict]:
@@ -420,7 +464,8 @@ class StreamSummary:
             if self.outcomes[groups].sum() == 0:
                 continue
             rows.append(_table_row(t + 1, self._block(groups, self.hist_table, [t], ""),
-                                   int(self.conflicts[t, 0]), int(self.conflicts[t, 1])))
+                                   int(self.conflicts[t, 0]), int(self.conflicts[t, 1]),
+                                   int(self.lock_grants[t]) / self.window_s))
         return rows
 
     def per_writer(self) -> list[dict]:

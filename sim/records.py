@@ -13,7 +13,8 @@ from .model.state import HIST, KINDS, OPS, OUTCOMES, REASONS, TX, Kind, Outcome,
 RECORD_COLUMNS = ("txn", "table", "table_rank", "op", "arrival_ms", "runtime_end_ms", "end_ms", "outcome",
                   "reason", "attempts", "catalog_conflicts", "table_conflicts", "manifest_lists_read",
                   "catalog_reads", "gets", "puts", "cases", "backoff_ms", "in_window", "throttled", "writer",
-                  "due_ms", "missed", "lists")
+                  "due_ms", "missed", "lists", "lock_requests", "lock_grants", "lock_timeouts", "lock_wait_ms",
+                  "lock_hold_ms", "deletes")
 
 HISTORY_COLUMNS = ("kind", "time_ms", "txn", "table", "op", "seq", "version", "expected", "ok", "base_version",
                    "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts")
@@ -70,6 +71,14 @@ def record_rows(tx: np.ndarray) -> dict[str, np.ndarray]:
         "due_ms": tx["due_ms"].copy(),
         "missed": tx["missed"].copy(),
         "lists": tx["lists"].copy(),                # log: LISTs besides its catalog reads
+        # locks: its requests (one per lock call, one more per re-request after a timeout), grants, timeouts, the
+        # time its requests waited and the time it held the lock, each summed over its attempts
+        "lock_requests": tx["lock_requests"].copy(),
+        "lock_grants": tx["lock_grants"].copy(),
+        "lock_timeouts": tx["lock_timeouts"].copy(),
+        "lock_wait_ms": tx["lock_wait_ms"].copy(),
+        "lock_hold_ms": tx["lock_hold_ms"].copy(),
+        "deletes": tx["deletes"].copy(),            # object DELETEs (Iceberg on HMS: a losing attempt's metadata.json)
     }
     assert tuple(cols) == RECORD_COLUMNS
     return cols

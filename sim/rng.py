@@ -20,6 +20,9 @@ SOURCES = (
     "server_backoff",    # REST servers (sim.model.server)
     "put_version_hint",      # version files (fs-table): the hint's best-effort PUT
     "put_last_checkpoint",   # log fidelity: the checkpoint rebuild's _last_checkpoint PUT
+    "lock_read", "lock_write", "lock_jitter",   # locks (sim.model.lock): polls; requests, releases; poll jitter
+    "delete",                # an object DELETE (Iceberg on HMS: a losing attempt's metadata.json)
+    "put_timeline",          # Hudi: a small timeline or metadata-table file's PUT
 )
 
 

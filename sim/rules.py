@@ -8,9 +8,11 @@ def mutation_limit(config: dict, profile: dict) -> tuple[float, float] | None:
     """(rate per second, burst) of the provider's per-object mutation limit if it binds this run's conditional
     writes: objects in the provider (backend storage, not a service's rows), `storage.throttle` not false, and a
     provider that has a limit. Else None."""
-    catalog, storage = (config.get(k) or {} for k in ("catalog", "storage"))
+    catalog, storage, lock = (config.get(k) or {} for k in ("catalog", "storage", "lock"))
     rate = profile.get("mutation_rate_per_s")
     if catalog.get("backend", "storage") != "storage" or storage.get("throttle", True) is False or rate is None:
+        return None
+    if lock.get("variant"):   # a commit under a lock writes fresh names unconditionally (Hudi's instants)
         return None
     burst = profile.get("mutation_burst")
     return float(rate), 1.0 if burst is None else float(burst)
@@ -18,14 +20,17 @@ def mutation_limit(config: dict, profile: dict) -> tuple[float, float] | None:
 
 def checker_rules(resolved: dict) -> dict:
     """Keyword arguments of `sim.checker.check_history` for a run: its CAS scope, commit protocol (the log
-    protocol is always per table), mutation limit, version files and re-read before the CAS."""
+    protocol is always per table), mutation limit, version files, re-read before the CAS, and lock (its scope,
+    and whether its discipline grants in request order)."""
     config = resolved["config"]
-    catalog, commit = (config.get(k) or {} for k in ("catalog", "commit"))
+    catalog, commit, lock = (config.get(k) or {} for k in ("catalog", "commit", "lock"))
     protocol = commit.get("protocol") or "rewrite"
     rules = {"scope": "table" if protocol == "log" else catalog.get("scope") or "global", "protocol": protocol,
              "mutation_rate_per_s": None, "mutation_burst": 1.0,
              "version_files": bool(catalog.get("version_files")),
-             "reread_before_cas": bool(commit.get("reread_before_cas"))}
+             "reread_before_cas": bool(commit.get("reread_before_cas")),
+             "lock_scope": lock.get("scope") if lock.get("variant") else None,
+             "lock_fifo": lock.get("discipline") in ("fifo_notify", "fifo_poll")}
     limit = mutation_limit(config, resolved.get("provider_profile") or {})
     if limit is not None:
         rules["mutation_rate_per_s"], rules["mutation_burst"] = limit

@@ -244,6 +244,43 @@ CASES = {
     "log_delta_rs_lanes_pages": merge(CONTENDED, {"design": "log", "commit": {
         "checkpoint_interval": 10, "snapshot_max_parallel": 2, "log_entries_at_start": 2_500}}),
     "log_spark": merge(CONTENDED, {"design": "log-spark", "workload": {"vo_conflict_probability": 0.05}}),
+    # commit locks (sim/model/lock.py) with Iceberg on HMS (design hive): each discipline, with timeouts
+    # (HMS's unlock of a waiting lock; notify's parked waiters and their timers, stale ones included;
+    # re-requests), one global lock, and constant latencies where only the event order decides
+    "hive": merge(CONTENDED, {"design": "hive", "catalog": {"latency_ms": 10},
+                              "workload": {"vo_conflict_probability": 0.05}}),
+    "hive_hms_timeouts": merge(CONTENDED, {"design": "hive", "catalog": {"latency": {"median_ms": 8, "sigma": 0.5}},
+                                           "lock": {"variant": "hms", "timeout_ms": 400}}),
+    "hive_zookeeper_timeouts": merge(CONTENDED, {"design": "hive", "catalog": {"latency_ms": 6}, "lock": {
+        "variant": "zookeeper", "latency": {"median_ms": 3, "sigma": 0.8}, "timeout_ms": 300, "retries": 2,
+        "retry_wait_ms": 100}}),
+    "hive_dynamodb_race": merge(CONTENDED, {"design": "hive", "catalog": {"latency_ms": 6}, "lock": {
+        "variant": "dynamodb", "latency_ms": 4, "poll": {"policy": "fixed", "delay_ms": 50}, "timeout_ms": 600}}),
+    "hive_dynamodb_lease": merge(CONTENDED, {"design": "hive", "catalog": {"latency_ms": 6}, "lock": {
+        "variant": "dynamodb-lease", "latency_ms": 4, "lease_ms": 200, "timeout_ms": 1000}}),
+    "hive_global_lock": merge(CONTENDED, {"design": "hive", "catalog": {"latency_ms": 5},
+                                          "workload": {"num_tables": 4}, "lock": {"variant": "hms", "scope": "global"}}),
+    "hive_ties_zookeeper": {
+        "duration_ms": 20_000, "warmup_ms": 4_000, "cooldown_ms": 4_000, "design": "hive",
+        "storage": {"provider": "instant"}, "catalog": {"latency_ms": 4},
+        "lock": {"variant": "zookeeper", "latency_ms": 2, "timeout_ms": 40, "retries": 1, "retry_wait_ms": 8},
+        "workload": {"inter_arrival": {"distribution": "constant", "mean_ms": 3}, "num_tables": 2,
+                     "runtime": {"median_ms": 30, "sigma": 0, "min_ms": 0}},
+    },
+    **{f"writers_hive_{v}": _writers({"count": 6}, {"design": "hive", "catalog": {"latency_ms": 5},
+                                                    "lock": {"variant": v, "latency_ms": 3}})
+       for v in ("hms", "zookeeper")},
+    # Hudi (sim/model/hudi.py): two lock calls per write, conflicts, timeouts; its DynamoDB provider
+    "hudi": merge(CONTENDED, {"design": "hudi", "lock": {"latency": {"median_ms": 3, "sigma": 0.6}},
+                              "workload": {"inter_arrival": {"mean_ms": 300}, "vo_conflict_probability": 0.2}}),
+    "hudi_timeouts": merge(CONTENDED, {"design": "hudi", "lock": {"latency_ms": 4, "timeout_ms": 150, "retries": 1,
+                                                                  "retry_wait_ms": 30},
+                                       "workload": {"inter_arrival": {"mean_ms": 150}}}),
+    "hudi_dynamodb": merge(CONTENDED, {"design": "hudi", "lock": {"variant": "dynamodb", "latency_ms": 4,
+                                                                  "poll": {"policy": "fixed", "delay_ms": 100}},
+                                       "storage": {"provider": "gcp"}, "workload": {"inter_arrival": {"mean_ms": 500}}}),
+    "writers_hudi": _writers({"count": 5}, {"design": "hudi", "lock": {"latency_ms": 2},
+                                            "workload": {"num_tables": 2}}),
 }
 
 
@@ -306,7 +343,10 @@ def _rules(c) -> dict:
                                   "writers_periodic_skip", "writers_bench_log", "writers_bench_gcp",
                                   "writers_ties_periodic", "rest_reference_lognormal", "rest_lakekeeper_vo",
                                   "rest_stale_no_server_retry", "service_pointer",
-                                  "log_delta_rs_lanes_pages", "log_spark"])
+                                  "log_delta_rs_lanes_pages", "log_spark", "hive", "hive_hms_timeouts",
+                                  "hive_zookeeper_timeouts", "hive_dynamodb_race", "hive_dynamodb_lease",
+                                  "hive_global_lock", "hive_ties_zookeeper", "writers_hive_zookeeper", "hudi",
+                                  "hudi_timeouts", "hudi_dynamodb", "writers_hudi"])
 def test_fast_history_passes_checker(name):
     c = from_dict(merge(BASE, CASES[name]))
     fast = FastEngine(c, record_history=True).run()
@@ -442,8 +482,11 @@ def _writers_instead(draw, d: dict) -> None:
         writers.update(think_ms=draw(st.sampled_from([0.0, 10.0, 500.0])),
                        think=draw(st.sampled_from(["constant", "exponential"])))
     else:
-        writers.update(interval_ms=draw(st.sampled_from([5.0, 200.0, 2_000.0])),
-                       jitter_ms=draw(st.sampled_from([0.0, 50.0])), overrun=draw(st.sampled_from(["wait", "skip"])))
+        # at most ~3000 ticks over the run, as the arrivals (12 writers every 5 ms for 5 minutes were 720,000
+        # transactions: a reference run of many minutes)
+        interval = max(draw(st.sampled_from([5.0, 200.0, 2_000.0])), writers["count"] * d["duration_ms"] / 3000)
+        writers.update(interval_ms=interval, jitter_ms=draw(st.sampled_from([0.0, 50.0])),
+                       overrun=draw(st.sampled_from(["wait", "skip"])))
     for key, values in (("commits", [1, 5, 40]), ("start_spread_ms", [0.0, 1_000.0])):
         if draw(st.booleans()):
             writers[key] = draw(st.sampled_from(values))

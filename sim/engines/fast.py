@@ -19,14 +19,16 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from ..model import arrivals, writers
+from ..model import arrivals, lock, writers
 from ..model.step import step
+from ..model.transaction import PARKED
 from ..model.draws import events_before_refill, needs
 from ..model.jit import handler
 from ..model.state import PC
 from .base import EngineBase
 
-# heap "who": >= 0 a transaction (its slot); W_WRITER0 - w writer w's next start; else:
+# heap "who": >= 0 a transaction (its slot); W_WRITER0 - w writer w's next start; below the writers', slot j's lock
+# timer (`_timers0(m) - j`); else:
 W_ARRIVALS_START, W_ARRIVALS, W_WATCHDOG, W_STOP = np.int64(-1), np.int64(-2), np.int64(-3), np.int64(-4)
 W_WRITER0 = np.int64(-5)
 URGENT, NORMAL = np.int64(0), np.int64(1)
@@ -34,7 +36,8 @@ _PRIO_SHIFT = np.int64(1) << np.int64(62)   # heap key = priority * 2^62 + eid
 # loop state kept between calls
 E_EID, E_HEAP, E_STOPPED, E_STARTED, E_NEED, E_DONE = range(6)
 N_E = 6
-STATUS_DONE, STATUS_NEED, STATUS_EMPTY = 0, 1, 2
+STATUS_DONE, STATUS_NEED, STATUS_EMPTY, STATUS_GROW = 0, 1, 2, 3
+PUSHES_PER_EVENT = 3   # an event schedules at most 3 events (a transaction's own, a woken waiter's, a timer)
 
 
 def _guard_cache() -> None:
@@ -157,6 +160,31 @@ def _ended(m, j, now, h_t, h_k, h_w, hsize, eid):
 
 
 @handler
+def _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0):
+    """What the last handler asked of the engine besides its own next event: run a parked waiter now (a FIFO-notify
+    grant), then set a parked waiter's timer (`sim.model.lock`). Returns the heap's size and the next eid."""
+    r = m.run[0]
+    if r.wake >= 0:
+        hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, r.wake)
+        eid += 1
+        r.wake = -1
+    if r.timer >= 0:
+        hsize = _at(h_t, h_k, h_w, hsize, eid, now + r.timer_ms, NORMAL, timers0 - r.timer)
+        eid += 1
+        r.timer = -1
+    return hsize, eid
+
+
+@handler
+def _timer_event(m, j, now, h_t, h_k, h_w, hsize, eid):
+    """Slot j's lock timer: if its waiter gives its wait up now, the waiter runs now (a stale timer does nothing)."""
+    if lock.on_timer(m, j, now):
+        hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, j)
+        eid += 1
+    return hsize, eid
+
+
+@handler
 def _writer_event(m, w, now, h_t, h_k, h_w, hsize, eid):
     """Writer w's next transaction starts now (URGENT), unless the writer stops."""
     j = writers.on_due(m, w, now)
@@ -176,7 +204,11 @@ def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
         hsize, eid = _start(m, h_t, h_k, h_w, hsize, eid, watchdog_ms)
     status = STATUS_DONE
     safe = 0       # events that can run before a source could run short (`needs` is checked only then)
+    timers0 = W_WRITER0 - m.p.writers
     while True:
+        if hsize + PUSHES_PER_EVENT > len(h_t):   # stale lock timers stay in the heap until they fire
+            status = STATUS_GROW
+            break
         if safe == 0:
             need = needs(m)
             if need != 0:
@@ -194,11 +226,15 @@ def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
         hsize = _pop(h_t, h_k, h_w, hsize)
         if who >= 0:   # a transaction's slot
             delay = step(m, who, now)
-            if m.tx[who].pc != PC.DONE:
+            if m.p.lock:
+                hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0)
+            if m.tx[who].pc == PC.DONE:
+                hsize, eid = _ended(m, who, now, h_t, h_k, h_w, hsize, eid)
+            elif delay != PARKED:
                 hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, who)
                 eid += 1
-            else:
-                hsize, eid = _ended(m, who, now, h_t, h_k, h_w, hsize, eid)
+        elif who <= timers0:
+            hsize, eid = _timer_event(m, timers0 - who, now, h_t, h_k, h_w, hsize, eid)
         elif who <= W_WRITER0:
             hsize, eid = _writer_event(m, W_WRITER0 - who, now, h_t, h_k, h_w, hsize, eid)
         elif who == W_ARRIVALS or who == W_ARRIVALS_START:
@@ -227,8 +263,11 @@ class FastEngine(EngineBase):
         h_t = h_k = h_w = np.zeros(0, dtype=np.int64)
         e = np.zeros(N_E, dtype=np.int64)
         end = np.zeros(1, dtype=np.float64)
+        status = STATUS_DONE
         while True:
             cap = len(r.m.tx) + r.m.p.writers + 8
+            if status == STATUS_GROW:   # stale lock timers filled it
+                cap = max(cap, 2 * len(h_t))
             if len(h_t) < cap:   # the slots grew (or the run starts): so does the heap, between events
                 n = int(e[E_HEAP])
                 h_t, h_k, h_w = (np.concatenate([h[:n], np.zeros(cap - n, dtype=dt)])
@@ -238,6 +277,7 @@ class FastEngine(EngineBase):
                 break
             if status == STATUS_EMPTY:
                 raise RuntimeError("no scheduled events left before the run ended")
-            r.refill(int(e[E_NEED]))
+            if status == STATUS_NEED:
+                r.refill(int(e[E_NEED]))
         r.finish(end[0])
         return self

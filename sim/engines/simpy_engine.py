@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import simpy
 
-from ..model import arrivals, writers
+from ..model import arrivals, lock, writers
 from ..model.step import step
+from ..model.transaction import PARKED
 from ..model.draws import events_before_refill, needs
 from ..model.build import VALIDATION_FIELDS
 from ..model.state import PC, Need
@@ -28,6 +29,7 @@ class SimPyEngine(EngineBase):
         self._safe = 0
         self.m = view(self.r.m)
         self.stop = env.event()
+        self._parked = {}   # slot -> the event a parked lock waiter waits for (`sim.model.lock`)
         if self.m.p.writers > 0:
             for w in range(self.m.p.writers):
                 self._writer_at(w, writers.first_due(self.m, w))
@@ -84,11 +86,34 @@ class SimPyEngine(EngineBase):
         elif self.m.run[0].stop:
             self._stop()
 
+    def _lock_asks(self, m) -> None:
+        """What the last handler asked besides its own next event: run a parked waiter now (a FIFO-notify grant),
+        then set a parked waiter's timer."""
+        r = m.run[0]
+        if r.wake >= 0:
+            self._parked.pop(r.wake).succeed()
+            r.wake = -1
+        if r.timer >= 0:
+            j = r.timer
+            self.env.timeout(r.timer_ms).callbacks.append(lambda _event: self._timer(j))
+            r.timer = -1
+
+    def _timer(self, j: int) -> None:
+        """Slot j's lock timer: if its waiter gives its wait up now, it runs now (a stale timer does nothing)."""
+        if lock.on_timer(self._model(), j, self.env.now):
+            self._parked.pop(j).succeed()
+
     def _txn(self, j: int):
         env = self.env
         while True:
             m = self._model()
             delay = step(m, j, env.now)
+            if m.p.lock:
+                self._lock_asks(m)
+            if delay == PARKED and m.tx[j].pc != PC.DONE:
+                event = self._parked[j] = env.event()
+                yield event
+                continue
             if m.tx[j].pc == PC.DONE:
                 if m.p.writers > 0:
                     after = writers.on_end(m, j, env.now)
@@ -97,4 +122,7 @@ class SimPyEngine(EngineBase):
                 if m.run[0].stop:
                     self._stop()
                 return
-            yield env.timeout(delay)
+            event = env.timeout(delay)
+            if m.run[0].stop:   # it ended, but its lock's release is still to take effect (`sim.model.lock`)
+                self._stop()
+            yield event

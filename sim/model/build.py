@@ -62,6 +62,8 @@ class Run:
         run = np.zeros(1, dtype=RUN)
         run["free_slots"] = n_slots
         run["writers_active"] = p.writers
+        run["wake"] = run["timer"] = -1
+        n_locks = n_tables if p.lock and p.lock_per_table else 1
         src = self.sources
         return Model(
             p=p, run=run, tx=tx, free=np.arange(n_slots - 1, -1, -1, dtype=np.int64),
@@ -80,7 +82,9 @@ class Run:
             bk_head=np.full(n_tables, -1, dtype=np.int64),
             bk_prev=np.full(n_entries, -1, dtype=np.int64),
             wr=np.zeros(max(1, p.writers), dtype=WR), bo_srv=delays.server,
-            hints=np.zeros(n_tables, dtype=np.int64))
+            hints=np.zeros(n_tables, dtype=np.int64), bo_lock=delays.lock,
+            lk_holder=np.full(n_locks, -1, dtype=np.int64), lk_head=np.full(n_locks, -1, dtype=np.int64),
+            lk_tail=np.full(n_locks, -1, dtype=np.int64))
 
     @property
     def n_txn(self) -> int:

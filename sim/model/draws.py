@@ -13,6 +13,9 @@ from .state import HIST_ROWS_PER_EVENT, LIST_PAGE_KEYS, N_SRC, LogCleanup, Need,
 # what one event may draw grows with the commits since the last stop, so without slack the engines would check
 # `needs` before nearly every event (a refill is free of consequence: the draws are the same numbers)
 GET_EVENTS = 16
+# draws one event takes of any other source at most: a lock waiter that timed out and its design's next request
+# draw one source twice; Hudi's commit PUTs its metadata-table files (hudi.METADATA_TABLE_PUTS) in one event
+DRAWS_PER_EVENT = 8
 
 
 @model_function
@@ -32,7 +35,7 @@ def max_gets_per_event(m):
     or with no checkpoints every entry of the table. Grows by at most one per event."""
     r = m.run[0]
     n = r.validate_max + r.seq - r.seq_at_stop
-    if m.p.log and not m.p.object_shape:
+    if m.p.log and not m.p.object_shape and not m.p.hudi:   # (Hudi reads no snapshot)
         ci = m.p.checkpoint_interval
         snap = ci + 1 if ci > 0 else r.seq
         if m.p.snapshot_update:                      # the checks' n GETs, a LIST and the update's n GETs
@@ -110,7 +113,7 @@ def needs(m):
     """Bit mask of the sources (Src) and buffers (Need) to refill before the next event."""
     need = 0
     for s in range(N_SRC):
-        if _left(m, s) < (gets_for(m, GET_EVENTS) if s == Src.GET else 1):
+        if _left(m, s) < (gets_for(m, GET_EVENTS) if s == Src.GET else DRAWS_PER_EVENT):
             need |= 1 << s
     if _hist_left(m) < 1:
         need |= 1 << Need.HISTORY
@@ -126,13 +129,13 @@ def needs(m):
 @model_function
 def events_before_refill(m):
     """How many events can certainly run before `needs` could be non-zero, so that an engine may skip the
-    check until then (it costs about as much as a cheap event). One event takes at most one draw of each
-    source but GET, at most `max_gets_per_event` GETs (which grows by at most one per event), at most
+    check until then (it costs about as much as a cheap event). One event takes at most DRAWS_PER_EVENT draws of
+    each source but GET, at most `max_gets_per_event` GETs (which grows by at most one per event), at most
     HIST_ROWS_PER_EVENT history rows, one arrival and one commit."""
     n = min(_arrivals_left(m), _thr_left(m), _buckets_left(m), _hist_left(m))
     for s in range(N_SRC):
         if s != Src.GET:
-            n = min(n, _left(m, s))
+            n = min(n, _left(m, s) // DRAWS_PER_EVENT)
     if m.step[Src.GET] != 0:
         gets_left = _left(m, Src.GET)
         while n > 0 and gets_for(m, n) > gets_left:

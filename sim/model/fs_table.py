@@ -12,7 +12,7 @@ from . import throttle
 from .draws import take
 from .jit import handler, model_function
 from .state import PC, Outcome, Reason, Src
-from .transaction import end, probe
+from .transaction import AGAIN, end, probe
 
 
 @handler
@@ -23,7 +23,7 @@ def on_hint(m, j, now):
     return probe(m, j, m.hints[tx.table] + 1, m.p.g * tx.op_latency_ms)
 
 
-ANSWERED = -2.0   # on_probe's answer for a miss: the read's own effect point is now (`sim.model.step`)
+ANSWERED = AGAIN   # on_probe's answer for a miss: the read's own effect point is now (`sim.model.step`)
 
 
 @handler

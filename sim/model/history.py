@@ -66,3 +66,10 @@ def throttled(m, now, j, t, seq, v, expected, answer):
 @model_function
 def end(m, now, j, t, answer, outcome, reason, attempts):
     _row(m, Kind.END, now, j, t, NA, NA, NA, FALSE, NA, NA, NA, answer, outcome, reason, attempts)
+
+
+@model_function
+def lock(m, kind, now, j, t, k, ends_attempt):
+    """A lock row (`Kind.LOCK_*`): lock k requested, granted, released or given up at its effect point; a given-up
+    request that failed the commit attempt it was for (no re-request left) has `attempts` 1."""
+    _row(m, kind, now, j, t, k, NA, NA, FALSE, NA, NA, NA, np.nan, Outcome.NONE, Reason.NONE, ends_attempt)

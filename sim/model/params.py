@@ -9,10 +9,11 @@ from ..config import Config, RetryPolicy
 from ..providers import load_provider
 from ..rules import mutation_limit
 from .retry import delay_table
-from .state import LogCleanup, Params
+from .state import DISCIPLINES, LogCleanup, Params
 
 THROTTLE_RESENDS = 64     # the resend delay table's length; later 429s in a row sleep its last (capped) delay
 UNLIMITED = 1 << 62       # a resend policy with no count limit
+POLLS = 1 << 20           # a lock's polls have no count limit: its poll delay table runs until its cap
 
 
 class Delays(NamedTuple):
@@ -21,6 +22,7 @@ class Delays(NamedTuple):
     table: np.ndarray
     throttle: np.ndarray
     server: np.ndarray       # REST servers: before the server's k-th retry of a lost database CAS
+    lock: np.ndarray         # locks: before the k-th poll
 
 
 def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
@@ -31,6 +33,7 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
     pol_thr, jit_thr, bo_thr = delay_table(cfg.storage.throttle_retry, THROTTLE_RESENDS - 2)
     srv = cfg.catalog.server
     pol_srv, jit_srv, bo_srv = delay_table(srv.retry or RetryPolicy(), srv.retries or 0)
+    pol_lock, jit_lock, bo_lock = delay_table(cfg.lock.poll or RetryPolicy(), POLLS)
     limit = mutation_limit(cfg.to_dict(), load_provider(cfg.storage.provider).to_dict())
     rate_per_s, burst = limit if limit is not None else (0.0, 0.0)
     p = dict(
@@ -50,9 +53,11 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         checkpoint_interval=0 if cfg.commit.shape == "object" else cfg.commit.checkpoint_interval or 0,
         log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg), **_resends(cfg),
         **_server(cfg, pol_srv, jit_srv),
-        version_files=cat.version_files, reread_before_cas=cfg.commit.reread_before_cas, **_log(cfg))
+        version_files=cat.version_files, reread_before_cas=cfg.commit.reread_before_cas, **_log(cfg),
+        **_lock(cfg, pol_lock, jit_lock))
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
-    return Params(**{k: _FIELD_TYPES[k](v) for k, v in p.items()}), Delays(bo_cat, bo_tab, bo_thr, bo_srv)
+    return (Params(**{k: _FIELD_TYPES[k](v) for k, v in p.items()}),
+            Delays(bo_cat, bo_tab, bo_thr, bo_srv, bo_lock))
 
 
 def _resends(cfg: Config) -> dict:
@@ -69,6 +74,17 @@ def _server(cfg: Config, policy: int, jitter: float) -> dict:
     # the microbenchmark (commit.shape object) times the database's conditional write alone
     return dict(server=srv.variant is not None and cfg.commit.shape == "table", server_get=bool(srv.metadata_get),
                 server_retries=srv.retries or 0, policy_server=policy, jitter_server=jitter)
+
+
+def _lock(cfg: Config, policy: int, jitter: float) -> dict:
+    """A commit lock's scope, discipline and limits (`sim.model.lock`; none unless lock.variant is given)."""
+    lk = cfg.lock
+    return dict(lock=lk.variant is not None, lock_per_table=lk.scope != "global",
+                lock_discipline=DISCIPLINES.index(lk.discipline or "fifo_poll"), lock_in_storage=False,
+                lock_timeout_ms=lk.timeout_ms or 0.0, lock_retries=lk.retries or 0,
+                lock_retry_wait_ms=lk.retry_wait_ms or 0.0, lock_lease_ms=lk.lease_ms or 0.0, policy_lock=policy,
+                jitter_lock=jitter, hudi=lk.variant is not None and cfg.commit.protocol == "log",
+                clock_skew_wait_ms=cfg.commit.clock_skew_wait_ms or 0.0)
 
 
 def _log(cfg: Config) -> dict:

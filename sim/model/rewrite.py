@@ -1,6 +1,6 @@
 """Iceberg's commit protocol (docs/MODEL.md, "One transaction"; `commit.protocol: rewrite`): every attempt
 after a table conflict rewrites the manifest list and the table metadata before its CAS."""
-from . import catalog, fs_table, history, server
+from . import catalog, fs_table, hive, history, server
 from .draws import take
 from .io import gets_ms
 from .jit import handler, model_function
@@ -80,6 +80,8 @@ def _prepare_then_cas(m, j, now, pending, v, do_prepare):
             return next_read(m, j, PC.REREAD, pending)
     if m.p.server:                                   # a REST server commits on the client's behalf
         return server.post(m, j, pending)
+    if m.p.lock:                                     # Iceberg on the Hive Metastore: the commit under its lock
+        return hive.commit(m, j, pending)
     return next_write(m, j, PC.CAS, pending)
 
 

@@ -96,7 +96,7 @@ def sources_of(cfg: Config, p: Params, rng: dict, n_guess: int) -> list[Source]:
              Src.CONFLICT: (Uniform(), n_guess if p.vo_conflicts else 0),
              Src.GAP: (inter_arrival_dist(cfg.workload, cfg.duration_ms) if not p.writers else Constant(math.inf),
                        min(n_guess + BATCH, CHUNK)),
-             Src.PUT_CP: (lat.put_checkpoint, n_guess // max(1, p.checkpoint_interval) if p.log else 0),
+             Src.PUT_CP: (lat.put_checkpoint, n_guess // p.checkpoint_interval if p.checkpoint_interval else 0),
              Src.THROTTLE: (Uniform(), n_guess if p.throttle else 0),
              Src.THINK: (think_dist(cfg.workload.writers), n_guess if p.writers else 0),
              # a writer's first start (and phase jitter) is drawn before any refill can run: 2 per writer at least
@@ -105,7 +105,13 @@ def sources_of(cfg: Config, p: Params, rng: dict, n_guess: int) -> list[Source]:
              Src.SERVER: (Uniform(), n_guess if p.server and p.jitter_server != 0.0 else 0),
              Src.PUT_HINT: (lat.put_version_hint, n_guess if p.version_files else 0),
              Src.PUT_LAST_CP: (lat.put_last_checkpoint, n_guess // max(1, p.checkpoint_interval)
-                               if p.checkpoint_rebuild else 0)}
+                               if p.checkpoint_rebuild else 0),
+             # locks: a request and a release per attempt, polls while waiting; a losing attempt's DELETE
+             Src.LOCK_READ: (lat.lock, n_guess if p.lock else 0),
+             Src.LOCK_WRITE: (lat.lock, 2 * n_guess if p.lock else 0),
+             Src.LOCK_JITTER: (Uniform(), n_guess if p.lock and p.jitter_lock != 0.0 else 0),
+             Src.DELETE: (lat.delete, n_guess if p.lock and not p.hudi else 0),
+             Src.PUT_TIMELINE: (lat.put_timeline, 8 * n_guess if p.hudi else 0)}
     return [Source(first[s][0], rng[SRC_STREAM[s]], min(first[s][1], CHUNK)) for s in range(N_SRC)]
 
 

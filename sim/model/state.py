@@ -42,6 +42,18 @@ TX = np.dtype([
     ("probe", I),                # the version name its probe in flight asks for
     # log fidelity: LISTs of the log besides its catalog reads (snapshot updates, checkpoint rebuilds, cleanup)
     ("lists", I),
+    # locks (sim/model/lock.py): where it goes once it holds the lock, and once it neither holds nor waits for it
+    ("after_lock", I), ("after_unlock", I),
+    ("lock_answer_ms", F),       # from a lock handler's `now` to when the client hears of it (a grant, a release)
+    ("lock_failed", I),          # 1: its lock call gave up (timed out with no re-request left)
+    ("lock_next", I),            # FIFO disciplines: the slot queued behind it (-1: none)
+    ("lock_polls", I),           # polls of its request in flight
+    ("lock_retries_left", I),    # re-requests left after a timeout, in this lock call
+    ("lock_requested_ms", F),    # when its request in flight first reached the lock service (NaN: not yet)
+    ("lock_granted_ms", F),      # when it was granted the lock it holds
+    ("lock_deadline_ms", F),     # FIFO notify: when its timer gives its wait up
+    ("lock_requests", I), ("lock_grants", I), ("lock_timeouts", I), ("lock_wait_ms", F), ("lock_hold_ms", F),
+    ("deletes", I),              # object DELETEs (Iceberg on HMS: a losing attempt's metadata.json)
 ])
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
@@ -64,6 +76,10 @@ RUN = np.dtype([
     ("validate_max", I),         # at the last stop between events, the most snapshots a transaction in flight
     ("seq_at_stop", I),          # had yet to validate; and `seq` then
     ("writers_active", I),       # writers that will start another transaction
+    # locks: what the last handler asks of the engine besides its own next event (-1: nothing)
+    ("wake", I),                 # the parked slot to run now (a FIFO-notify grant)
+    ("timer", I),                # the slot whose timer to set, `timer_ms` from now (a parked waiter's timeout)
+    ("timer_ms", F),
 ])
 
 # one history row (`Model.hist`; docs/FORMATS.md "History")
@@ -133,6 +149,19 @@ class Params(NamedTuple):
     checkpoint_rebuild: bool
     log_cleanup: int
     log_entries_at_start: int
+    # locks (sim/model/lock.py)
+    lock: bool                   # commits take a lock (lock.variant)
+    lock_per_table: bool         # ... one per table (else one for every table)
+    lock_discipline: int         # ... how waiters wait (Discipline)
+    lock_in_storage: bool        # ... an object in the provider: GET polls, conditional writes, its mutation limit
+    lock_timeout_ms: float       # a request not granted this long after it reached the service is given up
+    lock_retries: int            # ... and re-requested this many times, after lock_retry_wait_ms each
+    lock_retry_wait_ms: float
+    lock_lease_ms: float         # lease_sleep: a waiter that finds the lock held sleeps this long
+    policy_lock: int             # the sleep before the k-th poll (`Model.bo_lock`) and its jitter
+    jitter_lock: float
+    hudi: bool                   # the log protocol under a lock: Hudi's OCC (sim/model/hudi.py)
+    clock_skew_wait_ms: float    # ... TrueTime's sleep under the lock per instant time generated
 
 
 def _codes(name: str, names: str, first: int = 0, kind=int):
@@ -146,15 +175,24 @@ def _codes(name: str, names: str, first: int = 0, kind=int):
 # handlers of its effect points")
 PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BASE LOG_LIST LOG_CREATE"
                   " SRV_LOAD SRV_CAS"    # REST servers: the server's load of the base, its database CAS
-                  " FS_HINT FS_PROBE REREAD")   # version files; the re-read before the CAS
+                  " FS_HINT FS_PROBE REREAD"     # version files; the re-read before the CAS
+                  # locks (sim/model/lock.py): a request, a poll, a parked waiter, an HMS waiter's cancel, a
+                  # release; then Iceberg on HMS (sim/model/hive.py): holding the lock, getTable, alter_table,
+                  # after the unlock
+                  " LOCK_REQUEST LOCK_POLL LOCK_WAIT LOCK_CANCEL UNLOCK"
+                  " HIVE_LOCKED HIVE_CHECK HIVE_ALTER HIVE_UNLOCKED"
+                  # Hudi (sim/model/hudi.py): holding the start lock, started; holding the commit lock, the
+                  # timeline's LIST, the completed instant's PUT; failed
+                  " HUDI_START_LOCKED HUDI_STARTED HUDI_LOCKED HUDI_CHECK HUDI_COMMIT HUDI_FAILED")
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
-Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED", kind=I)
+Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT",
+              kind=I)
 KINDS = tuple(k.lower() for k in Kind._fields)
 Outcome = _codes("Outcome", "NONE COMMITTED ABORTED UNFINISHED", kind=I)
 OUTCOMES = ("", "committed", "aborted", "unfinished")
-Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED THROTTLED", kind=I)
-REASONS = ("", "retries_exhausted", "validation_failed", "unfinished", "throttled")
+Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED THROTTLED LOCK_TIMEOUT", kind=I)
+REASONS = ("", "retries_exhausted", "validation_failed", "unfinished", "throttled", "lock_timeout")
 OPS = ("fa", "vo")
 NA, FALSE, TRUE = I(-1), I(0), I(1)
 # retry policies; the last two only as storage clients' resend policies (`sim.model.resend`)
@@ -163,17 +201,23 @@ Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA"
 Src = _codes("Src", "READ CAS GET PUT_ML PUT_TM BACKOFF CONFLICT GAP PUT_CP THROTTLE THINK WRITER"
                     " SERVER"      # REST servers: the jitter of a server's retry sleep
                     " PUT_HINT"    # version files: the version hint's PUT
-                    " PUT_LAST_CP")  # log fidelity: the checkpoint rebuild's _last_checkpoint PUT
+                    " PUT_LAST_CP"   # log fidelity: the checkpoint rebuild's _last_checkpoint PUT
+                    " LOCK_READ LOCK_WRITE LOCK_JITTER"   # locks: polls; requests and releases; poll jitter
+                    " DELETE PUT_TIMELINE")   # a DELETE (Iceberg on HMS); a small timeline file's PUT (Hudi)
 N_SRC = len(Src)
 SRC_STREAM = ("catalog_read", "catalog_cas", "get", "put_manifest_list", "put_table_metadata", "backoff",
               "validation_conflict", "arrival", "put_checkpoint", "throttle", "think", "writer",
-              "server_backoff", "put_version_hint", "put_last_checkpoint")
+              "server_backoff", "put_version_hint", "put_last_checkpoint", "lock_read", "lock_write", "lock_jitter",
+              "delete", "put_timeline")
 # bits of the `needs` mask past the sources': the history buffer is full; the next arrival has no free slot or no
 # drawn table; the conflict table could be indexed past its end; a throttled log's next entry has no bucket
 Need = _codes("Need", "HISTORY TXN THR BUCKETS", first=N_SRC)
 ArrivalsAt = _codes("ArrivalsAt", "NEXT CLOSE", first=1)   # the arrivals' pending event
 # log fidelity: when the expired-log cleanup LISTs the log (`commit.log_cleanup`)
 LogCleanup = _codes("LogCleanup", "NONE EVERY_COMMIT CHECKPOINT")
+# locks: how a waiter waits (docs/MODEL.md, "Locks")
+Discipline = _codes("Discipline", "FIFO_NOTIFY FIFO_POLL RACE_POLL LEASE_SLEEP")
+DISCIPLINES = tuple(d.lower() for d in Discipline._fields)
 LIST_PAGE_KEYS = 1000    # keys per LIST page: S3 ListObjectsV2's and GCS objects.list's most (docs/MODEL.md)
 
 
@@ -204,3 +248,7 @@ class Model(NamedTuple):
     wr: np.ndarray          # WR, one row per writer (one blank row under open-loop arrivals)
     bo_srv: np.ndarray      # REST servers: sleep before jitter before the server's k-th retry of a lost CAS
     hints: np.ndarray       # version files: per table, the version its version hint names
+    bo_lock: np.ndarray     # locks: the sleep before jitter before the k-th poll
+    lk_holder: np.ndarray   # per lock: the slot holding it (-1: free)
+    lk_head: np.ndarray     # ... FIFO disciplines: the first and last slots queued for it (-1: none)
+    lk_tail: np.ndarray

@@ -61,7 +61,9 @@ def first_read(m, j):
         m.tx[j].gets += 1
     return next_read(m, j, PC.LOG_BASE if m.p.log else PC.BASE, head)
 
-DONE = -1.0   # a handler's answer for a transaction that ended
+DONE = -1.0     # a handler's answer for a transaction that ended
+AGAIN = -2.0    # ... for one whose next effect point is now: `tx.pc` says which (`sim.model.step` runs it at once)
+PARKED = -3.0   # ... for one that waits with no event of its own until another wakes it (a FIFO lock's waiter)
 
 
 @model_function
@@ -88,24 +90,24 @@ def next_read(m, j, pc, before):
     if m.p.version_files:
         m.tx[j].after_read = pc
         pc = PC.FS_HINT
-    return _start(m, j, Src.READ, pc, before)
+    return start(m, j, Src.READ, pc, before)
 
 
 @model_function
 def probe(m, j, name, before):
     """Start an exists() probe of version file `name` `before` ms from now (a GET-profile draw)."""
     m.tx[j].probe = name
-    return _start(m, j, Src.READ, PC.FS_PROBE, before)
+    return start(m, j, Src.READ, PC.FS_PROBE, before)
 
 
 @model_function
 def next_write(m, j, pc, before):
     """Start a conditional write (a CAS, or a log entry's put-if-absent) `before` ms from now."""
-    return _start(m, j, Src.CAS, pc, before)
+    return start(m, j, Src.CAS, pc, before)
 
 
 @model_function
-def _start(m, j, src, pc, before):
+def start(m, j, src, pc, before):
     """Start a request drawn from source `src` `before` ms from now: the delay to its effect point, where `pc`
     handles it."""
     L = take(m, src)

@@ -55,6 +55,8 @@ def design_of(cfg: Config) -> str:
     shape = (cfg.catalog.backend, cfg.catalog.scope, cfg.commit.protocol)
     if cfg.catalog.version_files:
         return "fs-table"
+    if cfg.lock.variant is not None:   # a commit lock: around Iceberg's commit (HMS), or Hudi's timeline
+        return "hudi" if cfg.commit.protocol == "log" else "hive"
     named = {("storage", "global", "rewrite"): "file", ("storage", "table", "log"): "log",
              ("service", "table", "rewrite"): "rest"}
     if shape == ("service", "table", "rewrite") and cfg.catalog.server.variant == "lakekeeper":

@@ -1,0 +1,96 @@
+"""Iceberg's commit through the Hive Metastore and its table lock (docs/MODEL.md, "Iceberg on the Hive Metastore";
+design `hive`).
+
+The rewrite protocol on a service catalog (HMS: getTable, lock, checkLock, alter_table, unlock, each at the service's
+latency), with the client writing the table's metadata.json, and the commit point guarded by HMS's lock
+(`sim.model.lock`, variant `hms`):
+- before the lock, as every Iceberg client does: the refresh (getTable) and the prepare (GETs of metadata.json and the
+  manifest list; PUTs of the manifest list and the new metadata.json, `writeNewMetadataIfRequired`);
+- the lock call: FIFO, polled at 50 ms x 1.5 up to 5 s, given up after 180 s;
+- inside it: getTable, whose effect point compares the table's metadata location with the base the attempt was
+  prepared on; equal: alter_table, the commit point; else CommitFailedException, and the client DELETEs its new
+  metadata.json while it still holds the lock (`cleanupMetadataAndUnlock`); then the unlock;
+- a failed attempt (the base moved, or the lock call timed out) is retried by the client's commit retry policy: sleep,
+  refresh, prepare again (its metadata.json was deleted), lock again.
+So a writer that waited behind any commit always fails its compare: one winner per round, as under a CAS, plus the
+queue and the poll gaps.
+"""
+from . import catalog, history, lock
+from .draws import take
+from .jit import handler, model_function
+from .retry import conflict_delay
+from .state import PC, Outcome, Reason, Src
+from .transaction import end, next_read, next_write
+
+
+@model_function
+def commit(m, j, before):
+    """The prepared attempt asks for the table's lock `before` ms from now."""
+    return lock.request(m, j, before, PC.HIVE_LOCKED, PC.HIVE_UNLOCKED)
+
+
+@handler
+def on_locked(m, j, now):
+    """It holds the lock: getTable."""
+    return next_read(m, j, PC.HIVE_CHECK, m.tx[j].lock_answer_ms)
+
+
+@handler
+def on_check(m, j, now):
+    """getTable's effect point, inside the lock: the table still at the version the attempt was prepared on, then
+    alter_table; else the attempt fails here (a `cas` row, as a CAS whose compare failed): DELETE the new
+    metadata.json, then unlock."""
+    tx = m.tx[j]
+    t = tx.table
+    answer_in = m.p.g * tx.op_latency_ms
+    tx.catalog_reads += 1
+    v = catalog.read_version(m, t)
+    if v == tx.prepared:
+        tx.seq = v
+        tx.version = v
+        if history.on(m):
+            history.read(m, now, j, t, v, v, now + answer_in)
+        return next_write(m, j, PC.HIVE_ALTER, answer_in)
+    tx.attempts += 1
+    if history.on(m):
+        history.cas(m, now, j, t, v, v, tx.seq, False, now + answer_in)
+    tx.deletes += 1
+    return lock.unlock(m, j, answer_in + take(m, Src.DELETE), PC.HIVE_UNLOCKED)
+
+
+@handler
+def on_alter(m, j, now):
+    """alter_table's effect point: the commit. The lock has kept every other committer of the table out since
+    getTable, so it succeeds (the checker holds the history to that); the commit call returns when its unlock is
+    answered."""
+    tx = m.tx[j]
+    t = tx.table
+    answer_in = m.p.g * tx.op_latency_ms
+    tx.attempts += 1
+    expected = tx.seq
+    ok = catalog.cas(m, t, expected)
+    if history.on(m):
+        history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, now + answer_in)
+    if ok:
+        return lock.end_then_unlock(m, j, now, Outcome.COMMITTED, Reason.NONE, answer_in)
+    return lock.unlock(m, j, answer_in, PC.HIVE_UNLOCKED)
+
+
+@handler
+def on_unlocked(m, j, now):
+    """After a failed attempt's unlock, or a lock call that timed out (CommitFailedException: the client then asks
+    HMS for its lock (showLocks, none found) and deletes its new metadata.json, with no lock held): out of
+    attempts, the commit fails; else the client's retry policy sleeps, then refreshes, and the next attempt prepares
+    again (a new manifest list and metadata.json)."""
+    tx = m.tx[j]
+    answer_in = tx.lock_answer_ms
+    if tx.lock_failed != 0:                          # its unlock() finds no lock id: showLocks, then the DELETE
+        tx.deletes += 1
+        answer_in += take(m, Src.LOCK_READ) + take(m, Src.DELETE)
+    if tx.attempts >= m.p.max_attempts:
+        reason = Reason.LOCK_TIMEOUT if tx.lock_failed != 0 else Reason.EXHAUSTED
+        return end(m, j, now, Outcome.ABORTED, reason, now + answer_in)
+    delay = conflict_delay(m, j, catalog.read_version(m, tx.table) != tx.prepared)
+    tx.backoff_ms += delay
+    tx.prepared = -1                                 # its metadata.json is gone: the next attempt writes it again
+    return next_read(m, j, PC.BACKOFF_READ, answer_in + delay)

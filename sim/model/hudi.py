@@ -1,0 +1,151 @@
+"""Apache Hudi's optimistic concurrency control under its table lock (docs/MODEL.md, "Hudi"; design `hudi`).
+
+A table's timeline is a log of completed instants (`v[t]`: how many); a write takes the table's lock twice
+(`sim.model.lock`, by default ZooKeeper's):
+- to start (`startCommit`): under the lock, its instant time is generated (TrueTime: a sleep of the expected clock
+  skew, `commit.clock_skew_wait_ms`), its heartbeat file and `.requested` instant are PUT; the timeline then is its
+  base (every instant completed later is a candidate for conflicts);
+- then it writes its data (its runtime), GETs its heartbeat, and asks for the lock to commit: under the lock, it
+  LISTs the timeline, GETs each instant completed since its base and checks it (a conflict iff their file groups
+  overlap: a FastAppend, an insert into new file groups, never; a ValidatedOverwrite with
+  `vo_conflict_probability` per instant); a conflict fails the write (HoodieWriteConflictException; Hudi retries
+  no conflict by default), after the unlock. Else it finalizes the write (a LIST of its markers, est.), writes the
+  metadata table (a LIST and METADATA_TABLE_PUTS small PUTs, est.), generates its completion time (TrueTime again),
+  checks the completed instant does not exist (a HEAD) and PUTs it: the commit point; then it unlocks.
+A lock call that gives up (51 tries of 60 s by default) fails the write (HoodieLockException).
+"""
+from . import catalog, history, lock
+from .draws import take
+from .io import gets_ms
+from .jit import handler, model_function
+from .rewrite import _real_conflict
+from .state import PC, Outcome, Reason, Src
+from .transaction import end, next_read, start
+
+METADATA_TABLE_PUTS = 4   # a metadata-table deltacommit: requested, log block, inflight, completed (est.)
+
+
+@model_function
+def _small_puts_ms(m, j, n):
+    """n small files PUT one after another (timeline instants, a heartbeat, metadata-table files)."""
+    ms = 0.0
+    for _ in range(n):
+        ms += take(m, Src.PUT_TIMELINE)
+    m.tx[j].puts += n
+    return ms
+
+
+@model_function
+def _lists_ms(m, j, n):
+    """n LISTs besides the timeline's (drawn as GETs, as the log's)."""
+    ms = 0.0
+    for _ in range(n):
+        ms += take(m, Src.GET)
+    m.tx[j].lists += n
+    return ms
+
+
+@model_function
+def begin(m, j):
+    """INIT: the write client loads the timeline (a LIST), then asks for the lock to start its instant."""
+    tx = m.tx[j]
+    tx.lists += 1
+    return lock.request(m, j, take(m, Src.READ), PC.HUDI_START_LOCKED, PC.HUDI_STARTED)
+
+
+@handler
+def on_start_locked(m, j, now):
+    """It holds the lock to start: the timeline now is its base (nothing completes while it holds the lock); its
+    instant time (TrueTime's sleep), heartbeat file and `.requested` instant, then the unlock."""
+    tx = m.tx[j]
+    t = tx.table
+    v = catalog.read_version(m, t)
+    tx.validated = v
+    tx.prepared = v
+    tx.seq = v
+    tx.version = v
+    before = tx.lock_answer_ms
+    if history.on(m):
+        history.read(m, now, j, t, v, v, now + before)
+    before += m.p.clock_skew_wait_ms + _small_puts_ms(m, j, 2)
+    return lock.unlock(m, j, before, PC.HUDI_STARTED)
+
+
+@handler
+def on_started(m, j, now):
+    """Its instant started (or its lock call failed: the write fails): it writes its data, GETs its heartbeat and
+    asks for the lock to commit."""
+    tx = m.tx[j]
+    answer_in = tx.lock_answer_ms
+    if tx.lock_failed != 0:
+        return end(m, j, now, Outcome.ABORTED, Reason.LOCK_TIMEOUT, now + answer_in)
+    tx.runtime_end_ms = now + answer_in + tx.runtime_ms
+    tx.gets += 1
+    before = answer_in + tx.runtime_ms + take(m, Src.GET)
+    return lock.request(m, j, before, PC.HUDI_LOCKED, PC.HUDI_FAILED)
+
+
+@handler
+def on_locked(m, j, now):
+    """It holds the lock to commit: the timeline's LIST."""
+    return next_read(m, j, PC.HUDI_CHECK, m.tx[j].lock_answer_ms)
+
+
+@handler
+def on_check(m, j, now):
+    """The timeline's LIST inside the lock: the instants completed since its base are GET and checked; a conflict
+    fails the write after the unlock; else the metadata table, TrueTime and the completed instant's PUT."""
+    tx = m.tx[j]
+    L = tx.op_latency_ms
+    v = catalog.read_version(m, tx.table)
+    tx.seq = v
+    tx.version = v
+    tx.catalog_reads += 1
+    pending = m.p.g * L
+    if history.on(m):
+        history.read(m, now, j, tx.table, v, v, now + pending)
+    checked = tx.validated
+    n = v - checked
+    if n > 0:
+        pending += gets_ms(m, j, n)
+    tx.validated = v
+    tx.prepared = v
+    conflict = tx.is_vo != 0 and _real_conflict(m, n)
+    if history.on(m):
+        history.prepare(m, now, j, tx.table, v, checked, v)
+    if conflict:
+        return lock.unlock(m, j, pending, PC.HUDI_FAILED)
+    pending += _lists_ms(m, j, 2) + _small_puts_ms(m, j, METADATA_TABLE_PUTS) + m.p.clock_skew_wait_ms
+    pending += take(m, Src.GET)                      # the completed instant does not exist yet (a HEAD)
+    tx.gets += 1
+    tx.puts += 1
+    return start(m, j, Src.PUT_TM, PC.HUDI_COMMIT, pending)
+
+
+@handler
+def on_commit(m, j, now):
+    """The completed instant's PUT takes effect: the commit (the lock kept every other committer out since the
+    LIST); the write returns when its unlock is answered."""
+    tx = m.tx[j]
+    t = tx.table
+    answer_in = m.p.g * tx.op_latency_ms
+    tx.attempts += 1
+    expected = tx.seq
+    ok = catalog.cas(m, t, expected)
+    if history.on(m):
+        history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, now + answer_in)
+    if ok:
+        return lock.end_then_unlock(m, j, now, Outcome.COMMITTED, Reason.NONE, answer_in)
+    return lock.unlock(m, j, answer_in, PC.HUDI_FAILED)
+
+
+@handler
+def on_failed(m, j, now):
+    """The write fails, after its unlock (a conflict) or its lock call's last timeout."""
+    tx = m.tx[j]
+    reason = Reason.VALIDATION
+    if tx.lock_failed != 0:
+        reason = Reason.LOCK_TIMEOUT
+    elif tx.attempts > 0:                            # its completed instant failed: not while it held the lock
+        reason = Reason.EXHAUSTED
+    return end(m, j, now, Outcome.ABORTED, reason, now + tx.lock_answer_ms)
