@@ -7,7 +7,11 @@ Run `python experiments/designs_knee_gen.py` after changing a list. Cells are a 
   one-table knee, CI included. They run at one table only; `sim.report.designs_knee` scales them. `file` shares
   one catalog object across tables and runs at every table count.
 - The service designs (`rest`, `rest-lakekeeper`, `service-pointer`) need the service's own database latency,
-  which no public figure gives: it is swept.
+  which no public figure gives: it is swept; so are the lock designs' services' (`hive`: HMS, whose lock is the
+  same service; `hudi`: ZooKeeper).
+- `delta-dynamodb`'s tables share its DynamoDB table's write capacity, so it runs at every table count, on S3 and
+  S3 Express only (the log store exists for S3: the others have put-if-absent), at DynamoDB's single-digit
+  round trip (10 ms; no public figure).
 """
 from __future__ import annotations
 
@@ -24,6 +28,10 @@ SHARED = ["file"]                                   # one catalog object for eve
 PER_TABLE = ["fs-table", "log"]
 SERVICE = ["rest", "rest-lakekeeper", "service-pointer"]
 SERVICE_LATENCY_MS = [2.0, 10.0, 50.0]              # the service's database round trip: unsourced, swept
+LOCKED = {"hive": "catalog", "hudi": "lock"}        # lock designs and the section whose latency is their service's
+LOG_STORE = ["delta-dynamodb"]
+LOG_STORE_PROVIDERS = ["s3x", "s3"]
+LOG_STORE_LATENCY_MS = 10.0
 
 
 def cells() -> list[tuple[str, float | None, str, int]]:
@@ -31,7 +39,17 @@ def cells() -> list[tuple[str, float | None, str, int]]:
     out = [(d, None, p, t) for d in SHARED for p in PROVIDERS for t in TABLES]
     out += [(d, None, p, 1) for d in PER_TABLE for p in PROVIDERS]
     out += [(d, ms, p, 1) for d in SERVICE for ms in SERVICE_LATENCY_MS for p in PROVIDERS]
+    out += [(d, ms, p, 1) for d in LOCKED for ms in SERVICE_LATENCY_MS for p in PROVIDERS]
+    out += [(d, LOG_STORE_LATENCY_MS, p, t) for d in LOG_STORE for p in LOG_STORE_PROVIDERS for t in TABLES]
     return out
+
+
+def _section(design: str, ms: float | None, section: str) -> dict:
+    """The row's keys of one config section: its service latency goes where its design reads it."""
+    if ms is None:
+        return {}
+    where = LOCKED.get(design, "log_store" if design in LOG_STORE else "catalog")
+    return {"latency_ms": ms} if where == section else {}
 
 
 def spec() -> dict:
@@ -43,13 +61,18 @@ def spec() -> dict:
             "of each design x provider x FA ratio {1.0, 0.9}, 1 h runs (the model's defaults), GCS throttled to "
             "1 write/s per object name. file runs at 1, 10 and 50 tables; the per-table designs at one table "
             "(their N-table knee is N x it: independent tables); the service designs at a database latency of "
-            f"{', '.join(f'{x:g}' for x in SERVICE_LATENCY_MS)} ms (no public figure). Written by "
+            f"{', '.join(f'{x:g}' for x in SERVICE_LATENCY_MS)} ms (no public figure), and so the lock designs at "
+            "their service's (hive: HMS; hudi: ZooKeeper); delta-dynamodb (its tables share one DynamoDB table's "
+            f"write capacity) at 1, 10 and 50 tables on S3 and S3 Express, DynamoDB at {LOG_STORE_LATENCY_MS:g} ms. "
+            "Written by "
             "experiments/designs_knee_gen.py; the headline table: sim.report.designs_knee.headline."),
         "base": {"workload": {"inter_arrival": {"distribution": "exponential"}}},
         "grid": {"workload.fast_append_ratio": [1.0, 0.9]},
         "zip": [{
             "design": [r[0] for r in rows],
-            "catalog": [{"latency_ms": r[1]} if r[1] is not None else {} for r in rows],
+            "catalog": [_section(r[0], r[1], "catalog") for r in rows],
+            "lock": [_section(r[0], r[1], "lock") for r in rows],
+            "log_store": [_section(r[0], r[1], "log_store") for r in rows],
             "storage.provider": [r[2] for r in rows],
             "workload.num_tables": [r[3] for r in rows],
         }],

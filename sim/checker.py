@@ -45,6 +45,9 @@ Catalog designs (MODEL.md "Catalog designs"), chosen by the keyword arguments of
 - `reread_before_cas=True` (scope global, rewrite): a read right after a prepare is the attempt's re-read;
   if it sees the table moved since that prepare, the attempt failed there, without a CAS (invariant 3 counts
   it as an attempt).
+- `log_store=True` (Delta's DynamoDB log store, protocol log): the limit of invariant 6 is the store's
+  table's write capacity, one bucket for every table; `store_write` rows (an entry's completion write,
+  after its commit: allowed after its transaction's end) take from it too, `ok` if they found capacity.
 - `lock_scope="table"|"global"` (a commit lock, `lock_fifo` for its FIFO disciplines): `lock_request`,
   `lock_grant`, `lock_release` and `lock_timeout` rows replay the locks; a release may follow its
   transaction's end (its commit ended the transaction; the unlock takes effect after), and a
@@ -69,7 +72,7 @@ REQUIRED_COLUMNS = (
     "base_version", "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts",
 )
 LOCK_KINDS = {"lock_request", "lock_grant", "lock_release", "lock_timeout"}
-KINDS = {"begin", "read", "prepare", "cas", "throttled", "end", "final"} | LOCK_KINDS
+KINDS = {"begin", "read", "prepare", "cas", "throttled", "end", "final", "store_write"} | LOCK_KINDS
 SCOPES = ("global", "table")
 PROTOCOLS = ("rewrite", "log")
 OUTCOMES = {"committed", "aborted", "unfinished"}
@@ -206,6 +209,8 @@ def _object_name(per_table: bool, log: bool, table: int, expected: int, version_
 
 
 def _describe_object(name: tuple) -> str:
+    if name[0] == "log store":
+        return "the log store's table"
     if name[0] == "entry":
         return f"log entry {name[2]} of table {name[1]}"
     if name[0] == "version":
@@ -247,7 +252,7 @@ class Replay:
     def __init__(self, scope: str = "global", protocol: str = "rewrite",
                  mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0,
                  version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
-                 lock_fifo: bool = False):
+                 lock_fifo: bool = False, log_store: bool = False):
         if lock_scope not in (None,) + SCOPES:
             raise ValueError(f"lock_scope must be None or one of {SCOPES}, not {lock_scope!r}")
         if scope not in SCOPES:
@@ -270,6 +275,7 @@ class Replay:
         self.prev_time_ms = -math.inf
         self.prev_i: int | None = None
         self.lock_scope, self.lock_fifo = lock_scope, lock_fifo
+        self.log_store = log_store
         self.holder: dict[int, int] = {}               # lock -> the transaction holding it
         self.queue: dict[int, list[int]] = {}          # FIFO: lock -> its waiters in request order
 
@@ -318,7 +324,7 @@ class Replay:
         if x.begin_row < 0 and "nobegin" not in x.reported:
             x.reported.add("nobegin")
             self.flag(3, e, f"{e.kind} event before the transaction's begin")
-        if x.end_row >= 0 and e.kind not in ("end", "lock_release"):   # a second end is reported by `end`
+        if x.end_row >= 0 and e.kind not in ("end", "lock_release", "store_write"):   # a 2nd end: see `end`
             self.flag(3, e, f"{e.kind} event after the transaction ended at row {x.end_row}")
         if x.begin_row >= 0 and e.table != x.table:
             self.flag(0, e, f"{e.kind} on table {e.table} but the transaction began on table {x.table}")
@@ -473,6 +479,17 @@ class Replay:
             if outcome == "unfinished" and reason != "unfinished":
                 self.flag(3, e, f"unfinished with reason {reason!r}, expected 'unfinished'")
 
+    def store_write(self, e: _Event) -> None:
+        """Invariant 6 with Delta's DynamoDB log store: an entry's completion write takes the table's capacity."""
+        x = self._txn_of(e)
+        if not self.log_store:
+            self.flag(0, e, "store_write row in a run without a log store")
+            return
+        if x.ok_cas_row < 0:
+            self.flag(3, e, "completion write of an entry its transaction never created")
+        if self.buckets is not None:
+            self._tokens(e, -1, throttled=not _as_bool(e.raw.ok))
+
     # ------------------------------------------------------------------------------------------ locks
 
     def _lock_of(self, table: int) -> int:
@@ -601,7 +618,8 @@ class Replay:
     def _tokens(self, e: _Event, expected: int, throttled: bool) -> None:
         """Invariant 6: a `cas` needs (and takes) a token of its object's bucket; a `throttled` row had none."""
         b, t = self.buckets, e.time_ms
-        name = _object_name(self.per_table, self.log, e.table, expected, self.version_files)
+        name = ("log store",) if self.log_store else \
+            _object_name(self.per_table, self.log, e.table, expected, self.version_files)
         tokens, uncapped, last = b.tokens(name, t)
         since = f"previous write to it at t={_fmt_t(last)} ms" if last > -math.inf else "first write to it"
         what = _describe_object(name)
@@ -704,20 +722,21 @@ class Replay:
 def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str = "rewrite",
                   mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0,
                   version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
-                  lock_fifo: bool = False) -> list[Violation]:
+                  lock_fifo: bool = False, log_store: bool = False) -> list[Violation]:
     """Replay `history` (FORMATS.md "History") and return every invariant violation, sorted by row.
 
     `scope` (`global` | `table`) and `protocol` (`rewrite` | `log`) are the run's `catalog.scope` and
     `commit.protocol` (`log` is always per table); `mutation_rate_per_s` / `mutation_burst` the
     per-object mutation limit the run enforced (None: not checked); `version_files`, `reread_before_cas`
     the run's `catalog.version_files` and `commit.reread_before_cas`; `lock_scope` the run's `lock.scope`
-    (None: no lock) and `lock_fifo` whether its discipline grants in request order. An empty list means all checked
+    (None: no lock) and `lock_fifo` whether its discipline grants in request order; `log_store` whether it ran
+    Delta's DynamoDB log store. An empty list means all checked
     invariants hold. The replay trusts only the order of events and the CAS outcomes; every observed
     value (read state, seq/version after a CAS, final state) is compared against the checker's own
     catalog state, which is never resynchronised to the record, so an error shows where it first happens.
     """
     replay = Replay(scope, protocol, mutation_rate_per_s, mutation_burst, version_files, reread_before_cas,
-                    lock_scope, lock_fifo)
+                    lock_scope, lock_fifo, log_store)
     missing_cols = [c for c in REQUIRED_COLUMNS if c not in history.columns]
     if missing_cols:
         return [Violation(0, -1, f"history lacks columns {missing_cols}")]

@@ -50,6 +50,9 @@ def _nested(cls, late=False, seeded=True, factory=None):
 RESEND_CLIENTS = {
     "object_store": {"base_ms": 100.0, "factor": 2.0, "max_ms": 15_000.0, "max_resends": 10, "deadline_ms": 180_000.0},
     "google_java": {"base_ms": 1000.0, "factor": 2.0, "max_ms": 32_000.0, "max_resends": 5, "deadline_ms": 50_000.0},
+    # the AWS SDK for Java v1's DynamoDB default: 10 retries, a throttled request sleeping an equal-jittered
+    # min(500 ms x 2^(k-1), 20 s) (PredefinedRetryPolicies.DYNAMODB_DEFAULT, SDKDefaultBackoffStrategy)
+    "aws_dynamodb": {"base_ms": 500.0, "factor": 2.0, "max_ms": 20_000.0, "max_resends": 10},
 }
 
 
@@ -122,6 +125,20 @@ class Lock:
     timeout_ms: float = _spec(None, gt=0)
     retries: int = _spec(None, ge=0)
     retry_wait_ms: float = _spec(None, ge=0)
+
+
+@dataclass(frozen=True)
+class LogStore:
+    """Delta's external log store (docs/MODEL.md, "Delta on S3 with DynamoDB"): `kind: dynamodb` commits a log entry
+    by a conditional PutItem in a DynamoDB table (round trip `latency_ms` or the lognormal `latency`), whose write
+    capacity (`write_capacity_per_s` units, `burst_s` of unused capacity kept) every table using it shares; a
+    throttled write is resent by the AWS SDK's policy (`retry`)."""
+    kind: str = _spec(None, choices=("dynamodb",))
+    latency_ms: float = _spec(None, ge=0)
+    latency: LatencySpec = _spec(None)
+    write_capacity_per_s: float = _spec(None, gt=0)
+    burst_s: float = _spec(None, ge=0)
+    retry: "RetryPolicy" = _spec(None)
 
 
 @dataclass(frozen=True)
@@ -292,6 +309,8 @@ class Config:
     retry: Retry = _nested(Retry)
     # a commit lock (Iceberg on the Hive Metastore, Hudi's lock providers); none by default
     lock: Lock = _nested(Lock, late=True)
+    # Delta's DynamoDB log store; none by default
+    log_store: LogStore = _nested(LogStore, late=True)
 
     def to_dict(self) -> dict:
         """The resolved config as plain data; keys that do not apply (None) are left out."""
@@ -370,10 +389,9 @@ def _resolve_retry(p: RetryPolicy, path: str, base_ms=100.0, factor=2.0, max_ms=
     return p
 
 
-def _resolve_resend(p: RetryPolicy) -> RetryPolicy:
+def _resolve_resend(p: RetryPolicy, path: str = "storage.throttle_retry") -> RetryPolicy:
     """A storage client's resends: a named client's backoff with its defaults (its jitter is its own), or a
     retry policy (exponential: 1 s doubling to 32 s, jitter 1.0) with no limit unless one is given."""
-    path = "storage.throttle_retry"
     if p.policy not in RESEND_CLIENTS:
         limits = {"max_resends": p.max_resends, "deadline_ms": p.deadline_ms}
         p = _resolve_retry(dataclasses.replace(p, max_resends=None, deadline_ms=None), path, base_ms=1000.0,
@@ -517,6 +535,33 @@ def _check_clock_skew(cfg: Config) -> None:
         raise ConfigError("commit.clock_skew_wait_ms", "only with a lock and commit.protocol log (Hudi; design hudi)")
 
 
+# Delta's S3DynamoDBLogStore creates its table with 5 write capacity units (S3DynamoDBLogStore.java l.273-274);
+# DynamoDB keeps up to 300 s of unused capacity for bursts (best effort)
+LOG_STORE_DEFAULTS = {"write_capacity_per_s": 5.0, "burst_s": 300.0}
+
+
+def _resolve_log_store(cfg: Config) -> LogStore:
+    """The DynamoDB log store's keys: its latency given, its capacity and SDK retry defaulted; only under the log
+    protocol, in storage, per table. No log store: none of its keys."""
+    ls, path = cfg.log_store, "log_store"
+    if ls == LogStore():
+        return ls
+    _require(ls, path, ("kind",), (), "any log_store key is given")
+    if (ls.latency_ms is None) == (ls.latency is None):
+        raise ConfigError(f"{path}.latency_ms", "the DynamoDB round trip has no public figure: give exactly one of "
+                          "log_store.latency_ms or log_store.latency.{median_ms, sigma}")
+    if ls.latency is not None:
+        _require(ls.latency, f"{path}.latency", ("median_ms", "sigma"), (), "the latency is lognormal")
+    cat, commit = cfg.catalog, cfg.commit
+    for wrong, why in ((commit.protocol != "log", "commit.protocol log"), (cat.backend != "storage", "catalog.backend storage"),
+                       (cfg.lock.variant is not None, "no lock"), (commit.shape != "table", "commit.shape table")):
+        if wrong:
+            raise ConfigError(f"{path}.kind", f"Delta's DynamoDB log store needs {why} (or design: delta-dynamodb)")
+    ls = _with_defaults(ls, **LOG_STORE_DEFAULTS)
+    return dataclasses.replace(ls, retry=_resolve_resend(ls.retry or RetryPolicy(policy="aws_dynamodb"),
+                                                          f"{path}.retry"))
+
+
 def _resolve_arrivals(w: Workload) -> InterArrival:
     """Each inter-arrival distribution reads its own keys; a Poisson or constant gap defaults to 100 ms."""
     ia, p = w.inter_arrival, "workload.inter_arrival"
@@ -624,7 +669,7 @@ def _resolve(cfg: Config) -> Config:
                   table=_resolve_retry(cfg.retry.table, "retry.table"))
     storage = dataclasses.replace(cfg.storage, throttle_retry=_resolve_resend(cfg.storage.throttle_retry))
     return dataclasses.replace(cfg, workload=workload, retry=retry, storage=storage, commit=commit, catalog=catalog,
-                               lock=_resolve_lock(cfg))
+                               lock=_resolve_lock(cfg), log_store=_resolve_log_store(cfg))
 
 
 def build_structure(data: Mapping | None, path: str = "") -> Config:

@@ -94,6 +94,15 @@ DESIGNS["hudi"] = {
     "commit": {"protocol": "log", "max_retries": 0, "checkpoint_interval": 0, "clock_skew_wait_ms": 200.0},
     "lock": {"variant": "zookeeper"}}
 
+# delta-dynamodb: Delta Lake on S3 with Delta's S3DynamoDBLogStore (docs/MODEL.md, "Delta on S3 with DynamoDB"): Delta
+# Spark's commit loop (log-spark's keys) whose put-if-absent is a conditional PutItem in a DynamoDB table (no lock:
+# the loser retries at the next version), preceded by HEADs, a GetItem and the entry's temp PUT, followed by its copy
+# into the log and a completion PutItem; the table's 5 write capacity units (Delta creates it so) are shared by
+# every Delta table using it, and a throttled write is resent by the AWS SDK. DynamoDB's round trip has no public
+# figure: give log_store.latency_ms or log_store.latency.
+DESIGNS["delta-dynamodb"] = {
+    **DESIGNS["log-spark"], "log_store": {"kind": "dynamodb"}}
+
 # designs that were removed, and why: naming one is an error that says what to use instead
 RETIRED = {"pointer": "pointer was removed: no real catalog CASes one pointer object per table; use "
                       "fs-table (Iceberg file-system tables) or service-pointer (Glue, JDBC, S3 Tables)"}

@@ -81,6 +81,7 @@ class LatencyModel:
     lock: LogNormal               # a lock service's round trip (a request, a poll, a release)
     delete: LogNormal             # an object DELETE: a request with no body, drawn as a GET (no provider has a profile)
     put_timeline: LogNormal       # Hudi: a timeline instant, heartbeat or metadata-table file (the PUT's base latency)
+    log_store: LogNormal          # Delta's DynamoDB log store: a DynamoDB round trip (its conditional PutItem: catalog_cas)
 
 
 def latency_model(cfg) -> LatencyModel:
@@ -102,11 +103,15 @@ def latency_model(cfg) -> LatencyModel:
     else:
         read = cas = LogNormal(cat.latency_ms, 0.0)
     put = lambda size_bytes: LogNormal(prof.put_median_ms(size_bytes), prof.put_sigma, floor)  # noqa: E731
-    lk = cfg.lock
+    lk, ls = cfg.lock, cfg.log_store
     lock = LogNormal(lk.latency.median_ms, lk.latency.sigma) if lk.latency is not None \
         else LogNormal(lk.latency_ms or 0.0, 0.0)
+    store = LogNormal(ls.latency.median_ms, ls.latency.sigma) if ls.latency is not None \
+        else LogNormal(ls.latency_ms or 0.0, 0.0)
+    if ls.kind is not None:   # the entry's conditional PutItem is DynamoDB's
+        cas = store
     return LatencyModel(
         get=get, put_manifest_list=put(cfg.io.manifest_list_bytes), put_table_metadata=put(cfg.io.table_metadata_bytes),
         catalog_read=read, catalog_cas=cas, put_checkpoint=put(cfg.commit.checkpoint_bytes or 0),
         put_version_hint=put(0), put_last_checkpoint=put(LAST_CHECKPOINT_BYTES), lock=lock, delete=get,
-        put_timeline=put(0))
+        put_timeline=put(0), log_store=store)

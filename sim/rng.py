@@ -23,6 +23,7 @@ SOURCES = (
     "lock_read", "lock_write", "lock_jitter",   # locks (sim.model.lock): polls; requests, releases; poll jitter
     "delete",                # an object DELETE (Iceberg on HMS: a losing attempt's metadata.json)
     "put_timeline",          # Hudi: a small timeline or metadata-table file's PUT
+    "log_store",             # Delta's DynamoDB log store: its GetItem, Query and completion PutItem
 )
 
 

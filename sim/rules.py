@@ -7,8 +7,12 @@ from __future__ import annotations
 def mutation_limit(config: dict, profile: dict) -> tuple[float, float] | None:
     """(rate per second, burst) of the provider's per-object mutation limit if it binds this run's conditional
     writes: objects in the provider (backend storage, not a service's rows), `storage.throttle` not false, and a
-    provider that has a limit. Else None."""
-    catalog, storage, lock = (config.get(k) or {} for k in ("catalog", "storage", "lock"))
+    provider that has a limit; or, with Delta's DynamoDB log store, its table's write capacity (units per second,
+    and the unused capacity kept for bursts). Else None."""
+    catalog, storage, lock, store = (config.get(k) or {} for k in ("catalog", "storage", "lock", "log_store"))
+    if store.get("kind") == "dynamodb":   # the one limit: the DynamoDB table's write capacity (S3 has none)
+        rate = float(store["write_capacity_per_s"])
+        return rate, max(1.0, rate * float(store["burst_s"]))
     rate = profile.get("mutation_rate_per_s")
     if catalog.get("backend", "storage") != "storage" or storage.get("throttle", True) is False or rate is None:
         return None
@@ -30,6 +34,7 @@ def checker_rules(resolved: dict) -> dict:
              "version_files": bool(catalog.get("version_files")),
              "reread_before_cas": bool(commit.get("reread_before_cas")),
              "lock_scope": lock.get("scope") if lock.get("variant") else None,
+             "log_store": (config.get("log_store") or {}).get("kind") is not None,
              "lock_fifo": lock.get("discipline") in ("fifo_notify", "fifo_poll")}
     limit = mutation_limit(config, resolved.get("provider_profile") or {})
     if limit is not None:

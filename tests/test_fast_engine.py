@@ -281,6 +281,13 @@ CASES = {
                                        "storage": {"provider": "gcp"}, "workload": {"inter_arrival": {"mean_ms": 500}}}),
     "writers_hudi": _writers({"count": 5}, {"design": "hudi", "lock": {"latency_ms": 2},
                                             "workload": {"num_tables": 2}}),
+    # Delta's DynamoDB log store: the shared write capacity, the SDK's resends of both PutItems, give-ups
+    "delta_dynamodb": merge(CONTENDED, {"design": "delta-dynamodb", "log_store": {
+        "latency": {"median_ms": 6, "sigma": 0.5}, "burst_s": 2}}),
+    "delta_dynamodb_light": merge(CONTENDED, {"design": "delta-dynamodb", "log_store": {"latency_ms": 5},
+                                              "workload": {"inter_arrival": {"mean_ms": 400}}}),
+    "writers_delta_dynamodb": _writers({"count": 4, "think_ms": 200}, {
+        "design": "delta-dynamodb", "log_store": {"latency_ms": 4, "write_capacity_per_s": 8, "burst_s": 1}}),
 }
 
 
@@ -346,7 +353,8 @@ def _rules(c) -> dict:
                                   "log_delta_rs_lanes_pages", "log_spark", "hive", "hive_hms_timeouts",
                                   "hive_zookeeper_timeouts", "hive_dynamodb_race", "hive_dynamodb_lease",
                                   "hive_global_lock", "hive_ties_zookeeper", "writers_hive_zookeeper", "hudi",
-                                  "hudi_timeouts", "hudi_dynamodb", "writers_hudi"])
+                                  "hudi_timeouts", "hudi_dynamodb", "writers_hudi", "delta_dynamodb",
+                                  "delta_dynamodb_light", "writers_delta_dynamodb"])
 def test_fast_history_passes_checker(name):
     c = from_dict(merge(BASE, CASES[name]))
     fast = FastEngine(c, record_history=True).run()

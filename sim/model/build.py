@@ -55,7 +55,7 @@ class Run:
         n_tables = cfg.workload.num_tables
         # a throttled log (or version files) keeps a bucket per entry (version file) name; version files also
         # one per table's version hint, after the next names (sim.model.throttle)
-        per_name = (p.log or p.version_files) and p.throttle
+        per_name = (p.log or p.version_files) and p.throttle and not p.log_store   # (a DynamoDB store: one bucket)
         n_entries = counted if per_name else 1
         n_buckets = n_tables + (n_tables if p.version_files and p.throttle else 0) + (n_entries if per_name else 0)
         tx = slots_mod.blank(n_slots)

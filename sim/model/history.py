@@ -69,6 +69,14 @@ def end(m, now, j, t, answer, outcome, reason, attempts):
 
 
 @model_function
+def store_write(m, now, j, t, ok, answer):
+    """Delta's DynamoDB log store: an entry's completion PutItem at its effect point (not a commit attempt; it
+    takes write capacity: `ok` if it found some, else it was throttled)."""
+    _row(m, Kind.STORE_WRITE, now, j, t, NA, NA, NA, TRUE if ok else FALSE, NA, NA, NA, answer, Outcome.NONE,
+         Reason.NONE, NA)
+
+
+@model_function
 def lock(m, kind, now, j, t, k, ends_attempt):
     """A lock row (`Kind.LOCK_*`): lock k requested, granted, released or given up at its effect point; a given-up
     request that failed the commit attempt it was for (no re-request left) has `attempts` 1."""

@@ -18,8 +18,9 @@ from .io import gets_ms, gets_on_ms
 from .jit import handler, model_function
 from .retry import delay_ms
 from .rewrite import _real_conflict
+from .resend import GIVE_UP
 from .state import LIST_PAGE_KEYS, PC, LogCleanup, Outcome, Reason, Src
-from .transaction import admitted, end, next_read, next_write, read_catalog, resend
+from .transaction import DONE, admitted, end, next_read, next_write, read_catalog, resend, start, throttled_delay
 
 
 @model_function
@@ -72,12 +73,12 @@ def on_log_base(m, j, now):
     v = read_catalog(m, j, now, L)
     tx.validated = v                                 # the entries in its snapshot need no check
     tx.prepared = v
-    pending = m.p.g * L + snapshot_ms(m, j, v)
+    pending = m.p.g * L + _store_query_ms(m) + snapshot_ms(m, j, v)
     tx.runtime_end_ms = now + pending + tx.runtime_ms
     pending += tx.runtime_ms
     if m.p.refresh_first:
         return next_read(m, j, PC.LOG_LIST, pending)
-    return next_write(m, j, PC.LOG_CREATE, pending)
+    return _create(m, j, pending)
 
 
 @handler
@@ -88,7 +89,7 @@ def on_list(m, j, now):
     tx = m.tx[j]
     L = tx.op_latency_ms
     v = read_catalog(m, j, now, L)
-    pending = m.p.g * L
+    pending = m.p.g * L + _store_query_ms(m)
     checked = tx.validated
     n = v - checked
     if n > 0 and not m.p.object_shape:
@@ -102,16 +103,73 @@ def on_list(m, j, now):
         history.prepare(m, now, j, tx.table, v, checked, v)
     if aborted:
         return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + pending)
+    return _create(m, j, pending)
+
+
+@model_function
+def _store_query_ms(m):
+    """Delta's DynamoDB log store lists the log (`listFrom`) with a Query of its table's newest entry too."""
+    return take(m, Src.LOG_STORE) if m.p.log_store else 0.0
+
+
+@model_function
+def _create(m, j, pending):
+    """Create the next entry `pending` ms from now. Delta's DynamoDB log store first checks the entry is not in
+    S3 yet (a HEAD), reads the previous entry's item (a consistent GetItem) and checks its file (a HEAD), and
+    PUTs the entry to a temp file; its conditional PutItem is the create (BaseExternalLogStore.write)."""
+    if m.p.log_store:
+        tx = m.tx[j]
+        pending += take(m, Src.GET) + take(m, Src.LOG_STORE) + take(m, Src.GET) + take(m, Src.PUT_ML)
+        tx.gets += 2
+        tx.puts += 1
     return next_write(m, j, PC.LOG_CREATE, pending)
 
 
 @model_function
 def _committed(m, j, now, t, answer):
-    """The entry is created: the committer's post-commit work ends its call."""
+    """The entry is created: the committer's post-commit work ends its call (with Delta's DynamoDB log store, after
+    the entry's copy into the log and its completion PutItem)."""
+    if m.p.log_store:
+        return _complete(m, j, now, answer)
     if throttle.on(m):
         throttle.entry_created(m, t)
     answer += _post_commit_ms(m, j, m.versions[t])
     return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer)
+
+
+@model_function
+def _complete(m, j, now, answer):
+    """Delta's DynamoDB log store after its commit point: the temp file is copied to the entry's name (a GET and
+    a PUT), then its item is marked complete (a PutItem, which takes write capacity at its effect point). The
+    commit has ended; its call returns at the completion's answer (and the post-commit work after it)."""
+    tx = m.tx[j]
+    before = answer - now + take(m, Src.GET) + take(m, Src.PUT_ML)
+    tx.gets += 1
+    tx.puts += 1
+    delay = start(m, j, Src.LOG_STORE, PC.LOG_COMPLETE, before)
+    end_ms = now + before + tx.op_latency_ms + _post_commit_ms(m, j, m.versions[tx.table])
+    end(m, j, now, Outcome.COMMITTED, Reason.NONE, end_ms)
+    tx.pc = PC.LOG_COMPLETE
+    tx.throttled_in_row = 0
+    return delay
+
+
+@handler
+def on_complete(m, j, now):
+    """The completion PutItem's effect point: it takes a unit of the table's write capacity; a throttled one is
+    resent by the SDK (its later answers are past the commit's recorded end) or given up, which Delta ignores
+    ("ignoring recoverable error": a reader repairs an incomplete entry)."""
+    tx = m.tx[j]
+    answer_in = m.p.g * tx.op_latency_ms
+    ok = throttle.admit(m, 0, now)
+    if history.on(m):
+        history.store_write(m, now, j, tx.table, ok, now + answer_in)
+    if not ok:
+        delay = throttled_delay(m, j, now, answer_in)
+        if delay != GIVE_UP:
+            return start(m, j, Src.LOG_STORE, PC.LOG_COMPLETE, answer_in + delay)
+    tx.pc = PC.DONE
+    return DONE
 
 
 @model_function
@@ -142,7 +200,8 @@ def on_create(m, j, now):
     tx = m.tx[j]
     t = tx.table
     expected = tx.seq
-    if throttle.on(m) and not admitted(m, j, now, throttle.entry_slot(m, t, expected + 1)):
+    slot = 0 if m.p.log_store else throttle.entry_slot(m, t, expected + 1)   # (the log store's table: one bucket)
+    if throttle.on(m) and not admitted(m, j, now, slot):
         return resend(m, j, now)
     L = tx.op_latency_ms
     attempts = tx.attempts + 1

@@ -30,7 +30,7 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
     max_attempts = cfg.max_attempts
     pol_cat, jit_cat, bo_cat = delay_table(cfg.retry.catalog, max_attempts)
     pol_tab, jit_tab, bo_tab = delay_table(cfg.retry.table, max_attempts)
-    pol_thr, jit_thr, bo_thr = delay_table(cfg.storage.throttle_retry, THROTTLE_RESENDS - 2)
+    pol_thr, jit_thr, bo_thr = delay_table(throttled_client(cfg), THROTTLE_RESENDS - 2)
     srv = cfg.catalog.server
     pol_srv, jit_srv, bo_srv = delay_table(srv.retry or RetryPolicy(), srv.retries or 0)
     pol_lock, jit_lock, bo_lock = delay_table(cfg.lock.poll or RetryPolicy(), POLLS)
@@ -60,9 +60,15 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
             Delays(bo_cat, bo_tab, bo_thr, bo_srv, bo_lock))
 
 
+def throttled_client(cfg: Config) -> RetryPolicy:
+    """The resend policy of the client whose conditional writes a limit throttles: the storage client's, or with
+    Delta's DynamoDB log store the AWS SDK's (its table's capacity is the one limit; S3 has none)."""
+    return cfg.log_store.retry if cfg.log_store.kind is not None else cfg.storage.throttle_retry
+
+
 def _resends(cfg: Config) -> dict:
-    """The storage client's limits (none unless given) and its backoff's numbers (`sim.model.resend`)."""
-    r = cfg.storage.throttle_retry
+    """The throttled client's limits (none unless given) and its backoff's numbers (`sim.model.resend`)."""
+    r = throttled_client(cfg)
     return dict(throttle_max_resends=UNLIMITED if r.max_resends is None else r.max_resends,
                 throttle_deadline_ms=np.inf if r.deadline_ms is None else r.deadline_ms,
                 throttle_base_ms=r.base_ms or 0.0, throttle_factor=r.factor or 1.0, throttle_max_ms=r.max_ms or 0.0)
@@ -84,7 +90,7 @@ def _lock(cfg: Config, policy: int, jitter: float) -> dict:
                 lock_timeout_ms=lk.timeout_ms or 0.0, lock_retries=lk.retries or 0,
                 lock_retry_wait_ms=lk.retry_wait_ms or 0.0, lock_lease_ms=lk.lease_ms or 0.0, policy_lock=policy,
                 jitter_lock=jitter, hudi=lk.variant is not None and cfg.commit.protocol == "log",
-                clock_skew_wait_ms=cfg.commit.clock_skew_wait_ms or 0.0)
+                clock_skew_wait_ms=cfg.commit.clock_skew_wait_ms or 0.0, log_store=cfg.log_store.kind is not None)
 
 
 def _log(cfg: Config) -> dict:

@@ -50,6 +50,21 @@ def _google_java(m, j, k, elapsed_ms):
 
 
 @model_function
+def _aws_dynamodb(m, k):
+    """The AWS SDK for Java v1's throttled-request backoff (SDKDefaultBackoffStrategy, equal jitter): the k-th
+    resend sleeps c/2 + U(0, c/2), c = min(base x factor^(k-1), max)."""
+    p = m.p
+    c = p.throttle_base_ms
+    for _ in range(k - 1):                           # products, not a power: the same float in both engines
+        c *= p.throttle_factor
+        if c >= p.throttle_max_ms:
+            break
+    if c > p.throttle_max_ms:
+        c = p.throttle_max_ms
+    return 0.5 * c + 0.5 * c * take(m, Src.THROTTLE)
+
+
+@model_function
 def next_delay_ms(m, j, k, elapsed_ms):
     """The sleep before resending transaction j's request, answered its k-th 429 in a row `elapsed_ms` after its
     first send; GIVE_UP once k - 1 resends reached the limit, or past the deadline (object_store: elapsed >
@@ -66,4 +81,6 @@ def next_delay_ms(m, j, k, elapsed_ms):
         return GIVE_UP
     if kind == Policy.OBJECT_STORE:
         return _object_store(m, j, k)
+    if kind == Policy.AWS_DYNAMODB:
+        return _aws_dynamodb(m, k)
     return delay_ms(m, kind, p.jitter_throttle, m.bo_thr, k, Src.THROTTLE)

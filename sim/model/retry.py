@@ -9,7 +9,8 @@ from .draws import take
 from .jit import model_function
 from .state import Policy, Src
 
-CLIENTS = {"object_store": Policy.OBJECT_STORE, "google_java": Policy.GOOGLE_JAVA}
+CLIENTS = {"object_store": Policy.OBJECT_STORE, "google_java": Policy.GOOGLE_JAVA,
+           "aws_dynamodb": Policy.AWS_DYNAMODB}
 
 
 def exponential_delay_ms(base_ms: float, factor: float, max_ms: float, k: int) -> float:

@@ -111,7 +111,8 @@ def sources_of(cfg: Config, p: Params, rng: dict, n_guess: int) -> list[Source]:
              Src.LOCK_WRITE: (lat.lock, 2 * n_guess if p.lock else 0),
              Src.LOCK_JITTER: (Uniform(), n_guess if p.lock and p.jitter_lock != 0.0 else 0),
              Src.DELETE: (lat.delete, n_guess if p.lock and not p.hudi else 0),
-             Src.PUT_TIMELINE: (lat.put_timeline, 8 * n_guess if p.hudi else 0)}
+             Src.PUT_TIMELINE: (lat.put_timeline, 8 * n_guess if p.hudi else 0),
+             Src.LOG_STORE: (lat.log_store, 3 * n_guess if p.log_store else 0)}
     return [Source(first[s][0], rng[SRC_STREAM[s]], min(first[s][1], CHUNK)) for s in range(N_SRC)]
 
 

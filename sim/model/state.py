@@ -162,6 +162,7 @@ class Params(NamedTuple):
     jitter_lock: float
     hudi: bool                   # the log protocol under a lock: Hudi's OCC (sim/model/hudi.py)
     clock_skew_wait_ms: float    # ... TrueTime's sleep under the lock per instant time generated
+    log_store: bool              # Delta's DynamoDB log store: the entry's conditional PutItem commits it
 
 
 def _codes(name: str, names: str, first: int = 0, kind=int):
@@ -183,11 +184,12 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
                   " HIVE_LOCKED HIVE_CHECK HIVE_ALTER HIVE_UNLOCKED"
                   # Hudi (sim/model/hudi.py): holding the start lock, started; holding the commit lock, the
                   # timeline's LIST, the completed instant's PUT; failed
-                  " HUDI_START_LOCKED HUDI_STARTED HUDI_LOCKED HUDI_CHECK HUDI_COMMIT HUDI_FAILED")
+                  " HUDI_START_LOCKED HUDI_STARTED HUDI_LOCKED HUDI_CHECK HUDI_COMMIT HUDI_FAILED"
+                  " LOG_COMPLETE")   # Delta's DynamoDB log store: the entry's completion PutItem (sim/model/log.py)
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
-Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT",
-              kind=I)
+Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT"
+                      " STORE_WRITE", kind=I)
 KINDS = tuple(k.lower() for k in Kind._fields)
 Outcome = _codes("Outcome", "NONE COMMITTED ABORTED UNFINISHED", kind=I)
 OUTCOMES = ("", "committed", "aborted", "unfinished")
@@ -196,19 +198,20 @@ REASONS = ("", "retries_exhausted", "validation_failed", "unfinished", "throttle
 OPS = ("fa", "vo")
 NA, FALSE, TRUE = I(-1), I(0), I(1)
 # retry policies; the last two only as storage clients' resend policies (`sim.model.resend`)
-Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA")
+Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA AWS_DYNAMODB")
 # random sources, the index of each in `Model.draws` (docs/MODEL.md, "Randomness")
 Src = _codes("Src", "READ CAS GET PUT_ML PUT_TM BACKOFF CONFLICT GAP PUT_CP THROTTLE THINK WRITER"
                     " SERVER"      # REST servers: the jitter of a server's retry sleep
                     " PUT_HINT"    # version files: the version hint's PUT
                     " PUT_LAST_CP"   # log fidelity: the checkpoint rebuild's _last_checkpoint PUT
                     " LOCK_READ LOCK_WRITE LOCK_JITTER"   # locks: polls; requests and releases; poll jitter
-                    " DELETE PUT_TIMELINE")   # a DELETE (Iceberg on HMS); a small timeline file's PUT (Hudi)
+                    " DELETE PUT_TIMELINE"    # a DELETE (Iceberg on HMS); a small timeline file's PUT (Hudi)
+                    " LOG_STORE")             # Delta's DynamoDB log store: GetItem, Query, the completion PutItem
 N_SRC = len(Src)
 SRC_STREAM = ("catalog_read", "catalog_cas", "get", "put_manifest_list", "put_table_metadata", "backoff",
               "validation_conflict", "arrival", "put_checkpoint", "throttle", "think", "writer",
               "server_backoff", "put_version_hint", "put_last_checkpoint", "lock_read", "lock_write", "lock_jitter",
-              "delete", "put_timeline")
+              "delete", "put_timeline", "log_store")
 # bits of the `needs` mask past the sources': the history buffer is full; the next arrival has no free slot or no
 # drawn table; the conflict table could be indexed past its end; a throttled log's next entry has no bucket
 Need = _codes("Need", "HISTORY TXN THR BUCKETS", first=N_SRC)

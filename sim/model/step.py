@@ -35,6 +35,8 @@ def step(m, j, now):
             return rewrite.on_reread(m, j, now)
         if pc == PC.FS_HINT:                         # version files: the hint's GET, then probes
             return fs_table.on_hint(m, j, now)
+        if pc == PC.LOG_COMPLETE:                    # Delta's DynamoDB log store: the completion PutItem
+            return log.on_complete(m, j, now)
         if pc == PC.FS_PROBE:
             delay = fs_table.on_probe(m, j, now)
         elif pc >= PC.LOCK_REQUEST:                  # locks and the designs that take them

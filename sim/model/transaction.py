@@ -138,15 +138,23 @@ def resend(m, j, now):
     if history.on(m):
         history.throttled(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), tx.seq,
                           now + answer_in)
+    delay = throttled_delay(m, j, now, answer_in)
+    if delay == GIVE_UP:
+        return end(m, j, now, Outcome.ABORTED, Reason.THROTTLED, now + answer_in)
+    return next_write(m, j, tx.pc, answer_in + delay)
+
+
+@model_function
+def throttled_delay(m, j, now, answer_in):
+    """Transaction j's request was answered 429 `answer_in` from now: counted, and the client's sleep before its
+    resend, or GIVE_UP (`sim.model.resend`)."""
+    tx = m.tx[j]
     tx.throttled += 1
     k = tx.throttled_in_row + 1
     tx.throttled_in_row = k
     if k == 1:
         tx.request_sent_ms = now - m.p.f * tx.op_latency_ms
-    delay = next_delay_ms(m, j, k, now + answer_in - tx.request_sent_ms)
-    if delay == GIVE_UP:
-        return end(m, j, now, Outcome.ABORTED, Reason.THROTTLED, now + answer_in)
-    return next_write(m, j, tx.pc, answer_in + delay)
+    return next_delay_ms(m, j, k, now + answer_in - tx.request_sent_ms)
 
 
 @model_function

@@ -27,6 +27,7 @@ STANDARD_PARAMS = [
     "inter_arrival_ms",
     "inter_arrival_distribution",
     "catalog_latency_ms",
+    "service_latency_ms",
     "table_selection",
     "zipf_alpha",
     "max_retries",

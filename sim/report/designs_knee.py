@@ -2,8 +2,9 @@
 design x provider x FA ratio x table count, per-table designs scaled from their one-table knee.
 
 Tables of a per-table design are independent (Poisson splitting), so N tables at rate r are N one-table systems
-at r / N: the N-table knee is N x the one-table knee, its CI too. Only a design whose tables share one object
-(`file`, catalog scope global) is searched at each table count.
+at r / N: the N-table knee is N x the one-table knee, its CI too. Only a design whose tables share something is
+searched at each table count: one catalog object (`file`, catalog scope global), one global lock, or one DynamoDB
+log store's write capacity (`delta-dynamodb`).
 """
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ import math
 
 import pandas as pd
 
+#: designs whose tables share one resource besides a global catalog object: the DynamoDB log store's capacity
+SHARED_DESIGNS = ("delta-dynamodb",)
+#: the service whose round trip a design's label names (else "db", the catalog's database; HMS for `hive`)
+SERVICE_NAME = {"hudi": "zk", "delta-dynamodb": "ddb"}
 #: knee columns the table reads (sim.sweep.knee's knees.parquet)
 KNEE, LOW, HIGH = "offered_cps", "offered_cps_low", "offered_cps_high"
 
@@ -20,7 +25,7 @@ def cell_knees(knees: pd.DataFrame, tables=(1, 10, 50)) -> pd.DataFrame:
     95 % success) with its CI, `status`, and `scaled` (True: N x the one-table search)."""
     rows = []
     for _, r in knees.iterrows():
-        shared = r["scope"] == "global"
+        shared = r["scope"] == "global" or r["design"] in SHARED_DESIGNS
         for n in tables:
             if shared and r["num_tables"] != n:
                 continue
@@ -28,11 +33,20 @@ def cell_knees(knees: pd.DataFrame, tables=(1, 10, 50)) -> pd.DataFrame:
                 raise ValueError(f"a per-table design ({r['design']}) searched at {r['num_tables']} tables: "
                                  "run it at one table (its N-table knee is N x the one-table knee)")
             k = 1 if shared else n
-            rows.append({"design": r["design"], "catalog_latency_ms": r["catalog_latency_ms"],
+            rows.append({"design": r["design"], "catalog_latency_ms": _service_ms(r),
                          "provider": r["provider"], "fast_append_ratio": r["fast_append_ratio"], "tables": n,
                          "knee_cps": k * r[KNEE], "low_cps": k * r[LOW], "high_cps": k * r[HIGH],
                          "status": r["status"], "decided": bool(r["decided"]), "scaled": not shared and n > 1})
     return pd.DataFrame(rows)
+
+
+def _service_ms(r) -> float:
+    """The service round trip a cell's knee depends on: the catalog's database (HMS for `hive`), else a lock's or
+    a log store's (`hudi`: ZooKeeper; `delta-dynamodb`: DynamoDB)."""
+    ms = r["catalog_latency_ms"]
+    if not math.isfinite(ms) and math.isfinite(r.get("service_latency_ms", math.nan)):
+        return r["service_latency_ms"]
+    return ms
 
 
 def _label(row) -> str:
@@ -50,7 +64,7 @@ def headline(knees: pd.DataFrame, providers=("s3x", "s3", "azurex", "azure", "gc
     per provider, each cell the knee [95 % CI] in offered commits/s."""
     cells = cell_knees(knees, tables)
     cells["mix"] = cells["fast_append_ratio"].map(lambda x: "FA" if x == 1.0 else f"{x * 100:.0f}/{100 - x * 100:.0f}")
-    cells["design_label"] = [d if not math.isfinite(ms) else f"{d} (db {ms:g} ms)"
+    cells["design_label"] = [d if not math.isfinite(ms) else f"{d} ({SERVICE_NAME.get(d, 'db')} {ms:g} ms)"
                              for d, ms in zip(cells["design"], cells["catalog_latency_ms"])]
     cells["cell"] = cells.apply(_label, axis=1)
     table = cells.pivot_table(index=["tables", "mix", "design_label"], columns="provider", values="cell",

@@ -39,6 +39,7 @@ _AXIS_LABELS = {
     "num_tables": "tables",
     "table_rank": "table rank",
     "catalog_latency_ms": "catalog CAS latency (ms)",
+    "service_latency_ms": "lock or log store latency (ms)",
     "fast_append_ratio": "FA ratio",
 }
 

@@ -18,17 +18,25 @@ def standard_columns(cfg: Config) -> dict:
     """Parameter columns every results table has, whatever was swept (docs/FORMATS.md)."""
     ia = cfg.workload.inter_arrival
     writers = cfg.workload.writers.count > 0
-    cat = cfg.catalog
+    cat, lk, ls = cfg.catalog, cfg.lock, cfg.log_store
     if cat.backend == "storage":
         cat_ms = math.nan
     else:
         cat_ms = cat.latency_ms if cat.latency is None else cat.latency.median_ms
+    # the other services' round trips: a lock's (HMS: the catalog's), or Delta's DynamoDB log store's
+    if lk.variant is not None:
+        svc_ms = lk.latency_ms if lk.latency is None else lk.latency.median_ms
+    elif ls.kind is not None:
+        svc_ms = ls.latency_ms if ls.latency is None else ls.latency.median_ms
+    else:
+        svc_ms = math.nan
     zipf = cfg.workload.table_selection.distribution == "zipf"
     return {
         "provider": cfg.storage.provider, "backend": cat.backend, "num_tables": cfg.workload.num_tables,
         "fast_append_ratio": cfg.workload.fast_append_ratio,
         "inter_arrival_ms": math.nan if writers else ia.median_ms if ia.distribution == "lognormal" else ia.mean_ms,
         "inter_arrival_distribution": "" if writers else ia.distribution, "catalog_latency_ms": cat_ms,
+        "service_latency_ms": svc_ms,
         "table_selection": cfg.workload.table_selection.distribution,
         "zipf_alpha": cfg.workload.table_selection.alpha if zipf else math.nan,
         "max_retries": cfg.commit.max_retries,
@@ -57,6 +65,8 @@ def design_of(cfg: Config) -> str:
         return "fs-table"
     if cfg.lock.variant is not None:   # a commit lock: around Iceberg's commit (HMS), or Hudi's timeline
         return "hudi" if cfg.commit.protocol == "log" else "hive"
+    if cfg.log_store.kind is not None:
+        return "delta-dynamodb"
     named = {("storage", "global", "rewrite"): "file", ("storage", "table", "log"): "log",
              ("service", "table", "rewrite"): "rest"}
     if shape == ("service", "table", "rewrite") and cfg.catalog.server.variant == "lakekeeper":
