@@ -44,7 +44,9 @@ CONFIGS = {
 SWEEPS = ("experiments/cas-bench.yaml", "experiments/writers.yaml", "experiments/writers-knee.yaml")
 
 
-def time_run(data: dict, repeat: int) -> dict:
+def time_run(data: dict, repeat: int, extra_events=lambda summary: 0) -> tuple[dict, dict]:
+    """The best CPU time of `repeat` runs after a warm-up, events per CPU second (the run's count plus
+    `extra_events` of its summary), and the last run's summary."""
     cfg = api.config(data)
     api.run(cfg)   # warm-up
     best, summary = float("inf"), None
@@ -52,9 +54,9 @@ def time_run(data: dict, repeat: int) -> dict:
         t0 = time.process_time()
         summary = api.run(cfg).summary
         best = min(best, time.process_time() - t0)
-    events = int(summary["events"])
+    events = int(summary["events"]) + extra_events(summary)
     return {"cpu_s": best, "events": events, "events_per_s": events / best,
-            "transactions": int(summary["arrived"])}
+            "transactions": int(summary["arrived"])}, summary
 
 
 def time_sweep(path: str) -> dict:
@@ -72,7 +74,7 @@ def main() -> None:
     args = ap.parse_args()
     out = {"runs": {}, "sweeps": {}}
     for name, data in CONFIGS.items():
-        r = out["runs"][name] = time_run(data, args.repeat)
+        r = out["runs"][name] = time_run(data, args.repeat)[0]
         print(f"{name:32s} {r['cpu_s']:7.3f} s CPU  {r['events']:>11,} events  {r['events_per_s'] / 1e6:6.2f} M/s  "
               f"{r['transactions']:>9,} transactions", flush=True)
     if args.sweeps:

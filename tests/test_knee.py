@@ -302,3 +302,22 @@ def test_crn_off_is_the_default_and_leaves_the_hash_alone():
     assert off.common_random_numbers is False
     assert config_hash(off) == config_hash(from_dict({"workload": {"num_tables": 3}, "common_random_numbers": False}))
     assert config_hash(off) != config_hash(from_dict({"workload": {"num_tables": 3}, "common_random_numbers": True}))
+
+
+def test_walk_target_survives_a_flat_secant():
+    """Two passing full-length points at nearly the same failure share (a flat stretch of a success curve) give
+    a secant slope so small that the step up to the crossing overflows a float; the walk goes to the bound of
+    its move instead (before, math.exp raised OverflowError and ended the whole knee sweep)."""
+    from sim.knee.placement import MOVE, walk_target
+
+    class P:   # the two members walk_target reads
+        def __init__(self, load, margin):
+            self.load, self._m = load, margin
+
+        def margin(self, thr):
+            return self._m
+
+    up = [P(10.0, -800.0 - 1e-12), P(10.000001, -800.0)]    # slowest first, both passing
+    assert walk_target(up, False, 0.95, 0.04, lambda: 1.0) == 10.000001 * MOVE ** 2
+    down = [P(10.0, 800.0), P(10.000001, 800.0 + 1e-12)]   # both failing: the step down is cut the same way
+    assert walk_target(down, True, 0.95, 0.04, lambda: 1.0) == 10.0 / MOVE ** 2

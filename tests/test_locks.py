@@ -16,7 +16,7 @@ from sim.checker import check_history
 from sim.config import ConfigError, from_dict
 from sim.rules import checker_rules
 from sim.run import resolved_config, run
-from test_checker import H, where
+from test_checker import H
 
 L_MS = 10.0   # every HMS / lock service round trip, constant
 SHORT = {"duration_ms": 300_000, "warmup_ms": 60_000, "cooldown_ms": 60_000, "drain_limit_ms": 60_000}

@@ -36,19 +36,29 @@ def walk_target(pts: list[Point], down: bool, thr: float, spread: float, pilot_s
     side = pts if down else pts[::-1]           # nearest the crossing first
     e = side[0]
     limit = MOVE ** (2 ** min(len(side) - 1, 2))
+    step = 1 + spread                           # at least a spread: a run on the crossing is not repeated
+    lo_x, hi_x = (e.load / limit, e.load / step) if down else (e.load * step, e.load * limit)
     x = e.load / MOVE if down else e.load * MOVE
     if len(side) > 1:
         f = side[1]
         slope = (f.margin(thr) - e.margin(thr)) / math.log(f.load / e.load)
         if slope > 0:
-            x = e.load * math.exp(-e.margin(thr) / slope)
+            x = _along(e.load, -e.margin(thr) / slope, lo_x, hi_x)
     elif abs(e.margin(thr)) <= math.log(2):   # one full point near the threshold: the pilot's slope
         slope = pilot_slope()
         if slope > 0:
-            x = e.load * math.exp(-e.margin(thr) / slope)
-    step = 1 + spread                           # at least a spread: a run on the crossing is not repeated
-    lo_x, hi_x = (e.load / limit, e.load / step) if down else (e.load * step, e.load * limit)
+            x = _along(e.load, -e.margin(thr) / slope, lo_x, hi_x)
     return min(max(x, lo_x), hi_x)
+
+
+def _along(load: float, log_step: float, lo_x: float, hi_x: float) -> float:
+    """load x e^log_step, or the bound it passes: a flat secant (a collapsing curve's two points at nearly the
+    same failure share) gives a step too large for a float, which the clamp would cut anyway."""
+    if log_step >= math.log(hi_x / load):
+        return hi_x
+    if log_step <= math.log(lo_x / load):
+        return lo_x
+    return load * math.exp(log_step)
 
 
 def narrow_target(lo: Point, hi: Point, probes: list[Point], thr: float, margin) -> float:

@@ -11,7 +11,7 @@ one that does not exist).
 from . import throttle
 from .draws import take
 from .jit import handler, model_function
-from .state import PC, Outcome, Reason, Src
+from .state import Outcome, Reason, Src
 from .transaction import AGAIN, end, probe
 
 

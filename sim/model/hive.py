@@ -60,20 +60,8 @@ def on_check(m, j, now):
 
 @handler
 def on_alter(m, j, now):
-    """alter_table's effect point: the commit. The lock has kept every other committer of the table out since
-    getTable, so it succeeds (the checker holds the history to that); the commit call returns when its unlock is
-    answered."""
-    tx = m.tx[j]
-    t = tx.table
-    answer_in = m.p.g * tx.op_latency_ms
-    tx.attempts += 1
-    expected = tx.seq
-    ok = catalog.cas(m, t, expected)
-    if history.on(m):
-        history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, now + answer_in)
-    if ok:
-        return lock.end_then_unlock(m, j, now, Outcome.COMMITTED, Reason.NONE, answer_in)
-    return lock.unlock(m, j, answer_in, PC.HIVE_UNLOCKED)
+    """alter_table's effect point: the commit; the commit call returns when its unlock is answered."""
+    return lock.commit(m, j, now, PC.HIVE_UNLOCKED)
 
 
 @handler

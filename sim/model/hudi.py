@@ -18,6 +18,7 @@ from . import catalog, history, lock
 from .draws import take
 from .io import gets_ms
 from .jit import handler, model_function
+from .log import list_ms
 from .rewrite import _real_conflict
 from .state import PC, Outcome, Reason, Src
 from .transaction import end, next_read, start
@@ -32,16 +33,6 @@ def _small_puts_ms(m, j, n):
     for _ in range(n):
         ms += take(m, Src.PUT_TIMELINE)
     m.tx[j].puts += n
-    return ms
-
-
-@model_function
-def _lists_ms(m, j, n):
-    """n LISTs besides the timeline's (drawn as GETs, as the log's)."""
-    ms = 0.0
-    for _ in range(n):
-        ms += take(m, Src.GET)
-    m.tx[j].lists += n
     return ms
 
 
@@ -115,7 +106,7 @@ def on_check(m, j, now):
         history.prepare(m, now, j, tx.table, v, checked, v)
     if conflict:
         return lock.unlock(m, j, pending, PC.HUDI_FAILED)
-    pending += _lists_ms(m, j, 2) + _small_puts_ms(m, j, METADATA_TABLE_PUTS) + m.p.clock_skew_wait_ms
+    pending += list_ms(m, j, 2) + _small_puts_ms(m, j, METADATA_TABLE_PUTS) + m.p.clock_skew_wait_ms
     pending += take(m, Src.GET)                      # the completed instant does not exist yet (a HEAD)
     tx.gets += 1
     tx.puts += 1
@@ -124,19 +115,8 @@ def on_check(m, j, now):
 
 @handler
 def on_commit(m, j, now):
-    """The completed instant's PUT takes effect: the commit (the lock kept every other committer out since the
-    LIST); the write returns when its unlock is answered."""
-    tx = m.tx[j]
-    t = tx.table
-    answer_in = m.p.g * tx.op_latency_ms
-    tx.attempts += 1
-    expected = tx.seq
-    ok = catalog.cas(m, t, expected)
-    if history.on(m):
-        history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, now + answer_in)
-    if ok:
-        return lock.end_then_unlock(m, j, now, Outcome.COMMITTED, Reason.NONE, answer_in)
-    return lock.unlock(m, j, answer_in, PC.HUDI_FAILED)
+    """The completed instant's PUT takes effect: the commit; the write returns when its unlock is answered."""
+    return lock.commit(m, j, now, PC.HUDI_FAILED)
 
 
 @handler

@@ -23,11 +23,11 @@ saying when the client hears of it.
 """
 import math
 
-from . import history
+from . import catalog, history
 from .draws import take
 from .jit import handler, model_function
 from .retry import delay_ms
-from .state import PC, Discipline, Kind, Src
+from .state import PC, Discipline, Kind, Outcome, Reason, Src
 from .transaction import AGAIN, DONE, PARKED, end, start
 
 
@@ -245,6 +245,25 @@ def end_then_unlock(m, j, now, outcome, reason, before):
     end(m, j, now, outcome, reason, now + before + m.tx[j].op_latency_ms)
     m.tx[j].pc = PC.UNLOCK
     return delay
+
+
+@model_function
+def commit(m, j, now, after_fail):
+    """The commit point of a critical section (its request's effect point, `now`): the object's version is still
+    the one its in-lock read saw, since the lock keeps every other committer out (the checker holds the history
+    to that), so the commit takes effect and the transaction ends when its release is answered; a commit that
+    failed (it cannot, under mutual exclusion) unlocks and goes on at `after_fail`."""
+    tx = m.tx[j]
+    t = tx.table
+    answer_in = m.p.g * tx.op_latency_ms
+    tx.attempts += 1
+    expected = tx.seq
+    ok = catalog.cas(m, t, expected)
+    if history.on(m):
+        history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, now + answer_in)
+    if ok:
+        return end_then_unlock(m, j, now, Outcome.COMMITTED, Reason.NONE, answer_in)
+    return unlock(m, j, answer_in, after_fail)
 
 
 @handler

@@ -48,7 +48,7 @@ def _tail_ms(m, j, newest, v):
 
 
 @model_function
-def _list_ms(m, j, pages):
+def list_ms(m, j, pages):
     """A LIST of the log outside an effect point, its pages one after another, each a GET draw."""
     ms = 0.0
     for _ in range(pages):
@@ -61,7 +61,7 @@ def _list_ms(m, j, pages):
 def _update_ms(m, j, n):
     """delta-rs's snapshot update after the checks read n > 0 new entries (`commit.snapshot_update`): a LIST
     and the n entries again, on the snapshot reads' lanes, before the put-if-absent."""
-    return _list_ms(m, j, 1) + gets_on_ms(m, j, n, m.p.snapshot_max_parallel)
+    return list_ms(m, j, 1) + gets_on_ms(m, j, n, m.p.snapshot_max_parallel)
 
 
 @handler
@@ -181,7 +181,7 @@ def _post_commit_ms(m, j, v):
     ci = m.p.checkpoint_interval
     cp = ci > 0 and v % ci == 0
     if cp and m.p.checkpoint_rebuild:
-        ms += _list_ms(m, j, 1) + _tail_ms(m, j, v - ci, v) + take(m, Src.PUT_LAST_CP)
+        ms += list_ms(m, j, 1) + _tail_ms(m, j, v - ci, v) + take(m, Src.PUT_LAST_CP)
         m.tx[j].puts += 1
     if cp:
         ms += take(m, Src.PUT_CP)
@@ -189,7 +189,7 @@ def _post_commit_ms(m, j, v):
     c = m.p.log_cleanup
     if (c == LogCleanup.EVERY_COMMIT or (c == LogCleanup.CHECKPOINT and cp)) and not m.p.object_shape:
         keys = m.p.log_entries_at_start + v
-        ms += _list_ms(m, j, (keys + LIST_PAGE_KEYS - 1) // LIST_PAGE_KEYS)
+        ms += list_ms(m, j, (keys + LIST_PAGE_KEYS - 1) // LIST_PAGE_KEYS)
     return ms
 
 
