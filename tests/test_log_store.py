@@ -130,3 +130,18 @@ def test_log_store_defaults():
     assert (ls.retry.policy, ls.retry.base_ms, ls.retry.factor, ls.retry.max_ms, ls.retry.max_resends) == \
         ("aws_dynamodb", 500.0, 2.0, 20_000.0, 10)
     assert from_dict({}).hash == from_dict({"log_store": {}}).hash
+
+
+def test_writers_outlast_their_throttled_completions():
+    """A throttled completion PutItem is resent after its commit's recorded end; its writer starts its next
+    transaction when the last resend is answered, and never stops for it (before, a writer whose next tick had
+    passed by then was dropped, and 400 periodic writers overloading the table ran as a handful)."""
+    d = ddb(workload={"writers": {"count": 60, "mode": "periodic", "interval_ms": 2000},
+                      "runtime": {"median_ms": 500, "sigma": 0.5, "min_ms": 0}})
+    rec = run(from_dict(d), 0).records
+    assert rec["throttled"].sum() > 100
+    last = rec.sort_values("arrival_ms").groupby("writer").tail(1)   # each writer's last transaction
+    assert len(last) == 60
+    ended = last[last["outcome"] != "unfinished"]
+    # it ended so late that its completion's resends (at most ~110 s) or its next tick reach the end of the run
+    assert (ended["end_ms"] > SHORT["duration_ms"] - 120_000).all()

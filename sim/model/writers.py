@@ -98,4 +98,6 @@ def on_end(m, j, now):
         at = end_ms + take(m, Src.THINK)
     if at >= m.p.duration_ms:
         return _stopped(m)
+    if at < now:   # its last request's answer came after the end it recorded (a log store's resent completion)
+        return 0.0
     return at - now
