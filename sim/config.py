@@ -553,7 +553,8 @@ def _resolve_log_store(cfg: Config) -> LogStore:
     if ls.latency is not None:
         _require(ls.latency, f"{path}.latency", ("median_ms", "sigma"), (), "the latency is lognormal")
     cat, commit = cfg.catalog, cfg.commit
-    for wrong, why in ((commit.protocol != "log", "commit.protocol log"), (cat.backend != "storage", "catalog.backend storage"),
+    for wrong, why in ((commit.protocol != "log", "commit.protocol log"),
+                       (cat.backend != "storage", "catalog.backend storage"),
                        (cfg.lock.variant is not None, "no lock"), (commit.shape != "table", "commit.shape table")):
         if wrong:
             raise ConfigError(f"{path}.kind", f"Delta's DynamoDB log store needs {why} (or design: delta-dynamodb)")

@@ -81,7 +81,8 @@ class LatencyModel:
     lock: LogNormal               # a lock service's round trip (a request, a poll, a release)
     delete: LogNormal             # an object DELETE: a request with no body, drawn as a GET (no provider has a profile)
     put_timeline: LogNormal       # Hudi: a timeline instant, heartbeat or metadata-table file (the PUT's base latency)
-    log_store: LogNormal          # Delta's DynamoDB log store: a DynamoDB round trip (its conditional PutItem: catalog_cas)
+    log_store: LogNormal          # Delta's DynamoDB log store: a DynamoDB round trip (its conditional PutItem is
+                                  # catalog_cas)
 
 
 def latency_model(cfg) -> LatencyModel:

@@ -411,7 +411,8 @@ class StreamSummary:
 
     def _add_lock(self, cols: dict, w: np.ndarray, table: np.ndarray) -> None:
         grants = cols["lock_grants"][w]
-        self.lock_counts += [int(cols["lock_requests"][w].sum()), int(grants.sum()), int(cols["lock_timeouts"][w].sum())]
+        self.lock_counts += [int(cols["lock_requests"][w].sum()), int(grants.sum()),
+                             int(cols["lock_timeouts"][w].sum())]
         self.lock_grants += np.bincount(table, weights=grants, minlength=self.T).astype(np.int64)
         for row, (name, by) in enumerate((("lock_wait_ms", "lock_requests"), ("lock_hold_ms", "lock_grants"))):
             x = cols[name][w][cols[by][w] > 0]

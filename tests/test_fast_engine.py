@@ -259,7 +259,8 @@ CASES = {
     "hive_dynamodb_lease": merge(CONTENDED, {"design": "hive", "catalog": {"latency_ms": 6}, "lock": {
         "variant": "dynamodb-lease", "latency_ms": 4, "lease_ms": 200, "timeout_ms": 1000}}),
     "hive_global_lock": merge(CONTENDED, {"design": "hive", "catalog": {"latency_ms": 5},
-                                          "workload": {"num_tables": 4}, "lock": {"variant": "hms", "scope": "global"}}),
+                                          "workload": {"num_tables": 4},
+                                          "lock": {"variant": "hms", "scope": "global"}}),
     "hive_ties_zookeeper": {
         "duration_ms": 20_000, "warmup_ms": 4_000, "cooldown_ms": 4_000, "design": "hive",
         "storage": {"provider": "instant"}, "catalog": {"latency_ms": 4},
@@ -278,7 +279,8 @@ CASES = {
                                        "workload": {"inter_arrival": {"mean_ms": 150}}}),
     "hudi_dynamodb": merge(CONTENDED, {"design": "hudi", "lock": {"variant": "dynamodb", "latency_ms": 4,
                                                                   "poll": {"policy": "fixed", "delay_ms": 100}},
-                                       "storage": {"provider": "gcp"}, "workload": {"inter_arrival": {"mean_ms": 500}}}),
+                                       "storage": {"provider": "gcp"},
+                                       "workload": {"inter_arrival": {"mean_ms": 500}}}),
     "writers_hudi": _writers({"count": 5}, {"design": "hudi", "lock": {"latency_ms": 2},
                                             "workload": {"num_tables": 2}}),
     # Delta's DynamoDB log store: the shared write capacity, the SDK's resends of both PutItems, give-ups

@@ -20,8 +20,8 @@ NEW_KEYS = ["attempts_cps", "attempt_failure_share", "aborted_latency_mean_ms", 
             "aborted_latency_p95_ms", "aborted_latency_p99_ms", "writers_seen", "commits_per_writer_cps",
             "writer_utilisation", "commit_lag_mean_ms", "commit_lag_p99_ms", "missed_interval_share"]
 # the lock's keys come after them (sim.metrics._lock_out)
-LOCK_KEYS = ["lock_requests", "lock_grants", "lock_timeouts", "lock_grants_cps", "lock_wait_mean_ms", "lock_wait_p99_ms",
-             "lock_hold_mean_ms", "lock_hold_p99_ms"]
+LOCK_KEYS = ["lock_requests", "lock_grants", "lock_timeouts", "lock_grants_cps", "lock_wait_mean_ms",
+             "lock_wait_p99_ms", "lock_hold_mean_ms", "lock_hold_p99_ms"]
 
 
 def cols_of(**given) -> dict:

@@ -28,7 +28,7 @@ from ..model.state import PC
 from .base import EngineBase
 
 # heap "who": >= 0 a transaction (its slot); W_WRITER0 - w writer w's next start; below the writers', slot j's lock
-# timer (`_timers0(m) - j`); else:
+# timer (W_WRITER0 - writers - j); else:
 W_ARRIVALS_START, W_ARRIVALS, W_WATCHDOG, W_STOP = np.int64(-1), np.int64(-2), np.int64(-3), np.int64(-4)
 W_WRITER0 = np.int64(-5)
 URGENT, NORMAL = np.int64(0), np.int64(1)
