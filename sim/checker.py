@@ -51,7 +51,10 @@ Catalog designs (MODEL.md "Catalog designs"), chosen by the keyword arguments of
 - `lock_scope="table"|"global"` (a commit lock, `lock_fifo` for its FIFO disciplines): `lock_request`,
   `lock_grant`, `lock_release` and `lock_timeout` rows replay the locks; a release may follow its
   transaction's end (its commit ended the transaction; the unlock takes effect after), and a
-  `lock_timeout` whose `attempts` is 1 failed a commit attempt (counted as one, as a CAS).
+  `lock_timeout` whose `attempts` is 1 failed a commit attempt (counted as one, as a CAS). With
+  `lock_object=True` (Hudi's storage lock) `lock_write` rows are its object's conditional PUTs: invariant
+  6 replays them on the object's bucket; a release whose PUT was throttled leaves the lock held until it
+  expires, and its `lock_release` comes at the first grant after.
 `throttled` rows (a conditional write answered 429) change nothing, are not attempts, and follow
 the ordering rules of `cas` rows. Invariant numbers are those of MODEL.md; 6 is the checker's own.
 """
@@ -71,7 +74,7 @@ REQUIRED_COLUMNS = (
     "i", "kind", "time_ms", "txn", "table", "op", "seq", "version", "expected", "ok",
     "base_version", "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts",
 )
-LOCK_KINDS = {"lock_request", "lock_grant", "lock_release", "lock_timeout"}
+LOCK_KINDS = {"lock_request", "lock_grant", "lock_release", "lock_timeout", "lock_write"}
 KINDS = {"begin", "read", "prepare", "cas", "throttled", "end", "final", "store_write"} | LOCK_KINDS
 SCOPES = ("global", "table")
 PROTOCOLS = ("rewrite", "log")
@@ -211,6 +214,8 @@ def _object_name(per_table: bool, log: bool, table: int, expected: int, version_
 def _describe_object(name: tuple) -> str:
     if name[0] == "log store":
         return "the log store's table"
+    if name[0] == "lock object":
+        return f"lock object {name[1]}"
     if name[0] == "entry":
         return f"log entry {name[2]} of table {name[1]}"
     if name[0] == "version":
@@ -252,7 +257,7 @@ class Replay:
     def __init__(self, scope: str = "global", protocol: str = "rewrite",
                  mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0,
                  version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
-                 lock_fifo: bool = False, log_store: bool = False):
+                 lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False):
         if lock_scope not in (None,) + SCOPES:
             raise ValueError(f"lock_scope must be None or one of {SCOPES}, not {lock_scope!r}")
         if scope not in SCOPES:
@@ -275,7 +280,7 @@ class Replay:
         self.prev_time_ms = -math.inf
         self.prev_i: int | None = None
         self.lock_scope, self.lock_fifo = lock_scope, lock_fifo
-        self.log_store = log_store
+        self.log_store, self.lock_object = log_store, lock_object
         self.holder: dict[int, int] = {}               # lock -> the transaction holding it
         self.queue: dict[int, list[int]] = {}          # FIFO: lock -> its waiters in request order
 
@@ -324,7 +329,7 @@ class Replay:
         if x.begin_row < 0 and "nobegin" not in x.reported:
             x.reported.add("nobegin")
             self.flag(3, e, f"{e.kind} event before the transaction's begin")
-        if x.end_row >= 0 and e.kind not in ("end", "lock_release", "store_write"):   # a 2nd end: see `end`
+        if x.end_row >= 0 and e.kind not in ("end", "lock_release", "store_write", "lock_write"):   # 2nd end: `end`
             self.flag(3, e, f"{e.kind} event after the transaction ended at row {x.end_row}")
         if x.begin_row >= 0 and e.table != x.table:
             self.flag(0, e, f"{e.kind} on table {e.table} but the transaction began on table {x.table}")
@@ -554,6 +559,17 @@ class Replay:
             return
         del self.holder[k]
 
+    def lock_write(self, e: _Event) -> None:
+        """Invariant 6 on a storage lock's object: each write (an acquire's or a release's conditional PUT) found a
+        token of its mutation limit and took it (`ok`), or found none (throttled)."""
+        row = self._lock_row(e)
+        if row is None:
+            return
+        if not self.lock_object:
+            self.flag(0, e, "lock_write row in a run whose lock is not a storage object")
+        elif self.buckets is not None:
+            self._tokens(e, -1, throttled=not _as_bool(e.raw.ok), name=("lock object", row[1]))
+
     def lock_timeout(self, e: _Event) -> None:
         """A request given up leaves the queue; one that failed its commit attempt counts as an attempt."""
         row = self._lock_row(e)
@@ -615,11 +631,12 @@ class Replay:
         if self.buckets is not None:
             self._tokens(e, expected, throttled)
 
-    def _tokens(self, e: _Event, expected: int, throttled: bool) -> None:
+    def _tokens(self, e: _Event, expected: int, throttled: bool, name: tuple | None = None) -> None:
         """Invariant 6: a `cas` needs (and takes) a token of its object's bucket; a `throttled` row had none."""
         b, t = self.buckets, e.time_ms
-        name = ("log store",) if self.log_store else \
-            _object_name(self.per_table, self.log, e.table, expected, self.version_files)
+        if name is None:
+            name = ("log store",) if self.log_store else \
+                _object_name(self.per_table, self.log, e.table, expected, self.version_files)
         tokens, uncapped, last = b.tokens(name, t)
         since = f"previous write to it at t={_fmt_t(last)} ms" if last > -math.inf else "first write to it"
         what = _describe_object(name)
@@ -722,7 +739,7 @@ class Replay:
 def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str = "rewrite",
                   mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0,
                   version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
-                  lock_fifo: bool = False, log_store: bool = False) -> list[Violation]:
+                  lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False) -> list[Violation]:
     """Replay `history` (FORMATS.md "History") and return every invariant violation, sorted by row.
 
     `scope` (`global` | `table`) and `protocol` (`rewrite` | `log`) are the run's `catalog.scope` and
@@ -730,13 +747,14 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
     per-object mutation limit the run enforced (None: not checked); `version_files`, `reread_before_cas`
     the run's `catalog.version_files` and `commit.reread_before_cas`; `lock_scope` the run's `lock.scope`
     (None: no lock) and `lock_fifo` whether its discipline grants in request order; `log_store` whether it ran
-    Delta's DynamoDB log store. An empty list means all checked
+    Delta's DynamoDB log store; `lock_object` whether its lock is an object in storage (the mutation limit binds its
+    writes). An empty list means all checked
     invariants hold. The replay trusts only the order of events and the CAS outcomes; every observed
     value (read state, seq/version after a CAS, final state) is compared against the checker's own
     catalog state, which is never resynchronised to the record, so an error shows where it first happens.
     """
     replay = Replay(scope, protocol, mutation_rate_per_s, mutation_burst, version_files, reread_before_cas,
-                    lock_scope, lock_fifo, log_store)
+                    lock_scope, lock_fifo, log_store, lock_object)
     missing_cols = [c for c in REQUIRED_COLUMNS if c not in history.columns]
     if missing_cols:
         return [Violation(0, -1, f"history lacks columns {missing_cols}")]

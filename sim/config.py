@@ -104,6 +104,11 @@ LOCK_VARIANTS = {
                  "poll": {"policy": "fixed", "delay_ms": 1000.0}},
     "dynamodb-lease": {"discipline": "lease_sleep", "timeout_ms": 180_000.0, "retries": 0, "retry_wait_ms": 0.0,
                        "lease_ms": 15_000.0},
+    # Hudi's storage-based lock provider (StorageBasedLockProvider): a lock object per table in the table's bucket,
+    # GET every second, taken by a conditional PUT; valid 300 s from its grant (renewed every 30 s while held);
+    # tryLock waits 60 s, under the LockManager as above
+    "storage": {"discipline": "race_poll", "timeout_ms": 60_000.0, "retries": 50, "retry_wait_ms": 5000.0,
+                "poll": {"policy": "fixed", "delay_ms": 1000.0}, "validity_ms": 300_000.0},
 }
 LOCK_DISCIPLINES = ("fifo_notify", "fifo_poll", "race_poll", "lease_sleep")
 
@@ -125,6 +130,7 @@ class Lock:
     timeout_ms: float = _spec(None, gt=0)
     retries: int = _spec(None, ge=0)
     retry_wait_ms: float = _spec(None, ge=0)
+    validity_ms: float = _spec(None, gt=0)
 
 
 @dataclass(frozen=True)
@@ -483,7 +489,15 @@ def _resolve_lock(cfg: Config) -> Lock:
     poll = lk.poll or (RetryPolicy(**preset["poll"]) if "poll" in preset else None)
     lk = _with_defaults(lk, scope="table", discipline=preset["discipline"], timeout_ms=preset["timeout_ms"],
                         retries=preset["retries"], retry_wait_ms=preset["retry_wait_ms"], poll=poll,
-                        lease_ms=preset.get("lease_ms"))
+                        lease_ms=preset.get("lease_ms"), validity_ms=preset.get("validity_ms"))
+    if lk.variant == "storage":   # a lock object in the provider: its GETs and conditional PUTs, its mutation limit
+        _require(lk, path, (), ("latency_ms", "latency"), "variant is storage (the provider's latencies)")
+        if lk.discipline != "race_poll":
+            raise ConfigError(f"{path}.discipline", "a storage lock is polled and taken by a conditional PUT: "
+                              "race_poll")
+        _check_locked_commit(cfg)
+        return dataclasses.replace(lk, poll=_resolve_retry(lk.poll, f"{path}.poll"))
+    _require(lk, path, (), ("validity_ms",), f"variant is {lk.variant} (a storage lock's validity)")
     polled = lk.discipline in ("fifo_poll", "race_poll")
     _require(lk, path, ("poll",) if polled else (), () if polled else ("poll",), f"discipline is {lk.discipline}")
     leased = lk.discipline == "lease_sleep"

@@ -88,7 +88,8 @@ DESIGNS["hive"] = {
 # commit (the timeline's LIST, a GET per instant completed since it started and the conflict check, the metadata
 # table's files, TrueTime again, the completed instant's PUT); a conflict fails the write (no retry, Hudi's
 # default). The lock is ZooKeeper's (Hudi's default provider: FIFO, notified); its round trip has no public figure:
-# give lock.latency_ms or lock.latency. lock.variant dynamodb is Hudi's DynamoDB provider.
+# give lock.latency_ms or lock.latency. lock.variant dynamodb is Hudi's DynamoDB provider, storage its storage-based
+# lock (a lock object in the table's bucket, at the provider's latencies and under its per-object limit).
 DESIGNS["hudi"] = {
     "catalog": {"backend": "storage", "scope": "table"},
     "commit": {"protocol": "log", "max_retries": 0, "checkpoint_interval": 0, "clock_skew_wait_ms": 200.0},

@@ -78,7 +78,8 @@ class LatencyModel:
     put_checkpoint: LogNormal
     put_version_hint: LogNormal   # version files: version-hint.text, a few bytes (the PUT's base latency)
     put_last_checkpoint: LogNormal   # log fidelity: `_last_checkpoint`, a small JSON object
-    lock: LogNormal               # a lock service's round trip (a request, a poll, a release)
+    lock: LogNormal               # a lock service's round trip (a poll; a storage lock's: the provider's GET)
+    lock_write: LogNormal         # ... (a request, a release; a storage lock's: the provider's conditional PUT)
     delete: LogNormal             # an object DELETE: a request with no body, drawn as a GET (no provider has a profile)
     put_timeline: LogNormal       # Hudi: a timeline instant, heartbeat or metadata-table file (the PUT's base latency)
     log_store: LogNormal          # Delta's DynamoDB log store: a DynamoDB round trip (its conditional PutItem is
@@ -107,6 +108,9 @@ def latency_model(cfg) -> LatencyModel:
     lk, ls = cfg.lock, cfg.log_store
     lock = LogNormal(lk.latency.median_ms, lk.latency.sigma) if lk.latency is not None \
         else LogNormal(lk.latency_ms or 0.0, 0.0)
+    lock_write = lock
+    if lk.variant == "storage":   # Hudi's storage lock: a lock object in the provider
+        lock, lock_write = get, LogNormal(prof.cas_median_ms, prof.cas_sigma, floor)
     store = LogNormal(ls.latency.median_ms, ls.latency.sigma) if ls.latency is not None \
         else LogNormal(ls.latency_ms or 0.0, 0.0)
     if ls.kind is not None:   # the entry's conditional PutItem is DynamoDB's
@@ -114,5 +118,5 @@ def latency_model(cfg) -> LatencyModel:
     return LatencyModel(
         get=get, put_manifest_list=put(cfg.io.manifest_list_bytes), put_table_metadata=put(cfg.io.table_metadata_bytes),
         catalog_read=read, catalog_cas=cas, put_checkpoint=put(cfg.commit.checkpoint_bytes or 0),
-        put_version_hint=put(0), put_last_checkpoint=put(LAST_CHECKPOINT_BYTES), lock=lock, delete=get,
+        put_version_hint=put(0), put_last_checkpoint=put(LAST_CHECKPOINT_BYTES), lock=lock, lock_write=lock_write, delete=get,
         put_timeline=put(0), log_store=store)

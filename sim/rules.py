@@ -16,8 +16,8 @@ def mutation_limit(config: dict, profile: dict) -> tuple[float, float] | None:
     rate = profile.get("mutation_rate_per_s")
     if catalog.get("backend", "storage") != "storage" or storage.get("throttle", True) is False or rate is None:
         return None
-    if lock.get("variant"):   # a commit under a lock writes fresh names unconditionally (Hudi's instants)
-        return None
+    if lock.get("variant") and lock["variant"] != "storage":   # a locked commit writes fresh names unconditionally
+        return None                                             # (Hudi's instants); a storage lock writes its object
     burst = profile.get("mutation_burst")
     return float(rate), 1.0 if burst is None else float(burst)
 
@@ -35,7 +35,8 @@ def checker_rules(resolved: dict) -> dict:
              "reread_before_cas": bool(commit.get("reread_before_cas")),
              "lock_scope": lock.get("scope") if lock.get("variant") else None,
              "log_store": (config.get("log_store") or {}).get("kind") is not None,
-             "lock_fifo": lock.get("discipline") in ("fifo_notify", "fifo_poll")}
+             "lock_fifo": lock.get("discipline") in ("fifo_notify", "fifo_poll"),
+             "lock_object": lock.get("variant") == "storage"}
     limit = mutation_limit(config, resolved.get("provider_profile") or {})
     if limit is not None:
         rules["mutation_rate_per_s"], rules["mutation_burst"] = limit

@@ -283,6 +283,13 @@ CASES = {
                                        "workload": {"inter_arrival": {"mean_ms": 500}}}),
     "writers_hudi": _writers({"count": 5}, {"design": "hudi", "lock": {"latency_ms": 2},
                                             "workload": {"num_tables": 2}}),
+    # Hudi's storage lock: throttled releases that leave the lock held until it expires (a short validity here)
+    "hudi_storage_lock_throttled": merge(CONTENDED, {"design": "hudi", "lock": {"variant": "storage",
+                                                                                "validity_ms": 3000},
+                                                     "storage": {"provider": THROTTLED},
+                                                     "workload": {"inter_arrival": {"mean_ms": 200}}}),
+    "hudi_storage_lock_s3": merge(CONTENDED, {"design": "hudi", "lock": {"variant": "storage"},
+                                              "workload": {"inter_arrival": {"mean_ms": 300}}}),
     # Delta's DynamoDB log store: the shared write capacity, the SDK's resends of both PutItems, give-ups
     "delta_dynamodb": merge(CONTENDED, {"design": "delta-dynamodb", "log_store": {
         "latency": {"median_ms": 6, "sigma": 0.5}, "burst_s": 2}}),
@@ -356,7 +363,8 @@ def _rules(c) -> dict:
                                   "hive_zookeeper_timeouts", "hive_dynamodb_race", "hive_dynamodb_lease",
                                   "hive_global_lock", "hive_ties_zookeeper", "writers_hive_zookeeper", "hudi",
                                   "hudi_timeouts", "hudi_dynamodb", "writers_hudi", "delta_dynamodb",
-                                  "delta_dynamodb_light", "writers_delta_dynamodb"])
+                                  "delta_dynamodb_light", "writers_delta_dynamodb", "hudi_storage_lock_throttled",
+                                  "hudi_storage_lock_s3"])
 def test_fast_history_passes_checker(name):
     c = from_dict(merge(BASE, CASES[name]))
     fast = FastEngine(c, record_history=True).run()

@@ -302,8 +302,9 @@ def test_checker_rejects_lock_rows_without_a_lock():
 
 
 def hudi(lock: dict | None = None, **over) -> dict:
-    d = {**SHORT, "design": "hudi", "storage": {"provider": "instant"},
-         "lock": {"latency_ms": L_MS, **(lock or {})}}
+    lock = lock or {}
+    service = {} if lock.get("variant") == "storage" else {"latency_ms": L_MS}   # (a storage lock: the provider's)
+    d = {**SHORT, "design": "hudi", "storage": {"provider": "instant"}, "lock": {**service, **lock}}
     for key, value in over.items():
         d[key] = {**d[key], **value} if isinstance(value, dict) and isinstance(d.get(key), dict) else value
     return d
@@ -368,3 +369,65 @@ def test_hudi_per_table_locks_scale_with_tables():
     waits = [np.array([s["lock_wait_mean_ms"] for s in x]) for x in (one, four)]
     se = math.sqrt(sum(w.var(ddof=1) / len(w) for w in waits))
     assert abs(waits[0].mean() - waits[1].mean()) < 2.5 * se
+
+
+# ------------------------------------------------------------------------------------------ a lock object in storage
+
+
+def test_storage_lock_release_throttled_holds_the_lock_until_it_expires():
+    """Hudi's storage lock on GCS (1 write/s per object): a write's start lock is acquired and released within a
+    second, so the release's conditional PUT finds no token and fails; the lock then stays held by no one until
+    its validity (300 s from the grant, plus 500 ms of clock drift) has passed, and the next grant releases it
+    then. Invariant 6 replays every lock-object write on the object's bucket."""
+    res = checked(hudi({"variant": "storage"}, storage={"provider": "gcp"}, duration_ms=1_800_000,
+                       workload={"inter_arrival": {"mean_ms": 4000}, "num_tables": 2,
+                                 "runtime": {"median_ms": 10_000, "sigma": 1.0, "min_ms": 1000}}))
+    h = res.history
+    writes = h[h["kind"] == "lock_write"]
+    assert (~writes["ok"]).sum() >= 10 and writes["ok"].sum() >= 10
+    grants = h[h["kind"] == "lock_grant"]
+    # an expired lock's release is written by the grant that takes it over: the row right before that grant
+    nxt = h.shift(-1)
+    expired = h[(h["kind"] == "lock_release") & (nxt["kind"] == "lock_grant") & (nxt["txn"] != h["txn"])
+                & (nxt["time_ms"] == h["time_ms"])]
+    assert len(expired) >= 2
+    for r in expired.itertuples():
+        granted = grants[(grants["txn"] == r.txn) & (grants["i"] < r.i)]["time_ms"].max()
+        assert r.time_ms >= granted + 300_000 + 500
+    assert res.summary["success_rate"] < 0.5        # every write's start stalls the table's lock for 5 minutes
+
+
+def test_storage_lock_without_a_limit_races_like_the_dynamodb_client():
+    """On S3 (no per-object limit) the storage lock is a racing poller at the provider's latencies: no write is
+    throttled, every release frees the lock at once."""
+    res = checked(hudi({"variant": "storage"}, storage={"provider": "s3"},
+                       workload={"inter_arrival": {"mean_ms": 4000},
+                                 "runtime": {"median_ms": 10_000, "sigma": 1.0, "min_ms": 1000}}))
+    h = res.history
+    assert (h["kind"] == "lock_write").sum() == 0 and res.summary["success_rate"] > 0.99
+    assert res.records["throttled"].sum() == 0
+
+
+def test_checker_replays_lock_object_writes():
+    cfg = from_dict(hudi({"variant": "storage"}, storage={"provider": "gcp"},
+                         workload={"inter_arrival": {"mean_ms": 4000},
+                                   "runtime": {"median_ms": 10_000, "sigma": 1.0, "min_ms": 1000}}))
+    h = run(cfg, 0, history=True).history.copy()
+    rules = checker_rules(resolved_config(cfg))
+    assert rules["lock_object"] and check_history(h, **rules) == []
+    bad = h.index[(h["kind"] == "lock_write") & ~h["ok"]][0]
+    h.loc[bad, "ok"] = True
+    v = check_history(h, **rules)
+    assert v and v[0].invariant == 6 and "lock object" in v[0].message
+
+
+@pytest.mark.parametrize("d,path", [
+    ({"design": "hudi", "lock": {"variant": "storage", "latency_ms": 5}}, "lock.latency_ms"),
+    ({"design": "hive", "catalog": {"latency_ms": 5}, "lock": {"variant": "hms", "validity_ms": 5}},
+     "lock.validity_ms"),
+    ({"design": "hudi", "lock": {"variant": "storage", "discipline": "fifo_notify"}}, "lock.discipline"),
+])
+def test_storage_lock_config_errors(d, path):
+    with pytest.raises(ConfigError) as err:
+        from_dict(d)
+    assert str(err.value).startswith(path)

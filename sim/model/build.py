@@ -55,7 +55,8 @@ class Run:
         n_tables = cfg.workload.num_tables
         # a throttled log (or version files) keeps a bucket per entry (version file) name; version files also
         # one per table's version hint, after the next names (sim.model.throttle)
-        per_name = (p.log or p.version_files) and p.throttle and not p.log_store   # (a DynamoDB store: one bucket)
+        # (a DynamoDB store: one bucket; a locked design: its lock objects', the tables' buckets)
+        per_name = (p.log or p.version_files) and p.throttle and not p.log_store and not p.lock
         n_entries = counted if per_name else 1
         n_buckets = n_tables + (n_tables if p.version_files and p.throttle else 0) + (n_entries if per_name else 0)
         tx = slots_mod.blank(n_slots)
@@ -84,7 +85,8 @@ class Run:
             wr=np.zeros(max(1, p.writers), dtype=WR), bo_srv=delays.server,
             hints=np.zeros(n_tables, dtype=np.int64), bo_lock=delays.lock,
             lk_holder=np.full(n_locks, -1, dtype=np.int64), lk_head=np.full(n_locks, -1, dtype=np.int64),
-            lk_tail=np.full(n_locks, -1, dtype=np.int64))
+            lk_tail=np.full(n_locks, -1, dtype=np.int64), lk_expires_ms=np.full(n_locks, np.inf),
+            lk_ghost_txn=np.full(n_locks, -1, dtype=np.int64), lk_ghost_table=np.full(n_locks, -1, dtype=np.int64))
 
     @property
     def n_txn(self) -> int:

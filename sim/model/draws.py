@@ -95,7 +95,7 @@ def _thr_left(m):
 def _buckets_left(m):
     """Events before a throttled log's (or version files') next entry (the run.seq-th commit's) would have no
     bucket."""
-    if not (m.p.log or m.p.version_files) or not m.p.throttle or m.p.log_store:
+    if not (m.p.log or m.p.version_files) or not m.p.throttle or m.p.log_store or m.p.lock:
         return 1 << 62
     return len(m.bk_prev) - m.run[0].seq
 

@@ -10,11 +10,18 @@ from .state import FALSE, NA, TRUE, Kind, Outcome, Reason
 @model_function
 def _row(m, kind, time, j, table, seq, version, expected, ok, base, vfrom, vto, answer, outcome, reason,
          attempts):
+    _row_of(m, kind, time, m.tx[j].txn, table, seq, version, expected, ok, base, vfrom, vto, answer, outcome,
+            reason, attempts)
+
+
+@model_function
+def _row_of(m, kind, time, txn, table, seq, version, expected, ok, base, vfrom, vto, answer, outcome, reason,
+            attempts):
     r = m.run[0]
     n = r.hist_rows
     h = m.hist[n]
     h.kind = kind
-    h.txn = m.tx[j].txn
+    h.txn = txn
     h.table = table
     h.seq = seq
     h.version = version
@@ -74,6 +81,21 @@ def store_write(m, now, j, t, ok, answer):
     takes write capacity: `ok` if it found some, else it was throttled)."""
     _row(m, Kind.STORE_WRITE, now, j, t, NA, NA, NA, TRUE if ok else FALSE, NA, NA, NA, answer, Outcome.NONE,
          Reason.NONE, NA)
+
+
+@model_function
+def lock_write(m, now, j, t, k, ok):
+    """A storage lock's write to its lock object (an acquire's or a release's conditional PUT) at its effect point:
+    `ok` if it found a token of the object's mutation limit, else it was answered 429."""
+    _row(m, Kind.LOCK_WRITE, now, j, t, k, NA, NA, TRUE if ok else FALSE, NA, NA, NA, np.nan, Outcome.NONE,
+         Reason.NONE, NA)
+
+
+@model_function
+def lock_expired(m, now, txn, t, k):
+    """A storage lock whose release failed expired: the release of its (ended) holder `txn`, at the first touch
+    after its validity."""
+    _row_of(m, Kind.LOCK_RELEASE, now, txn, t, k, NA, NA, FALSE, NA, NA, NA, np.nan, Outcome.NONE, Reason.NONE, 0)
 
 
 @model_function

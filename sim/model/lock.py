@@ -13,6 +13,11 @@ a poll (HMS `checkLock`, the lock client's GetItem) and the release. How a waite
   that finds it free tries to take it with a conditional write: the first write wins.
 - `lease_sleep` (Iceberg's DynamoDbLockManager): a conditional write that finds the lock held sleeps a lease, then
   tries again.
+A lock may live in storage (`lock.variant: storage`, Hudi's storage-based lock: one lock object per table, GET polls
+and conditional PUTs at the provider's latencies): each write to its object takes a token of the provider's
+mutation limit (bucket k: no other conditional write of a locked design uses the tables' buckets); a throttled
+acquire fails (look again later), and a throttled release leaves the lock held by no one (GHOST) until its
+validity, counted from the grant, has passed.
 A request not granted `lock.timeout_ms` after it reached the service is given up (polled disciplines: at a failed
 poll, and an HMS waiter unlocks its waiting lock; notify: at its timer); it is asked again after `lock.retry_wait_ms`
 while the lock call has `lock.retries` left, else the lock call fails, and the commit attempt it was for with it.
@@ -23,12 +28,16 @@ saying when the client hears of it.
 """
 import math
 
-from . import catalog, history
+from . import catalog, history, throttle
 from .draws import take
 from .jit import handler, model_function
 from .retry import delay_ms
 from .state import PC, Discipline, Kind, Outcome, Reason, Src
 from .transaction import AGAIN, DONE, PARKED, end, start
+
+
+GHOST = -2            # lk_holder of a storage lock whose release failed: held by no one until it expires
+CLOCK_DRIFT_MS = 500.0   # Hudi's storage lock counts a lock expired only this long past its validity
 
 
 @model_function
@@ -38,8 +47,24 @@ def key(m, j):
 
 
 @model_function
-def _free(m, k):
-    return m.lk_holder[k] < 0
+def _free(m, k, now):
+    """Lock k is free now: no holder, or (a storage lock whose release failed) past its expiry."""
+    h = m.lk_holder[k]
+    return h == -1 or (h == GHOST and now > m.lk_expires_ms[k])
+
+
+@model_function
+def _written(m, j, now, k):
+    """A storage lock's conditional PUT of its lock object at its effect point: it needs a token of the object's
+    mutation limit (bucket k); without one it is answered 429, which Hudi's storage lock client does not resend."""
+    if not (m.p.lock_in_storage and throttle.on(m)):
+        return True
+    ok = throttle.admit(m, k, now)
+    if history.on(m):
+        history.lock_write(m, now, j, m.tx[j].table, k, ok)
+    if not ok:
+        m.tx[j].throttled += 1
+    return ok
 
 
 @model_function
@@ -78,8 +103,10 @@ def _reached(m, j, now):
 
 @model_function
 def _grant(m, j, now, k):
-    """j holds lock k from now."""
+    """j holds lock k from now (a storage lock that expired is released of its ghost first)."""
     tx = m.tx[j]
+    if m.lk_holder[k] == GHOST and history.on(m):
+        history.lock_expired(m, now, m.lk_ghost_txn[k], m.lk_ghost_table[k], k)
     m.lk_holder[k] = j
     tx.lock_grants += 1
     tx.lock_granted_ms = now
@@ -110,7 +137,9 @@ def on_request(m, j, now):
     _reached(m, j, now)
     d = m.p.lock_discipline
     fifo = d == Discipline.FIFO_NOTIFY or d == Discipline.FIFO_POLL
-    if _free(m, k) and (not fifo or m.lk_head[k] < 0):
+    if not fifo and not _written(m, j, now, k):     # a throttled write changes nothing: look again later
+        return _not_yet(m, j, now, answer_in)
+    if _free(m, k, now) and (not fifo or m.lk_head[k] < 0):
         _grant(m, j, now, k)
         return _go_on(m, j, tx.after_lock, answer_in)
     if not fifo:
@@ -130,12 +159,12 @@ def on_poll(m, j, now):
     answer_in = m.p.g * tx.op_latency_ms
     _reached(m, j, now)
     if m.p.lock_discipline == Discipline.FIFO_POLL:
-        if m.lk_head[k] == j and _free(m, k):
+        if m.lk_head[k] == j and _free(m, k, now):
             _dequeue(m, k, j)
             _grant(m, j, now, k)
             return _go_on(m, j, tx.after_lock, answer_in)
         return _not_yet(m, j, now, answer_in)
-    if _free(m, k):
+    if _free(m, k, now):
         return start(m, j, Src.LOCK_WRITE, PC.LOCK_REQUEST, answer_in)
     return _not_yet(m, j, now, answer_in)
 
@@ -269,11 +298,18 @@ def commit(m, j, now, after_fail):
 @handler
 def on_unlock(m, j, now):
     """The release's effect point: the lock is free, or, under fifo_notify, the first waiter's (the engine runs it
-    now: `run.wake`)."""
+    now: `run.wake`). A storage lock's release is a conditional PUT: throttled, it fails, and the lock stays held
+    by no one until its validity (from the grant) expires; its holder goes on."""
     tx = m.tx[j]
     k = key(m, j)
-    m.lk_holder[k] = -1
     tx.lock_hold_ms += now - tx.lock_granted_ms
+    if not _written(m, j, now, k):
+        m.lk_holder[k] = GHOST
+        m.lk_expires_ms[k] = tx.lock_granted_ms + m.p.lock_validity_ms + CLOCK_DRIFT_MS
+        m.lk_ghost_txn[k] = tx.txn
+        m.lk_ghost_table[k] = tx.table
+        return _go_on(m, j, tx.after_unlock, m.p.g * tx.op_latency_ms)
+    m.lk_holder[k] = -1
     if history.on(m):
         history.lock(m, Kind.LOCK_RELEASE, now, j, tx.table, k, 0)
     if m.p.lock_discipline == Discipline.FIFO_NOTIFY and m.lk_head[k] >= 0:

@@ -86,8 +86,10 @@ def _lock(cfg: Config, policy: int, jitter: float) -> dict:
     """A commit lock's scope, discipline and limits (`sim.model.lock`; none unless lock.variant is given)."""
     lk = cfg.lock
     return dict(lock=lk.variant is not None, lock_per_table=lk.scope != "global",
-                lock_discipline=DISCIPLINES.index(lk.discipline or "fifo_poll"), lock_in_storage=False,
-                lock_timeout_ms=lk.timeout_ms or 0.0, lock_retries=lk.retries or 0,
+                lock_discipline=DISCIPLINES.index(lk.discipline or "fifo_poll"),
+                lock_in_storage=lk.variant == "storage",
+                lock_timeout_ms=lk.timeout_ms or 0.0, lock_validity_ms=lk.validity_ms or 0.0,
+                lock_retries=lk.retries or 0,
                 lock_retry_wait_ms=lk.retry_wait_ms or 0.0, lock_lease_ms=lk.lease_ms or 0.0, policy_lock=policy,
                 jitter_lock=jitter, hudi=lk.variant is not None and cfg.commit.protocol == "log",
                 clock_skew_wait_ms=cfg.commit.clock_skew_wait_ms or 0.0, log_store=cfg.log_store.kind is not None)

@@ -108,7 +108,7 @@ def sources_of(cfg: Config, p: Params, rng: dict, n_guess: int) -> list[Source]:
                                if p.checkpoint_rebuild else 0),
              # locks: a request and a release per attempt, polls while waiting; a losing attempt's DELETE
              Src.LOCK_READ: (lat.lock, n_guess if p.lock else 0),
-             Src.LOCK_WRITE: (lat.lock, 2 * n_guess if p.lock else 0),
+             Src.LOCK_WRITE: (lat.lock_write, 2 * n_guess if p.lock else 0),
              Src.LOCK_JITTER: (Uniform(), n_guess if p.lock and p.jitter_lock != 0.0 else 0),
              Src.DELETE: (lat.delete, n_guess if p.lock and not p.hudi else 0),
              Src.PUT_TIMELINE: (lat.put_timeline, 8 * n_guess if p.hudi else 0),

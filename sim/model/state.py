@@ -154,6 +154,7 @@ class Params(NamedTuple):
     lock_per_table: bool         # ... one per table (else one for every table)
     lock_discipline: int         # ... how waiters wait (Discipline)
     lock_in_storage: bool        # ... an object in the provider: GET polls, conditional writes, its mutation limit
+    lock_validity_ms: float      # ... whose release, if it failed, leaves it held this long after its grant
     lock_timeout_ms: float       # a request not granted this long after it reached the service is given up
     lock_retries: int            # ... and re-requested this many times, after lock_retry_wait_ms each
     lock_retry_wait_ms: float
@@ -189,7 +190,7 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT"
-                      " STORE_WRITE", kind=I)
+                      " STORE_WRITE LOCK_WRITE", kind=I)
 KINDS = tuple(k.lower() for k in Kind._fields)
 Outcome = _codes("Outcome", "NONE COMMITTED ABORTED UNFINISHED", kind=I)
 OUTCOMES = ("", "committed", "aborted", "unfinished")
@@ -255,3 +256,6 @@ class Model(NamedTuple):
     lk_holder: np.ndarray   # per lock: the slot holding it (-1: free)
     lk_head: np.ndarray     # ... FIFO disciplines: the first and last slots queued for it (-1: none)
     lk_tail: np.ndarray
+    lk_expires_ms: np.ndarray   # ... a storage lock whose release failed: when it expires (its holder is GHOST)
+    lk_ghost_txn: np.ndarray    # ... and the transaction, and its table, that held it
+    lk_ghost_table: np.ndarray
