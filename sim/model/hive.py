@@ -20,7 +20,7 @@ from .draws import take
 from .jit import handler, model_function
 from .retry import conflict_delay
 from .state import PC, Outcome, Reason, Src
-from .transaction import end, next_read, next_write
+from .transaction import end, next_read, next_write, read_catalog
 
 
 @model_function
@@ -43,14 +43,11 @@ def on_check(m, j, now):
     tx = m.tx[j]
     t = tx.table
     answer_in = m.p.g * tx.op_latency_ms
-    tx.catalog_reads += 1
     v = catalog.read_version(m, t)
     if v == tx.prepared:
-        tx.seq = v
-        tx.version = v
-        if history.on(m):
-            history.read(m, now, j, t, v, v, now + answer_in)
+        read_catalog(m, j, now, tx.op_latency_ms)
         return next_write(m, j, PC.HIVE_ALTER, answer_in)
+    tx.catalog_reads += 1
     tx.attempts += 1
     if history.on(m):
         history.cas(m, now, j, t, v, v, tx.seq, False, now + answer_in)

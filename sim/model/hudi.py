@@ -21,7 +21,7 @@ from .jit import handler, model_function
 from .log import list_ms
 from .rewrite import _real_conflict
 from .state import PC, Outcome, Reason, Src
-from .transaction import end, next_read, start
+from .transaction import end, next_read, read_catalog, start
 
 METADATA_TABLE_PUTS = 4   # a metadata-table deltacommit: requested, log block, inflight, completed (est.)
 
@@ -88,13 +88,8 @@ def on_check(m, j, now):
     fails the write after the unlock; else the metadata table, TrueTime and the completed instant's PUT."""
     tx = m.tx[j]
     L = tx.op_latency_ms
-    v = catalog.read_version(m, tx.table)
-    tx.seq = v
-    tx.version = v
-    tx.catalog_reads += 1
+    v = read_catalog(m, j, now, L)
     pending = m.p.g * L
-    if history.on(m):
-        history.read(m, now, j, tx.table, v, v, now + pending)
     checked = tx.validated
     n = v - checked
     if n > 0:
