@@ -17,7 +17,7 @@ SOURCES = (
     # added later: appending keeps every earlier source's stream (a child's seed depends on its index only)
     "put_checkpoint", "throttle",
     "think", "writer",
-    "server_backoff",    # REST servers (sim.model.server)
+    "server_backoff",    # REST servers (sim.model.designs.rest)
     "put_version_hint",      # version files (fs-table): the hint's best-effort PUT
     "put_last_checkpoint",   # log fidelity: the checkpoint rebuild's _last_checkpoint PUT
     "lock_read", "lock_write", "lock_jitter",   # locks (sim.model.lock): polls; requests, releases; poll jitter

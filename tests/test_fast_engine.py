@@ -191,7 +191,7 @@ CASES = {
     "scope_table": merge(CONTENDED, {"catalog": {"scope": "table"}, "workload": {"num_tables": 3}}),
     "scope_table_service_inlined": merge(CONTENDED, {"design": "rest", "catalog": {"latency_ms": 15}}),
     "scope_table_stale": merge(CONTENDED, {"catalog": {"scope": "table"}, "commit": {"first_attempt": "stale"}}),
-    # REST servers (sim/model/server.py): early 409s, lost database CASes retried by the server, exhausted
+    # REST servers (sim/model/designs/rest.py): early 409s, lost database CASes retried by the server, exhausted
     # clients, VO validation, a stale first attempt, no server retries; the service pointer
     "rest_reference_lognormal": merge(CONTENDED, {"design": "rest", "workload": {"num_tables": 1},
                                                   "catalog": {"latency": {"median_ms": 15, "sigma": 0.8}}}),
@@ -271,7 +271,7 @@ CASES = {
     **{f"writers_hive_{v}": _writers({"count": 6}, {"design": "hive", "catalog": {"latency_ms": 5},
                                                     "lock": {"variant": v, "latency_ms": 3}})
        for v in ("hms", "zookeeper")},
-    # Hudi (sim/model/hudi.py): two lock calls per write, conflicts, timeouts; its DynamoDB provider
+    # Hudi (sim/model/designs/hudi.py): two lock calls per write, conflicts, timeouts; its DynamoDB provider
     "hudi": merge(CONTENDED, {"design": "hudi", "lock": {"latency": {"median_ms": 3, "sigma": 0.6}},
                               "workload": {"inter_arrival": {"mean_ms": 300}, "vo_conflict_probability": 0.2}}),
     "hudi_timeouts": merge(CONTENDED, {"design": "hudi", "lock": {"latency_ms": 4, "timeout_ms": 150, "retries": 1,

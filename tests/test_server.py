@@ -1,4 +1,4 @@
-"""REST servers (sim.model.server; docs/MODEL.md "REST servers") and the service pointer: request counts and
+"""REST servers (sim.model.designs.rest; docs/MODEL.md "REST servers") and the service pointer: request counts and
 timing in closed form with constant latencies, the server's retry of a lost database CAS, the presets' numbers
 as the docs cite them, and the keys' rules."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The fast engine: the model's handlers compiled with numba inside one event loop.
+"""The fast engine: the model's handlers compiled with numba inside an event loop, one loop per design.
 
 The loop keeps a binary heap on SimPy's event key (time, priority, eid), eid being a counter bumped at every
 schedule; a new transaction starts with an URGENT event at the current time, every other event is NORMAL (the
@@ -8,19 +8,25 @@ SimPy engine's, in the same order (no fast-math: nothing is fused or reassociate
 same, bit for bit. When a random source could run short, the loop returns between two events, the wrapper
 refills it (`sim.model.build.Run.refill`) and the loop resumes.
 
-numba's cache tracks only this file's source; the model's handlers compile into this loop from other files,
-so `_guard_cache` drops the cached loop when any of them changes.
+Each design (`sim.model.designs`) gets a loop of its own, built around its `step` (`loop_for`): a run compiles
+only the handlers its design can reach, once per machine (numba caches each loop in a file of its own, keyed by
+its design's `step`). numba's cache tracks only this file's source; the model's handlers compile into the loops
+from other files, so `_guard_cache` drops the cached loops when any of them changes.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
+import sys
 from pathlib import Path
 
 import numpy as np
-from numba import njit
+from numba import njit, typeof
+from numba.core import event as ev
 
-from ..model import arrivals, lock, writers
-from ..model.step import step
+from ..model import arrivals, writers
+from ..model.designs import DESIGNS, design_of_config
 from ..model.transaction import PARKED
 from ..model.draws import events_before_refill, needs
 from ..model.jit import handler
@@ -41,19 +47,22 @@ PUSHES_PER_EVENT = 3   # an event schedules at most 3 events (a transaction's ow
 
 
 def _guard_cache() -> None:
+    """numba checks a cached function against its own file only, but a loop and each model function link the
+    model functions they call from other files: any change to the model or this engine drops every cached one."""
     here = Path(__file__).resolve()
-    sources = sorted((here.parent.parent / "model").glob("*.py")) + [here]
+    model = here.parent.parent / "model"
+    sources = sorted(model.rglob("*.py")) + [here]
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
-    cache = here.parent / "__pycache__"
-    stamp = cache / f"{here.stem}.model-digest"
+    stamp = here.parent / "__pycache__" / f"{here.stem}.model-digest"
     try:
         if stamp.is_file() and stamp.read_text() == digest:
             return
-        for f in cache.glob(f"{here.stem}.*.nb[ic]"):
-            f.unlink(missing_ok=True)
-        cache.mkdir(exist_ok=True)
+        for cache in [here.parent / "__pycache__", *model.rglob("__pycache__")]:
+            for f in cache.glob("*.nb[ic]"):
+                f.unlink(missing_ok=True)
+        stamp.parent.mkdir(exist_ok=True)
         stamp.write_text(digest)
-    except OSError:   # a read-only install: numba then caches elsewhere, keyed by this file alone
+    except OSError:   # a read-only install: numba then caches elsewhere, keyed by each file alone
         pass
 
 
@@ -176,15 +185,6 @@ def _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0):
 
 
 @handler
-def _timer_event(m, j, now, h_t, h_k, h_w, hsize, eid):
-    """Slot j's lock timer: if its waiter gives its wait up now, the waiter runs now (a stale timer does nothing)."""
-    if lock.on_timer(m, j, now):
-        hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, j)
-        eid += 1
-    return hsize, eid
-
-
-@handler
 def _writer_event(m, w, now, h_t, h_k, h_w, hsize, eid):
     """Writer w's next transaction starts now (URGENT), unless the writer stops."""
     j = writers.on_due(m, w, now)
@@ -194,76 +194,182 @@ def _writer_event(m, w, now, h_t, h_k, h_w, hsize, eid):
     return hsize, eid
 
 
-@njit(cache=True, nogil=True, _nrt=False)   # no allocation inside: no reference counting needed
-def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
-    eid = e[E_EID]
-    hsize = e[E_HEAP]
-    stopped = e[E_STOPPED] != 0
-    if e[E_STARTED] == 0:
-        e[E_STARTED] = 1
-        hsize, eid = _start(m, h_t, h_k, h_w, hsize, eid, watchdog_ms)
-    status = STATUS_DONE
-    safe = 0       # events that can run before a source could run short (`needs` is checked only then)
-    timers0 = W_WRITER0 - m.p.writers
-    while True:
-        if hsize + PUSHES_PER_EVENT > len(h_t):   # stale lock timers stay in the heap until they fire
-            status = STATUS_GROW
-            break
-        if safe == 0:
-            need = needs(m)
-            if need != 0:
-                e[E_NEED] = need
-                status = STATUS_NEED
+def _make_loop(step, on_timer):
+    """The event loop around a design's `step` (and its lock timers' handler): a closure, so that numba compiles
+    and caches one loop per design (its cache key holds the closure's functions)."""
+
+    def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
+        eid = e[E_EID]
+        hsize = e[E_HEAP]
+        stopped = e[E_STOPPED] != 0
+        if e[E_STARTED] == 0:
+            e[E_STARTED] = 1
+            hsize, eid = _start(m, h_t, h_k, h_w, hsize, eid, watchdog_ms)
+        status = STATUS_DONE
+        safe = 0       # events that can run before a source could run short (`needs` is checked only then)
+        timers0 = W_WRITER0 - m.p.writers
+        while True:
+            if hsize + PUSHES_PER_EVENT > len(h_t):   # stale lock timers stay in the heap until they fire
+                status = STATUS_GROW
                 break
-            safe = events_before_refill(m)
-        else:
-            safe -= 1
-        if hsize == 0:   # cannot happen (the watchdog is always there)
-            status = STATUS_EMPTY
-            break
-        now = h_t[0]
-        who = h_w[0]
-        hsize = _pop(h_t, h_k, h_w, hsize)
-        if who >= 0:   # a transaction's slot
-            delay = step(m, who, now)
-            if m.p.lock:
-                hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0)
-            if m.tx[who].pc == PC.DONE:
-                hsize, eid = _ended(m, who, now, h_t, h_k, h_w, hsize, eid)
-            elif delay != PARKED:
-                hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, who)
+            if safe == 0:
+                need = needs(m)
+                if need != 0:
+                    e[E_NEED] = need
+                    status = STATUS_NEED
+                    break
+                safe = events_before_refill(m)
+            else:
+                safe -= 1
+            if hsize == 0:   # cannot happen (the watchdog is always there)
+                status = STATUS_EMPTY
+                break
+            now = h_t[0]
+            who = h_w[0]
+            hsize = _pop(h_t, h_k, h_w, hsize)
+            if who >= 0:   # a transaction's slot
+                delay = step(m, who, now)
+                if m.p.lock:
+                    hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0)
+                if m.tx[who].pc == PC.DONE:
+                    hsize, eid = _ended(m, who, now, h_t, h_k, h_w, hsize, eid)
+                elif delay != PARKED:
+                    hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, who)
+                    eid += 1
+            elif who <= timers0:   # slot j's lock timer: if its waiter gives up now, it runs now (else stale)
+                j = timers0 - who
+                if on_timer(m, j, now):
+                    hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, j)
+                    eid += 1
+            elif who <= W_WRITER0:
+                hsize, eid = _writer_event(m, W_WRITER0 - who, now, h_t, h_k, h_w, hsize, eid)
+            elif who == W_ARRIVALS or who == W_ARRIVALS_START:
+                hsize, eid = _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid)
+            elif who == W_STOP:   # the run ends here
+                e[E_DONE] = 1
+                end[0] = now
+                break
+            # the watchdog, or the last window transaction's end once arrivals ended, schedules the stop
+            if (who == W_WATCHDOG or m.run[0].stop != 0) and not stopped:
+                stopped = True
+                hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, W_STOP)
                 eid += 1
-        elif who <= timers0:
-            hsize, eid = _timer_event(m, timers0 - who, now, h_t, h_k, h_w, hsize, eid)
-        elif who <= W_WRITER0:
-            hsize, eid = _writer_event(m, W_WRITER0 - who, now, h_t, h_k, h_w, hsize, eid)
-        elif who == W_ARRIVALS or who == W_ARRIVALS_START:
-            hsize, eid = _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid)
-        elif who == W_STOP:   # the run ends here
-            e[E_DONE] = 1
-            end[0] = now
-            break
-        # the watchdog, or the last window transaction's end once arrivals ended, schedules the stop
-        if (who == W_WATCHDOG or m.run[0].stop != 0) and not stopped:
-            stopped = True
-            hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, W_STOP)
-            eid += 1
-    e[E_EID] = eid
-    e[E_HEAP] = hsize
-    e[E_STOPPED] = 1 if stopped else 0
-    return status
+        e[E_EID] = eid
+        e[E_HEAP] = hsize
+        e[E_STOPPED] = 1 if stopped else 0
+        return status
+
+    return _loop
+
+
+_LOOPS: dict = {}
+
+
+def loop_for(design: str):
+    """The compiled event loop of `design` (`sim.model.designs.DESIGNS`): built once per process, compiled on its
+    first call (or loaded from numba's cache)."""
+    if design not in _LOOPS:
+        mod = DESIGNS[design]
+        loop = _make_loop(mod.step, mod.timer)
+        loop.__qualname__ = loop.__name__ = f"loop_{design}"   # its own cache file, whatever the others do
+        _LOOPS[design] = njit(cache=True, nogil=True, _nrt=False)(loop)   # no allocation inside: no refcounts
+    return _LOOPS[design]
+
+
+def _params_record(p):
+    """The parameters as one numpy record: compiled code gets a pointer to it, not its fields one by one."""
+    dt = np.dtype([(k, np.bool_ if isinstance(v, bool) else np.int64 if isinstance(v, int) else np.float64)
+                   for k, v in p._asdict().items()])
+    arr = np.zeros(1, dtype=dt)
+    arr[0] = tuple(p)
+    return arr[0]
+
+
+# the first use of a design after an install compiles its loop: about this long on a 2-core machine, the first
+# design (every mechanism with it) and each later one (its own handlers), benchmarks/compile.py (2026-11-26)
+FIRST_COMPILE_S = 20
+LATER_COMPILE_S = {"cas": 8, "fs_table": 9, "rest": 9, "log": 12, "delta_dynamodb": 13, "hive": 12, "hudi": 13}
+
+
+def _compile_estimate_s(design: str) -> int:
+    cache = Path(__file__).resolve().parent / "__pycache__"
+    others = [f for f in cache.glob(f"{Path(__file__).stem}.loop_*.nbi") if f".loop_{design}-" not in f.name]
+    return LATER_COMPILE_S[design] if others else FIRST_COMPILE_S
+
+
+@contextlib.contextmanager
+def compile_notice(design: str, say):
+    """Say one line if anything compiles in here (numba's compile events): the first use of `design`."""
+    said = []
+
+    class _Listener(ev.Listener):
+        def on_start(self, event):
+            if not said:
+                said.append(True)
+                say(f"compiling the model for design {design} (first use after install, "
+                    f"~{_compile_estimate_s(design)} s)")
+
+        def on_end(self, event):
+            pass
+
+    with ev.install_listener("numba:compile", _Listener()):
+        yield
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _one_compiler(design: str):
+    """One process at a time compiles a design's loop on this machine (a lock file beside the cache): a second
+    one waits, then loads what the first cached, instead of compiling the same thing side by side."""
+    try:
+        cache = Path(__file__).resolve().parent / "__pycache__"
+        cache.mkdir(exist_ok=True)
+        lock = open(cache / f"{Path(__file__).stem}.loop_{design}.lock", "w")
+    except OSError:   # a read-only install: no lock
+        yield
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def compile_designs(configs, say=_say) -> list[str]:
+    """Compile (or load from the cache) the loop of every design the configs run, in this process: a sweep's
+    workers then load each from the cache instead of compiling it side by side. Returns the designs."""
+    first = {}
+    for cfg in configs:
+        first.setdefault(design_of_config(cfg), cfg)
+    for design, cfg in first.items():
+        eng = FastEngine(cfg, 0)
+        with _one_compiler(design), compile_notice(design, say):
+            loop_for(design).compile(tuple(typeof(a) for a in eng.loop_args(len(eng.r.m.tx) + 8)))
+    return list(first)
 
 
 class FastEngine(EngineBase):
+
+    def loop_args(self, cap: int) -> tuple:
+        """The loop's arguments at the start, its heap `cap` entries long: the run's `Model` (its parameters as
+        one record), the loop's state, the heap, the watchdog, the end."""
+        m = self.r.m._replace(p=_params_record(self.r.m.p))
+        return (m, np.zeros(N_E, dtype=np.int64), np.zeros(cap, dtype=np.float64), np.zeros(cap, dtype=np.int64),
+                np.zeros(cap, dtype=np.int64), float(self.watchdog_ms), np.zeros(1, dtype=np.float64))
 
     def run(self) -> "FastEngine":
         r = self.r
         # the heap holds each transaction in flight (one per slot in use), each writer's next start, the
         # arrivals, watchdog and stop
-        h_t = h_k = h_w = np.zeros(0, dtype=np.int64)
-        e = np.zeros(N_E, dtype=np.int64)
-        end = np.zeros(1, dtype=np.float64)
+        m, e, h_t, h_k, h_w, watchdog_ms, end = self.loop_args(0)
+        params = m.p
         status = STATUS_DONE
+        loop = loop_for(r.design)
+        first = True
         while True:
             cap = len(r.m.tx) + r.m.p.writers + 8
             if status == STATUS_GROW:   # stale lock timers filled it
@@ -272,7 +378,13 @@ class FastEngine(EngineBase):
                 n = int(e[E_HEAP])
                 h_t, h_k, h_w = (np.concatenate([h[:n], np.zeros(cap - n, dtype=dt)])
                                  for h, dt in ((h_t, np.float64), (h_k, np.int64), (h_w, np.int64)))
-            status = _loop(r.m, e, h_t, h_k, h_w, self.watchdog_ms, end)
+            args = (r.m._replace(p=params), e, h_t, h_k, h_w, watchdog_ms, end)
+            if first and not loop.signatures:   # its first call compiles the design's loop, or loads it
+                first = False
+                with _one_compiler(r.design), compile_notice(r.design, _say):
+                    status = loop(*args)
+            else:
+                status = loop(*args)
             if status == STATUS_DONE:
                 break
             if status == STATUS_EMPTY:

@@ -1,10 +1,9 @@
 """The SimPy engine: one SimPy process per transaction, stepping through the model's handlers.
 
-A transaction's process calls `sim.model.step.step` at each of its catalog effect points and sleeps
-(`env.timeout`) for the delay the handler returns; the arrivals process does the same with
+A transaction's process calls its design's `step` (`sim.model.designs`) at each of its catalog effect points and
+sleeps (`env.timeout`) for the delay the handler returns; the arrivals process does the same with
 `sim.model.arrivals` (or each writer's next start, a timeout, with `sim.model.writers`). The engine holds no
-protocol logic: read the handlers against docs/MODEL.md, and use this
-engine to step through them (`--engine simpy`). It gives the same results as the fast engine, bit for bit.
+protocol logic: read the handlers against docs/MODEL.md, and use this engine to step through them (`--engine simpy`). It gives the same results as the fast engine, bit for bit.
 Interpreted, the handlers run on a view of the run's `Model` made of Python numbers (`sim.engines.view`); a
 refill also hands out finished transactions' records and frees their slots, so the view is rebuilt after it.
 """
@@ -12,8 +11,8 @@ from __future__ import annotations
 
 import simpy
 
-from ..model import arrivals, lock, writers
-from ..model.step import step
+from ..model import arrivals, writers
+from ..model.designs import DESIGNS
 from ..model.transaction import PARKED
 from ..model.draws import events_before_refill, needs
 from ..model.build import VALIDATION_FIELDS
@@ -100,11 +99,12 @@ class SimPyEngine(EngineBase):
 
     def _timer(self, j: int) -> None:
         """Slot j's lock timer: if its waiter gives its wait up now, it runs now (a stale timer does nothing)."""
-        if lock.on_timer(self._model(), j, self.env.now):
+        if DESIGNS[self.r.design].timer(self._model(), j, self.env.now):
             self._parked.pop(j).succeed()
 
     def _txn(self, j: int):
         env = self.env
+        step = DESIGNS[self.r.design].step
         while True:
             m = self._model()
             delay = step(m, j, env.now)

@@ -3,7 +3,7 @@
 Interpreted, a structured array's row has no attribute access (`np.recarray` gives it at ~35 us a step), and
 numpy scalars cost 2-3x a Python number per operation. So the handlers run on a view: every row of a
 structured array (a transaction slot, the run's scalars) is a small `__slots__` object with the row's fields,
-other arrays are lists, the draws a tuple of lists, and Python ints and floats compute exactly what numpy's
+other arrays are lists, and Python ints and floats compute exactly what numpy's
 scalars do (IEEE doubles, 64-bit ints that never overflow here). History rows are objects made as they are
 written. What the handlers write is copied back into the run's arrays before a refill and at the end, the only
 times anything outside the model reads them.
@@ -81,8 +81,6 @@ _SLOTS = ("tx", "free")
 def _view_of(name: str, value):
     if name in _RECORDS:
         return rows_of(value)
-    if name == "draws":
-        return tuple(a.tolist() for a in value)
     if name == "hist":
         return HistoryRows(value)
     if name == "p":
@@ -101,10 +99,6 @@ def view(m: Model, before: Model | None = None, old: Model | None = None, keep_s
             fields[name] = getattr(old, name)
             continue
         if before is not None and name not in _STATE and name != "hist":
-            if name == "draws":
-                fields[name] = tuple(o if a is b else a.tolist()
-                                     for a, b, o in zip(value, before.draws, old.draws))
-                continue
             if value is getattr(before, name):
                 fields[name] = getattr(old, name)
                 continue

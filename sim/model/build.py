@@ -14,6 +14,7 @@ from ..config import Config
 from ..latency import BATCH
 from ..rng import run_streams
 from . import slots as slots_mod
+from .designs import design_of
 from .draws import GET_EVENTS, gets_for
 from .params import Delays, params_of
 from .sources import ARRIVAL_CHUNK, Arrivals, conflict_table, expected_arrivals, sources_of
@@ -42,7 +43,9 @@ class Run:
         rng = run_streams(cfg, replication)
         n_guess = expected_arrivals(cfg)
         p, delays = params_of(cfg, record_history)
+        self.design = design_of(p)   # which model design runs (`sim.model.designs`): its handlers, its loop
         self.sources = sources_of(cfg, p, rng, n_guess)
+        self.values = [s.values for s in self.sources]   # each source's drawn values (`Model.draws` holds them all)
         self.arrivals = Arrivals(cfg.workload, self.sources[Src.GAP].dist, rng)   # bursts may aim at a table
         self.p_conflict = cfg.workload.vo_conflict_probability
         self.m = self._model(cfg, p, delays, n_guess, slots)
@@ -70,7 +73,7 @@ class Run:
             p=p, run=run, tx=tx, free=np.arange(n_slots - 1, -1, -1, dtype=np.int64),
             versions=np.zeros(n_tables, dtype=np.int64),
             hist=np.zeros(min(8 * n_guess + 64, HIST_CHUNK) if self.record_history else 0, dtype=HIST),
-            draws=tuple(s.values for s in src), cur=np.zeros(N_SRC, dtype=np.int64),
+            **_end_to_end(self.values), cur=np.zeros(N_SRC, dtype=np.int64),
             step=np.array([s.step for s in src], dtype=np.int64),
             tables=tables, isvo=isvo, runtimes=runtimes,
             # grown on demand (`refill`); the entries never depend on the table's length
@@ -101,12 +104,13 @@ class Run:
         self._validation_bound(m)
         # the model function reads the run's row by attribute: numpy gives that on a recarray's row
         gets = int(gets_for(m._replace(run=m.run.view(np.recarray)), GET_EVENTS))
-        draws = list(m.draws)
-        for s in range(N_SRC):
-            if need & (1 << s):
-                draws[s] = self.sources[s].refill(int(m.cur[s]), gets if s == Src.GET else 1)
-                m.cur[s] = 0
-        fresh = {"draws": tuple(draws)}
+        fresh = {}
+        if need & ((1 << N_SRC) - 1):
+            for s in range(N_SRC):
+                if need & (1 << s):
+                    self.values[s] = self.sources[s].refill(int(m.cur[s]), gets if s == Src.GET else 1)
+                    m.cur[s] = 0
+            fresh.update(_end_to_end(self.values))
         if need & (1 << Need.HISTORY):
             self.hist_chunks.append((m.hist, int(m.run[0]["hist_rows"])))
             fresh["hist"] = np.zeros(HIST_CHUNK, dtype=HIST)
@@ -164,3 +168,11 @@ class Run:
         if self.record_history:
             self.hist_chunks.append((m.hist, int(m.run[0]["hist_rows"])))
         self.sink.close()
+
+
+def _end_to_end(values: list) -> dict:
+    """The sources' values end to end, and where each source's start and how many there are (`Model.draws`)."""
+    n = np.array([len(v) for v in values], dtype=np.int64)
+    at = np.zeros(len(values), dtype=np.int64)
+    np.cumsum(n[:-1], out=at[1:])
+    return {"draws": np.concatenate(values).astype(np.float64, copy=False), "draw_at": at, "draw_n": n}

@@ -6,7 +6,9 @@ With scope `table` each table's pointer (or catalog row) is its own object: a re
 CAS_t(expected v[t]), and commits to other tables never make it fail. `run.seq` counts every commit either
 way (under scope `table` it is no one's CAS version).
 """
+from .draws import take
 from .jit import model_function
+from .state import Src
 
 
 @model_function
@@ -38,3 +40,14 @@ def object_of(m, t):
     if m.p.scope_table:
         return t
     return 0
+
+
+@model_function
+def read_answer_ms(m, j, L):
+    """From a client read's effect point to its answer: the rest of the read (latency L) and, where a REST server
+    answers it with a load that GETs metadata.json (`catalog.server.metadata_get`), that GET."""
+    pending = m.p.g * L
+    if m.p.server and m.p.server_get:
+        m.tx[j].gets += 1
+        pending += take(m, Src.GET)
+    return pending

@@ -1,4 +1,6 @@
-"""Random draws as the model consumes them: one pre-drawn array per source (`Model.draws`), read through a cursor.
+"""Random draws as the model consumes them: pre-drawn values per source, read through a cursor. The sources'
+values lie end to end in one array (`Model.draws`; source s's from `draw_at[s]`, `draw_n[s]` of them): one array
+instead of one per source keeps every compiled call's arguments, and so the model's compile, small.
 
 The arrays are refilled between events (`sim.model.build.Run.refill`), so a handler never runs short: `needs`
 says, before an event, which sources could not serve the largest event there can be now. The same stop serves
@@ -23,7 +25,7 @@ def take(m, s):
     """The next draw of source `s`; a constant source (step 0) repeats its value."""
     c = m.cur[s]
     m.cur[s] = c + m.step[s]
-    return m.draws[s][c]
+    return m.draws[m.draw_at[s] + c]
 
 
 @model_function
@@ -70,7 +72,7 @@ def _left(m, s):
     """Draws left in source s (a constant source never runs out)."""
     if m.step[s] == 0:
         return 1 << 62
-    return len(m.draws[s]) - m.cur[s]
+    return m.draw_n[s] - m.cur[s]
 
 
 @model_function

@@ -1,5 +1,6 @@
 """Storage I/O inside one transaction (docs/MODEL.md, "One transaction"): serial, except a VO's validation
 reads, which run on `io.max_parallel` lanes. Only the time matters between two effect points."""
+from .draws import take
 from .jit import model_function
 from .state import Src
 
@@ -59,7 +60,7 @@ def gets_on_ms(m, j, n, k):
     """n > 0 GETs by transaction j, at most k at a time: their wall time."""
     c = m.cur[Src.GET]
     s = m.step[Src.GET]
-    ms = lanes_ms(m.draws[Src.GET], c, s, n, k, m.lanes)
+    ms = lanes_ms(m.draws, m.draw_at[Src.GET] + c, s, n, k, m.lanes)
     m.cur[Src.GET] = c + s * n
     m.tx[j].gets += n
     return ms
@@ -69,3 +70,13 @@ def gets_on_ms(m, j, n, k):
 def gets_ms(m, j, n):
     """n > 0 GETs by transaction j, at most io.max_parallel at a time: their wall time."""
     return gets_on_ms(m, j, n, m.p.max_parallel)
+
+
+@model_function
+def list_ms(m, j, pages):
+    """A LIST outside an effect point (of a log, a timeline), its pages one after another, each a GET draw."""
+    ms = 0.0
+    for _ in range(pages):
+        ms += take(m, Src.GET)
+    m.tx[j].lists += pages
+    return ms

@@ -348,3 +348,35 @@ def _dequeue(m, k, j):
         m.tx[prev].lock_next = nxt
     if m.lk_tail[k] == j:
         m.lk_tail[k] = prev
+
+
+# ------------------------------------------------------------------------------------------ its effect points
+
+@model_function
+def owns(pc):
+    """Whether effect point `pc` is the lock's (a request, a poll, a parked wait, an HMS cancel, a release)."""
+    return PC.LOCK_REQUEST <= pc <= PC.UNLOCK
+
+
+@handler
+def route(m, j, now, pc):
+    """The lock's handler for its effect point `pc` (`owns`)."""
+    if pc == PC.LOCK_REQUEST:
+        return on_request(m, j, now)
+    if pc == PC.LOCK_POLL:
+        return on_poll(m, j, now)
+    if pc == PC.UNLOCK:
+        return on_unlock(m, j, now)
+    if pc == PC.LOCK_WAIT:
+        return on_wait(m, j, now)
+    return on_cancel(m, j, now)   # PC.LOCK_CANCEL
+
+
+OWNS = dict(effect_points=("LOCK_REQUEST", "LOCK_POLL", "LOCK_WAIT", "LOCK_CANCEL", "UNLOCK"),
+            fields=("after_lock", "after_unlock", "lock_answer_ms", "lock_failed", "lock_next", "lock_polls",
+                    "lock_retries_left", "lock_requested_ms", "lock_granted_ms", "lock_deadline_ms",
+                    "lock_requests", "lock_grants", "lock_timeouts", "lock_wait_ms", "lock_hold_ms"),
+            params=("lock", "lock_per_table", "lock_discipline", "lock_in_storage", "lock_validity_ms",
+                    "lock_timeout_ms", "lock_retries", "lock_retry_wait_ms", "lock_lease_ms", "policy_lock",
+                    "jitter_lock"),
+            sources=("LOCK_READ", "LOCK_WRITE", "LOCK_JITTER"))

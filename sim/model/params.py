@@ -75,7 +75,7 @@ def _resends(cfg: Config) -> dict:
 
 
 def _server(cfg: Config, policy: int, jitter: float) -> dict:
-    """A REST server's parts (`sim.model.server`; none unless catalog.server names a variant)."""
+    """A REST server's parts (`sim.model.designs.rest`; none unless catalog.server names a variant)."""
     srv = cfg.catalog.server
     # the microbenchmark (commit.shape object) times the database's conditional write alone
     return dict(server=srv.variant is not None and cfg.commit.shape == "table", server_get=bool(srv.metadata_get),
@@ -96,7 +96,7 @@ def _lock(cfg: Config, policy: int, jitter: float) -> dict:
 
 
 def _log(cfg: Config) -> dict:
-    """The log's snapshot update, snapshot-read parallelism and post-commit work (`sim.model.log`)."""
+    """The log's snapshot update, snapshot-read parallelism and post-commit work (`sim.model.delta`)."""
     c = cfg.commit
     return dict(snapshot_update=c.snapshot_update,
                 snapshot_max_parallel=c.snapshot_max_parallel or cfg.io.max_parallel,

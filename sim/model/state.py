@@ -35,9 +35,9 @@ TX = np.dtype([
     ("writer", I),               # its writer (docs/MODEL.md, "Writers"); -1 under open-loop arrivals
     ("due_ms", F),               # periodic writers: the tick it serves (NaN otherwise)
     ("missed", I),               # periodic writers: the writer's ticks that got no commit of their own just before
-    # REST servers (sim.model.server)
+    # REST servers (sim.model.designs.rest)
     ("server_retries", I),       # the server's retries of the commit in flight after a lost database CAS
-    # version files (sim/model/fs_table.py)
+    # version files (sim/model/designs/fs_table.py)
     ("after_read", I),           # the effect point a version-file read hands its answer to (PC)
     ("probe", I),                # the version name its probe in flight asks for
     # log fidelity: LISTs of the log besides its catalog reads (snapshot updates, checkpoint rebuilds, cleanup)
@@ -54,6 +54,7 @@ TX = np.dtype([
     ("lock_deadline_ms", F),     # FIFO notify: when its timer gives its wait up
     ("lock_requests", I), ("lock_grants", I), ("lock_timeouts", I), ("lock_wait_ms", F), ("lock_hold_ms", F),
     ("deletes", I),              # object DELETEs (Iceberg on HMS: a losing attempt's metadata.json)
+    ("commit_in_ms", F),         # Iceberg's client: from the hand-over to when its design's commit request goes out
 ])
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
@@ -133,16 +134,16 @@ class Params(NamedTuple):
     spread_ms: float
     owned: bool                  # writer w commits to table w mod num_tables
     num_tables: int
-    # REST servers (sim.model.server)
+    # REST servers (sim/model/designs/rest.py)
     server: bool                 # the service is a REST server whose commit is built from its parts
     server_get: bool             # ... whose loads GET metadata.json after the database read
     server_retries: int          # ... which retries a lost database CAS this many times
     policy_server: int           # ... sleeping this retry policy (`Model.bo_srv`) with this jitter
     jitter_server: float
-    # version files (sim/model/fs_table.py) and the re-read before the CAS (sim/model/rewrite.py)
+    # version files (sim/model/designs/fs_table.py) and the re-read before the CAS (sim/model/iceberg.py)
     version_files: bool
     reread_before_cas: bool
-    # log fidelity (sim/model/log.py): the snapshot update inside an attempt, the snapshot reads' parallelism,
+    # log fidelity (sim/model/delta.py): the snapshot update inside an attempt, the snapshot reads' parallelism,
     # the post-commit checkpoint rebuild, the expired-log cleanup (LogCleanup) and the entries at the start
     snapshot_update: bool
     snapshot_max_parallel: int
@@ -161,7 +162,7 @@ class Params(NamedTuple):
     lock_lease_ms: float         # lease_sleep: a waiter that finds the lock held sleeps this long
     policy_lock: int             # the sleep before the k-th poll (`Model.bo_lock`) and its jitter
     jitter_lock: float
-    hudi: bool                   # the log protocol under a lock: Hudi's OCC (sim/model/hudi.py)
+    hudi: bool                   # the log protocol under a lock: Hudi's OCC (sim/model/designs/hudi.py)
     clock_skew_wait_ms: float    # ... TrueTime's sleep under the lock per instant time generated
     log_store: bool              # Delta's DynamoDB log store: the entry's conditional PutItem commits it
 
@@ -179,14 +180,15 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
                   " SRV_LOAD SRV_CAS"    # REST servers: the server's load of the base, its database CAS
                   " FS_HINT FS_PROBE REREAD"     # version files; the re-read before the CAS
                   # locks (sim/model/lock.py): a request, a poll, a parked waiter, an HMS waiter's cancel, a
-                  # release; then Iceberg on HMS (sim/model/hive.py): holding the lock, getTable, alter_table,
-                  # after the unlock
+                  # release; then Iceberg on HMS (sim/model/designs/hive.py): holding the lock, getTable,
+                  # alter_table, after the unlock
                   " LOCK_REQUEST LOCK_POLL LOCK_WAIT LOCK_CANCEL UNLOCK"
                   " HIVE_LOCKED HIVE_CHECK HIVE_ALTER HIVE_UNLOCKED"
-                  # Hudi (sim/model/hudi.py): holding the start lock, started; holding the commit lock, the
+                  # Hudi (sim/model/designs/hudi.py): holding the start lock, started; holding the commit lock, the
                   # timeline's LIST, the completed instant's PUT; failed
                   " HUDI_START_LOCKED HUDI_STARTED HUDI_LOCKED HUDI_CHECK HUDI_COMMIT HUDI_FAILED"
-                  " LOG_COMPLETE")   # Delta's DynamoDB log store: the entry's completion PutItem (sim/model/log.py)
+                  " LOG_COMPLETE"   # Delta's DynamoDB log store: the completion PutItem (sim/model/log_store.py)
+                  " COMMIT")        # Iceberg's client hands an attempt to its design's commit (sim/model/iceberg.py)
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT"
@@ -233,8 +235,10 @@ class Model(NamedTuple):
     free: np.ndarray        # the free slots, a stack of run.free_slots
     versions: np.ndarray    # the catalog: v[t] per table (the global seq is run.seq)
     hist: np.ndarray        # HIST rows, run.hist_rows of them used
-    draws: tuple            # per random source (Src): its drawn values, read at cur[s], stepping step[s] (0: a
-    cur: np.ndarray         # constant source, its one value reused)
+    draws: np.ndarray       # every random source's drawn values, end to end (`sim.model.draws`): source s's
+    draw_at: np.ndarray     # start at draw_at[s], draw_n[s] of them, read at draw_at[s] + cur[s], stepping step[s]
+    draw_n: np.ndarray      # (0: a constant source, its one value reused)
+    cur: np.ndarray
     step: np.ndarray
     tables: np.ndarray      # per arrival from id run.arrivals_base on: table id,
     isvo: np.ndarray        # 1 for a ValidatedOverwrite,

@@ -2,15 +2,15 @@
 
 Other transactions can observe a transaction only where it touches the catalog (or a table's log): a read's
 capture and a conditional write's check-and-swap. A transaction is therefore a state machine whose states
-(`PC`) are "waiting for the effect point of my next catalog operation". Each protocol (`rewrite`, `log`)
+(`PC`) are "waiting for the effect point of my next catalog operation". Each design (`sim.model.designs`)
 has one handler per effect point; a handler runs at that effect point and returns the time from `now` to the
 transaction's next one: everything in between (the rest of a round trip, the runtime, a backoff sleep, a whole
 prepare with its GETs and PUTs) touches no shared state and is summed into that one delay. A transaction that
-ends is left in `PC.DONE` and its handler returns `DONE`. `sim.model.step` dispatches; engines own time and
+ends is left in `PC.DONE` and its handler returns `DONE`. Its design's `step` dispatches; engines own time and
 order and call it when the delay has passed.
 
 This module holds the steps every protocol shares: the start, catalog reads, starting a conditional write, a 429
-from a throttled object, the end.
+from a throttled object, a validation's real conflicts, the end.
 """
 from . import catalog, history, throttle
 from .draws import take
@@ -52,17 +52,24 @@ def begin(m, now, writer):
 
 
 @model_function
-def first_read(m, j):
-    """INIT: the transaction reads its base snapshot (a log's: LIST); the microbenchmark's first read of a
-    storage object is a HEAD, then the GET."""
+def first_read(m, j, pc):
+    """INIT: the transaction reads its base snapshot (a log's: LIST), handled at `pc`; the microbenchmark's first
+    read of a storage object is a HEAD, then the GET."""
     head = 0.0
     if m.p.head:
         head = take(m, Src.GET)
         m.tx[j].gets += 1
-    return next_read(m, j, PC.LOG_BASE if m.p.log else PC.BASE, head)
+    return next_read(m, j, pc, head)
+
+
+@model_function
+def real_conflict(m, n):
+    """Whether n newly validated snapshots (or log entries, or timeline instants) hold a real conflict
+    (vo_conflict_probability each)."""
+    return m.p.vo_conflicts and n > 0 and take(m, Src.CONFLICT) < m.thr[min(n, len(m.thr) - 1)]
 
 DONE = -1.0     # a handler's answer for a transaction that ended
-AGAIN = -2.0    # ... for one whose next effect point is now: `tx.pc` says which (`sim.model.step` runs it at once)
+AGAIN = -2.0    # ... for one whose next effect point is now: `tx.pc` says which (its design's `step` runs it at once)
 PARKED = -3.0   # ... for one that waits with no event of its own until another wakes it (a FIFO lock's waiter)
 
 
@@ -85,7 +92,7 @@ def read_catalog(m, j, now, L):
 @model_function
 def next_read(m, j, pc, before):
     """Start a catalog read `before` ms from now: the delay to its effect point, where `pc` handles it. With
-    version files the read is a chain of GETs (`sim.model.fs_table`), the version hint's then probes, whose
+    version files the read is a chain of GETs (`sim.model.designs.fs_table`), the version hint's then probes, whose
     last one hands its answer to `pc`."""
     if m.p.version_files:
         m.tx[j].after_read = pc

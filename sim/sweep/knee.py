@@ -5,17 +5,24 @@ needs next, they run together, and each search is fed its results."""
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from ..config import from_dict
 from ..knee import KneeSearch, KneeSpec
 from ..results_io import atomic_write_parquet, atomic_write_text
 from .executors import default_jobs, make_executor
+from .runner import precompile
 from .store import ResultStore, RunKey, run_key
 from .task import execute, standard_columns
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -59,6 +66,8 @@ def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int |
                     todo.append(task)
             if todo:
                 if ex is None:
+                    if engine == "fast":
+                        precompile([from_dict(t["config"]) for t in todo], log or _to_stderr)
                     ex = make_executor(executor, jobs or default_jobs(), scheduler)
                 for res in ex.map_unordered(execute, todo):
                     store.write(res["key"], res)

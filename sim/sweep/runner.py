@@ -68,6 +68,9 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, jobs: int | None = None, exe
     failed = ran = 0
     if todo:
         jobs = jobs or default_jobs()
+        if engine == "fast":   # compiled here once, not by every worker at once: the bar starts after it
+            configs = {p.hash: p.config for p in sweep.points}
+            precompile([configs[h] for h in dict.fromkeys(t["columns"]["config_hash"] for t in todo)], log)
         ex = make_executor(executor, jobs, scheduler)
         bar = _progress(len(todo), progress)
         try:
@@ -84,6 +87,13 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, jobs: int | None = None, exe
             ex.close()
     assemble(tasks, store, out)
     return Outcome(len(tasks), reused, ran, failed, time.perf_counter() - start, out)
+
+
+def precompile(configs, log) -> None:
+    """Compile the loop of every design the configs run, in this process, before any worker starts
+    (`sim.engines.fast.compile_designs`): workers then load them from numba's cache."""
+    from ..engines.fast import compile_designs
+    compile_designs(configs, say=log)
 
 
 def _to_do(tasks: list[dict], store: ResultStore, force: bool) -> tuple[list[dict], dict[str, int]]:

@@ -1,4 +1,5 @@
-"""Delta Lake's commit protocol on an object store (docs/MODEL.md, "Commit protocol"; `commit.protocol: log`).
+"""Delta Lake's commit loop on a log (docs/MODEL.md, "Commit protocol"; `commit.protocol: log`), shared by the
+designs that run it (`log`: delta-rs and Delta Spark; `delta_dynamodb`: Delta Spark with its DynamoDB log store).
 
 Each table has a log of numbered entries; v[t] is how many it has. A transaction's entry is written once, its
 bytes fixed when its runtime ends; an attempt LISTs the log (the newest version M), reads and checks the
@@ -12,15 +13,19 @@ run on their own lanes (`snapshot_max_parallel`); the post-commit work rebuilds 
 snapshot (`checkpoint_rebuild`) and LISTs the whole log for expired entries (`log_cleanup`). A LIST outside an
 effect point is drawn as a GET, one per page of LIST_PAGE_KEYS keys.
 """
-from . import catalog, history, throttle
+from . import catalog, history, log_store, throttle
 from .draws import take
-from .io import gets_ms, gets_on_ms
+from .io import gets_ms, gets_on_ms, list_ms
 from .jit import handler, model_function
 from .retry import delay_ms
-from .rewrite import _real_conflict
-from .resend import GIVE_UP
 from .state import LIST_PAGE_KEYS, PC, LogCleanup, Outcome, Reason, Src
-from .transaction import DONE, admitted, end, next_read, next_write, read_catalog, resend, start, throttled_delay
+from .transaction import admitted, end, first_read, next_read, next_write, read_catalog, real_conflict, resend
+
+
+@model_function
+def begin(m, j):
+    """INIT: the snapshot read (its LIST)."""
+    return first_read(m, j, PC.LOG_BASE)
 
 
 @model_function
@@ -48,16 +53,6 @@ def _tail_ms(m, j, newest, v):
 
 
 @model_function
-def list_ms(m, j, pages):
-    """A LIST of the log outside an effect point, its pages one after another, each a GET draw."""
-    ms = 0.0
-    for _ in range(pages):
-        ms += take(m, Src.GET)
-    m.tx[j].lists += pages
-    return ms
-
-
-@model_function
 def _update_ms(m, j, n):
     """delta-rs's snapshot update after the checks read n > 0 new entries (`commit.snapshot_update`): a LIST
     and the n entries again, on the snapshot reads' lanes, before the put-if-absent."""
@@ -73,7 +68,7 @@ def on_log_base(m, j, now):
     v = read_catalog(m, j, now, L)
     tx.validated = v                                 # the entries in its snapshot need no check
     tx.prepared = v
-    pending = m.p.g * L + _store_query_ms(m) + snapshot_ms(m, j, v)
+    pending = m.p.g * L + log_store.query_ms(m) + snapshot_ms(m, j, v)
     tx.runtime_end_ms = now + pending + tx.runtime_ms
     pending += tx.runtime_ms
     if m.p.refresh_first:
@@ -89,14 +84,14 @@ def on_list(m, j, now):
     tx = m.tx[j]
     L = tx.op_latency_ms
     v = read_catalog(m, j, now, L)
-    pending = m.p.g * L + _store_query_ms(m)
+    pending = m.p.g * L + log_store.query_ms(m)
     checked = tx.validated
     n = v - checked
     if n > 0 and not m.p.object_shape:
         pending += gets_ms(m, j, n)
     tx.validated = v
     tx.prepared = v
-    aborted = tx.is_vo != 0 and _real_conflict(m, n)
+    aborted = tx.is_vo != 0 and real_conflict(m, n)
     if n > 0 and m.p.snapshot_update and not aborted and not m.p.object_shape:
         pending += _update_ms(m, j, n)
     if history.on(m):
@@ -107,21 +102,11 @@ def on_list(m, j, now):
 
 
 @model_function
-def _store_query_ms(m):
-    """Delta's DynamoDB log store lists the log (`listFrom`) with a Query of its table's newest entry too."""
-    return take(m, Src.LOG_STORE) if m.p.log_store else 0.0
-
-
-@model_function
 def _create(m, j, pending):
-    """Create the next entry `pending` ms from now. Delta's DynamoDB log store first checks the entry is not in
-    S3 yet (a HEAD), reads the previous entry's item (a consistent GetItem) and checks its file (a HEAD), and
-    PUTs the entry to a temp file; its conditional PutItem is the create (BaseExternalLogStore.write)."""
+    """Create the next entry `pending` ms from now (with Delta's DynamoDB log store, after its checks and the
+    entry's temp file: its conditional PutItem is the create)."""
     if m.p.log_store:
-        tx = m.tx[j]
-        pending += take(m, Src.GET) + take(m, Src.LOG_STORE) + take(m, Src.GET) + take(m, Src.PUT_ML)
-        tx.gets += 2
-        tx.puts += 1
+        pending += log_store.before_create_ms(m, j)
     return next_write(m, j, PC.LOG_CREATE, pending)
 
 
@@ -130,46 +115,15 @@ def _committed(m, j, now, t, answer):
     """The entry is created: the committer's post-commit work ends its call (with Delta's DynamoDB log store, after
     the entry's copy into the log and its completion PutItem)."""
     if m.p.log_store:
-        return _complete(m, j, now, answer)
+        before, delay = log_store.copy_then_complete(m, j, now, answer)
+        end_ms = now + before + m.tx[j].op_latency_ms + _post_commit_ms(m, j, m.versions[t])
+        end(m, j, now, Outcome.COMMITTED, Reason.NONE, end_ms)
+        log_store.awaits_completion(m, j)
+        return delay
     if throttle.on(m):
         throttle.entry_created(m, t)
     answer += _post_commit_ms(m, j, m.versions[t])
     return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer)
-
-
-@model_function
-def _complete(m, j, now, answer):
-    """Delta's DynamoDB log store after its commit point: the temp file is copied to the entry's name (a GET and
-    a PUT), then its item is marked complete (a PutItem, which takes write capacity at its effect point). The
-    commit has ended; its call returns at the completion's answer (and the post-commit work after it)."""
-    tx = m.tx[j]
-    before = answer - now + take(m, Src.GET) + take(m, Src.PUT_ML)
-    tx.gets += 1
-    tx.puts += 1
-    delay = start(m, j, Src.LOG_STORE, PC.LOG_COMPLETE, before)
-    end_ms = now + before + tx.op_latency_ms + _post_commit_ms(m, j, m.versions[tx.table])
-    end(m, j, now, Outcome.COMMITTED, Reason.NONE, end_ms)
-    tx.pc = PC.LOG_COMPLETE
-    tx.throttled_in_row = 0
-    return delay
-
-
-@handler
-def on_complete(m, j, now):
-    """The completion PutItem's effect point: it takes a unit of the table's write capacity; a throttled one is
-    resent by the SDK (its later answers are past the commit's recorded end) or given up, which Delta ignores
-    ("ignoring recoverable error": a reader repairs an incomplete entry)."""
-    tx = m.tx[j]
-    answer_in = m.p.g * tx.op_latency_ms
-    ok = throttle.admit(m, 0, now)
-    if history.on(m):
-        history.store_write(m, now, j, tx.table, ok, now + answer_in)
-    if not ok:
-        delay = throttled_delay(m, j, now, answer_in)
-        if delay != GIVE_UP:
-            return start(m, j, Src.LOG_STORE, PC.LOG_COMPLETE, answer_in + delay)
-    tx.pc = PC.DONE
-    return DONE
 
 
 @model_function
@@ -219,3 +173,19 @@ def on_create(m, j, now):
     delay = delay_ms(m, m.p.policy_table, m.p.jitter_table, m.bo_tab, k, Src.BACKOFF)
     tx.backoff_ms += delay
     return next_read(m, j, PC.LOG_LIST, m.p.g * L + delay)
+
+
+@handler
+def route(m, j, now, pc):
+    """The loop's handler for its effect point `pc` (`OWNS`)."""
+    if pc == PC.LOG_CREATE:
+        return on_create(m, j, now)
+    if pc == PC.LOG_LIST:
+        return on_list(m, j, now)
+    return on_log_base(m, j, now)   # PC.LOG_BASE
+
+
+OWNS = dict(effect_points=("LOG_BASE", "LOG_LIST", "LOG_CREATE"), fields=("lists",),
+            params=("log", "snapshot_update", "snapshot_max_parallel", "checkpoint_rebuild", "log_cleanup",
+                    "log_entries_at_start", "checkpoint_interval"),
+            sources=("PUT_CP", "PUT_LAST_CP"))

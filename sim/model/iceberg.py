@@ -1,12 +1,25 @@
-"""Iceberg's commit protocol (docs/MODEL.md, "One transaction"; `commit.protocol: rewrite`): every attempt
-after a table conflict rewrites the manifest list and the table metadata before its CAS."""
-from . import catalog, fs_table, hive, history, server
+"""Iceberg's client commit loop (docs/MODEL.md, "One transaction"; `commit.protocol: rewrite`), shared by the
+designs that run it (`cas`, `fs_table`, `rest`, `hive`): every attempt after a table conflict rewrites the
+manifest list and the table metadata before it commits.
+
+The client reads its base, runs, refreshes, prepares, and then hands the prepared attempt to its design's commit
+(a CAS on the catalog, a version file's create, a REST server's POST, a lock's critical section): it leaves the
+attempt at `PC.COMMIT` with `tx.commit_in_ms` saying when the commit request goes out, and answers `AGAIN`, so
+the design's `step` starts its commit in the same event. A lost attempt comes back here (`after_conflict`).
+"""
+from . import catalog, history
 from .draws import take
 from .io import gets_ms
 from .jit import handler, model_function
 from .retry import conflict_delay
 from .state import PC, Outcome, Reason, Src
-from .transaction import admitted, end, next_read, next_write, read_catalog, resend
+from .transaction import AGAIN, end, first_read, next_read, next_write, read_catalog, real_conflict
+
+
+@model_function
+def begin(m, j):
+    """INIT: the base read (step 2)."""
+    return first_read(m, j, PC.BASE)
 
 
 @model_function
@@ -19,12 +32,6 @@ def _validate(m, j, v):
         tx.manifest_lists_read += n - 1
         return gets_ms(m, j, n - 1)
     return 0.0
-
-
-@model_function
-def _real_conflict(m, n):
-    """Whether n newly validated snapshots hold a real conflict (vo_conflict_probability each)."""
-    return m.p.vo_conflicts and n > 0 and take(m, Src.CONFLICT) < m.thr[min(n, len(m.thr) - 1)]
 
 
 @model_function
@@ -55,7 +62,7 @@ def prepare(m, j, now, v):
         vto = v
         cost += _validate(m, j, v)
         tx.validated = v
-        aborted = _real_conflict(m, v - vfrom)
+        aborted = real_conflict(m, v - vfrom)
     if not aborted:
         cost += take(m, Src.PUT_ML)
         tx.puts += 1
@@ -68,8 +75,8 @@ def prepare(m, j, now, v):
 
 
 @model_function
-def _prepare_then_cas(m, j, now, pending, v, do_prepare):
-    """After a read whose answer comes `pending` ms from now: prepare if asked, then CAS (with
+def _prepare_then_commit(m, j, now, pending, v, do_prepare):
+    """After a read whose answer comes `pending` ms from now: prepare if asked, then commit (with
     `commit.reread_before_cas`, a prepare is followed by a re-read of the catalog first)."""
     if do_prepare:
         cost = prepare(m, j, now, v)
@@ -78,27 +85,32 @@ def _prepare_then_cas(m, j, now, pending, v, do_prepare):
         pending += cost
         if m.p.reread_before_cas:
             return next_read(m, j, PC.REREAD, pending)
-    if m.p.server:                                   # a REST server commits on the client's behalf
-        return server.post(m, j, pending)
-    if m.p.lock:                                     # Iceberg on the Hive Metastore: the commit under its lock
-        return hive.commit(m, j, pending)
-    return next_write(m, j, PC.CAS, pending)
+    return commit(m, j, pending)
+
+
+@model_function
+def commit(m, j, before):
+    """Hand the prepared attempt to the design's commit, whose request goes out `before` ms from now."""
+    tx = m.tx[j]
+    tx.commit_in_ms = before
+    tx.pc = PC.COMMIT
+    return AGAIN
 
 
 @handler
 def on_base_read(m, j, now):
-    """Step 2's effect point, then step 3 (the runtime) and the first attempt's refresh (or a stale CAS)."""
+    """Step 2's effect point, then step 3 (the runtime) and the first attempt's refresh (or a stale commit)."""
     tx = m.tx[j]
     L = tx.op_latency_ms
     v = read_catalog(m, j, now, L)
     tx.validated = v
     runtime = tx.runtime_ms
-    answer_in = server.read_answer_ms(m, j, L)
+    answer_in = catalog.read_answer_ms(m, j, L)
     tx.runtime_end_ms = now + answer_in + runtime
     pending = answer_in + runtime
     if m.p.refresh_first:
         return next_read(m, j, PC.REFRESH, pending)
-    return _prepare_then_cas(m, j, now, pending, v, True)
+    return _prepare_then_commit(m, j, now, pending, v, True)
 
 
 @handler
@@ -109,19 +121,16 @@ def on_refresh(m, j, now):
     L = tx.op_latency_ms
     first = tx.pc == PC.REFRESH
     v = read_catalog(m, j, now, L)
-    pending = server.read_answer_ms(m, j, L)
-    return _prepare_then_cas(m, j, now, pending, v, first or v != tx.prepared)
+    pending = catalog.read_answer_ms(m, j, L)
+    return _prepare_then_commit(m, j, now, pending, v, first or v != tx.prepared)
 
 
-@handler
-def on_cas(m, j, now):
-    """Step 4's CAS against the version of the last refresh: committed, or the next attempt's refresh, or
-    retries_exhausted. A throttled object answers 429 first: the request comes back later."""
+@model_function
+def swap(m, j, now):
+    """A conditional write of the catalog at its effect point (an attempt): whether it swapped, and when its
+    answer reaches the client."""
     tx = m.tx[j]
     t = tx.table
-    obj = fs_table.slot(m, t, tx.seq) if m.p.version_files else catalog.object_of(m, t)
-    if not admitted(m, j, now, obj):
-        return resend(m, j, now)
     L = tx.op_latency_ms
     attempts = tx.attempts + 1
     tx.attempts = attempts
@@ -130,13 +139,17 @@ def on_cas(m, j, now):
     answer = now + m.p.g * L
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)
-    if ok and m.p.version_files:
-        return fs_table.committed(m, j, now, t, answer)
-    if ok:
-        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer)
-    if attempts >= m.p.max_attempts:
+    return ok, answer
+
+
+@model_function
+def lost(m, j, now, answer):
+    """A conditional write that did not swap, answered at `answer`: retries_exhausted, or the next attempt's
+    read, which tells the conflict's class."""
+    tx = m.tx[j]
+    if tx.attempts >= m.p.max_attempts:
         return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, answer)
-    return next_read(m, j, PC.CONFLICT_READ, m.p.g * L)
+    return next_read(m, j, PC.CONFLICT_READ, m.p.g * tx.op_latency_ms)
 
 
 @handler
@@ -169,14 +182,33 @@ def on_reread(m, j, now):
 @model_function
 def _after_conflict(m, j, now, v, pending):
     """A failed attempt's fresh read saw table version v: its class's sleep, then a refresh, or at once a
-    re-CAS (a catalog conflict) or a re-prepare (the table moved)."""
+    re-commit (a catalog conflict) or a re-prepare (the table moved)."""
     tx = m.tx[j]
     moved = v != tx.prepared
     delay = conflict_delay(m, j, moved)
     if m.p.metadata_read_on_failure:
         pending += take(m, Src.GET)
         tx.gets += 1
-    if delay > 0.0:                                  # sleep, then refresh again before re-CASing
+    if delay > 0.0:                                  # sleep, then refresh again before re-committing
         tx.backoff_ms += delay
         return next_read(m, j, PC.BACKOFF_READ, pending + delay)
-    return _prepare_then_cas(m, j, now, pending, v, moved)
+    return _prepare_then_commit(m, j, now, pending, v, moved)
+
+
+@handler
+def route(m, j, now, pc):
+    """The client's own effect points (`OWNS`); `AGAIN` for any other (its design routes those)."""
+    if pc == PC.REFRESH or pc == PC.BACKOFF_READ:
+        return on_refresh(m, j, now)
+    if pc == PC.CONFLICT_READ:
+        return on_conflict_read(m, j, now)
+    if pc == PC.BASE:
+        return on_base_read(m, j, now)
+    if pc == PC.REREAD:
+        return on_reread(m, j, now)
+    return AGAIN
+
+
+# what the client owns: the effect points `route` handles, and the one it hands its designs (`PC.COMMIT`)
+OWNS = dict(effect_points=("BASE", "REFRESH", "BACKOFF_READ", "CONFLICT_READ", "REREAD", "COMMIT"),
+            fields=("commit_in_ms",))

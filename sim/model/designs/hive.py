@@ -1,5 +1,5 @@
 """Iceberg's commit through the Hive Metastore and its table lock (docs/MODEL.md, "Iceberg on the Hive Metastore";
-design `hive`).
+named design `hive`).
 
 The rewrite protocol on a service catalog (HMS: getTable, lock, checkLock, alter_table, unlock, each at the service's
 latency), with the client writing the table's metadata.json, and the commit point guarded by HMS's lock
@@ -15,12 +15,12 @@ latency), with the client writing the table's metadata.json, and the commit poin
 So a writer that waited behind any commit always fails its compare: one winner per round, as under a CAS, plus the
 queue and the poll gaps.
 """
-from . import catalog, history, lock
-from .draws import take
-from .jit import handler, model_function
-from .retry import conflict_delay
-from .state import PC, Outcome, Reason, Src
-from .transaction import end, next_read, next_write, read_catalog
+from .. import catalog, history, iceberg, lock
+from ..draws import take
+from ..jit import handler, model_function
+from ..retry import conflict_delay
+from ..state import PC, Outcome, Reason, Src
+from ..transaction import AGAIN, end, next_read, next_write, read_catalog
 
 
 @model_function
@@ -79,3 +79,40 @@ def on_unlocked(m, j, now):
     tx.backoff_ms += delay
     tx.prepared = -1                                 # its metadata.json is gone: the next attempt writes it again
     return next_read(m, j, PC.BACKOFF_READ, answer_in + delay)
+
+
+@handler
+def step(m, j, now):
+    """Transaction j's handler for the effect point it waits at (`sim.model.designs`)."""
+    while True:
+        pc = m.tx[j].pc
+        if pc == PC.HIVE_CHECK:
+            delay = on_check(m, j, now)
+        elif pc == PC.HIVE_LOCKED:
+            delay = on_locked(m, j, now)
+        elif pc == PC.HIVE_ALTER:
+            delay = on_alter(m, j, now)
+        elif pc == PC.HIVE_UNLOCKED:
+            delay = on_unlocked(m, j, now)
+        elif lock.owns(pc):
+            delay = lock.route(m, j, now, pc)
+        elif pc == PC.COMMIT:
+            delay = commit(m, j, m.tx[j].commit_in_ms)
+        elif pc == PC.INIT:
+            delay = iceberg.begin(m, j)
+        else:
+            delay = iceberg.route(m, j, now, pc)
+        if delay != AGAIN:
+            return delay
+
+
+
+
+@handler
+def timer(m, j, now):
+    """A parked lock waiter's timer (the engines run it): whether it gives its wait up now (`sim.model.lock`)."""
+    return lock.on_timer(m, j, now)
+
+
+OWNS = dict(effect_points=("HIVE_LOCKED", "HIVE_CHECK", "HIVE_ALTER", "HIVE_UNLOCKED"), fields=("deletes",),
+            params=(), sources=("DELETE",))

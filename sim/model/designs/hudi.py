@@ -1,4 +1,4 @@
-"""Apache Hudi's optimistic concurrency control under its table lock (docs/MODEL.md, "Hudi"; design `hudi`).
+"""Apache Hudi's optimistic concurrency control under its table lock (docs/MODEL.md, "Hudi"; named design `hudi`).
 
 A table's timeline is a log of completed instants (`v[t]`: how many); a write takes the table's lock twice
 (`sim.model.lock`, by default ZooKeeper's):
@@ -14,14 +14,12 @@ A table's timeline is a log of completed instants (`v[t]`: how many); a write ta
   checks the completed instant does not exist (a HEAD) and PUTs it: the commit point; then it unlocks.
 A lock call that gives up (51 tries of 60 s by default) fails the write (HoodieLockException).
 """
-from . import catalog, history, lock
-from .draws import take
-from .io import gets_ms
-from .jit import handler, model_function
-from .log import list_ms
-from .rewrite import _real_conflict
-from .state import PC, Outcome, Reason, Src
-from .transaction import end, next_read, read_catalog, start
+from .. import catalog, history, lock
+from ..draws import take
+from ..io import gets_ms, list_ms
+from ..jit import handler, model_function
+from ..state import PC, Outcome, Reason, Src
+from ..transaction import AGAIN, end, next_read, read_catalog, real_conflict, start
 
 METADATA_TABLE_PUTS = 4   # a metadata-table deltacommit: requested, log block, inflight, completed (est.)
 
@@ -96,7 +94,7 @@ def on_check(m, j, now):
         pending += gets_ms(m, j, n)
     tx.validated = v
     tx.prepared = v
-    conflict = tx.is_vo != 0 and _real_conflict(m, n)
+    conflict = tx.is_vo != 0 and real_conflict(m, n)
     if history.on(m):
         history.prepare(m, now, j, tx.table, v, checked, v)
     if conflict:
@@ -124,3 +122,41 @@ def on_failed(m, j, now):
     elif tx.attempts > 0:                            # its completed instant failed: not while it held the lock
         reason = Reason.EXHAUSTED
     return end(m, j, now, Outcome.ABORTED, reason, now + tx.lock_answer_ms)
+
+
+@handler
+def step(m, j, now):
+    """Transaction j's handler for the effect point it waits at (`sim.model.designs`)."""
+    while True:
+        pc = m.tx[j].pc
+        if lock.owns(pc):
+            delay = lock.route(m, j, now, pc)
+        elif pc == PC.HUDI_CHECK:
+            delay = on_check(m, j, now)
+        elif pc == PC.HUDI_START_LOCKED:
+            delay = on_start_locked(m, j, now)
+        elif pc == PC.HUDI_STARTED:
+            delay = on_started(m, j, now)
+        elif pc == PC.HUDI_LOCKED:
+            delay = on_locked(m, j, now)
+        elif pc == PC.HUDI_COMMIT:
+            delay = on_commit(m, j, now)
+        elif pc == PC.HUDI_FAILED:
+            delay = on_failed(m, j, now)
+        else:
+            return begin(m, j)   # PC.INIT
+        if delay != AGAIN:
+            return delay
+
+
+
+
+@handler
+def timer(m, j, now):
+    """A parked lock waiter's timer (the engines run it): whether it gives its wait up now (`sim.model.lock`)."""
+    return lock.on_timer(m, j, now)
+
+
+OWNS = dict(effect_points=("HUDI_START_LOCKED", "HUDI_STARTED", "HUDI_LOCKED", "HUDI_CHECK", "HUDI_COMMIT",
+                           "HUDI_FAILED"),
+            fields=(), params=("hudi", "clock_skew_wait_ms"), sources=("PUT_TIMELINE",))

@@ -1,4 +1,5 @@
-"""A REST catalog server's commit, built from its parts (docs/MODEL.md, "REST servers"; `catalog.server`).
+"""A REST catalog server's commit, built from its parts (docs/MODEL.md, "REST servers"; `catalog.server`; the named
+designs `rest` and `rest-lakekeeper`).
 
 Every real server (Iceberg's reference server, Polaris, Lakekeeper) writes the new metadata.json itself inside
 the commit call. A load (the client's loadTable or refresh, and the server's own load of the base) is a database
@@ -14,31 +15,12 @@ On a 409 the Iceberg client sleeps its retry policy's delay, then refreshes (no 
 prepares and POSTs again. Request counts include the server's requests for the transaction: its database reads
 (`catalog_reads`), metadata.json GETs (`gets`) and PUTs (`puts`).
 """
-from . import catalog, history
-from .draws import take
-from .jit import handler, model_function
-from .retry import conflict_delay, delay_ms
-from .state import PC, Outcome, Reason, Src
-from .transaction import end, next_read, next_write
-
-
-@model_function
-def _load_rest_ms(m, j):
-    """A load's time after its database read: the metadata.json GET, where the implementation does one."""
-    if not m.p.server_get:
-        return 0.0
-    m.tx[j].gets += 1
-    return take(m, Src.GET)
-
-
-@model_function
-def read_answer_ms(m, j, L):
-    """From a client read's effect point to its answer: the rest of the read (latency L) and, with a server,
-    the rest of its load."""
-    pending = m.p.g * L
-    if m.p.server:
-        pending += _load_rest_ms(m, j)
-    return pending
+from .. import catalog, history, iceberg
+from ..draws import take
+from ..jit import handler, model_function
+from ..retry import conflict_delay, delay_ms
+from ..state import PC, Outcome, Reason, Src
+from ..transaction import AGAIN, end, next_read, next_write
 
 
 @model_function
@@ -70,7 +52,7 @@ def on_load(m, j, now):
     first = tx.server_retries == 0
     tx.catalog_reads += 1
     seq = catalog.read_seq(m, t)
-    answer_in = m.p.g * tx.op_latency_ms + _load_rest_ms(m, j)
+    answer_in = catalog.read_answer_ms(m, j, tx.op_latency_ms)   # (its load's metadata.json GET, if any)
     if seq == tx.seq:
         tx.puts += 1
         return next_write(m, j, PC.SRV_CAS, answer_in + take(m, Src.PUT_TM))
@@ -106,3 +88,34 @@ def on_cas(m, j, now):
     tx.server_retries = k
     sleep = delay_ms(m, m.p.policy_server, m.p.jitter_server, m.bo_srv, k, Src.SERVER)
     return next_read(m, j, PC.SRV_LOAD, answer_in + sleep)
+
+
+@handler
+def step(m, j, now):
+    """Transaction j's handler for the effect point it waits at (`sim.model.designs`)."""
+    while True:
+        pc = m.tx[j].pc
+        if pc == PC.SRV_LOAD:
+            return on_load(m, j, now)
+        if pc == PC.SRV_CAS:
+            return on_cas(m, j, now)
+        if pc == PC.COMMIT:
+            return post(m, j, m.tx[j].commit_in_ms)
+        if pc == PC.INIT:
+            delay = iceberg.begin(m, j)
+        else:
+            delay = iceberg.route(m, j, now, pc)
+        if delay != AGAIN:
+            return delay
+
+
+
+
+@handler
+def timer(m, j, now):
+    """A lock timer's handler (the engines run it): this design takes no lock, so it sets none."""
+    return False
+
+
+OWNS = dict(effect_points=("SRV_LOAD", "SRV_CAS"), fields=("server_retries",),
+            params=("server", "server_get", "server_retries", "policy_server", "jitter_server"), sources=("SERVER",))

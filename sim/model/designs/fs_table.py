@@ -1,4 +1,5 @@
-"""Iceberg file-system tables (docs/MODEL.md, "File-system tables"; `catalog.version_files`, design `fs-table`).
+"""Iceberg file-system tables (docs/MODEL.md, "File-system tables"; `catalog.version_files`, named design
+`fs-table`).
 
 A table's versions are files `v{N}.metadata.json` in the bucket; v[t] is the newest. A commit writes its table
 metadata (the prepare's PUT, a temp file) and copies it to `v{N+1}` if absent: that conditional create is the
@@ -8,11 +9,12 @@ probing `exists(v+1)`, `exists(v+2)`, ... from the version the hint names until 
 the miss is the read's effect point, where it sees v[t] exactly (versions only grow, and a hint never names
 one that does not exist).
 """
-from . import throttle
-from .draws import take
-from .jit import handler, model_function
-from .state import Outcome, Reason, Src
-from .transaction import AGAIN, end, probe
+from .. import iceberg, throttle
+from ..draws import take
+from ..iceberg import lost, swap
+from ..jit import handler, model_function
+from ..state import PC, Outcome, Reason, Src
+from ..transaction import AGAIN, admitted, end, next_write, probe, resend
 
 
 @handler
@@ -23,7 +25,7 @@ def on_hint(m, j, now):
     return probe(m, j, m.hints[tx.table] + 1, m.p.g * tx.op_latency_ms)
 
 
-ANSWERED = AGAIN   # on_probe's answer for a miss: the read's own effect point is now (`sim.model.step`)
+ANSWERED = AGAIN   # on_probe's answer for a miss: the read's own effect point is now (`step` runs it)
 
 
 @handler
@@ -56,7 +58,47 @@ def committed(m, j, now, t, answer):
     return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer + L)
 
 
-@model_function
-def slot(m, t, expected):
-    """The bucket of the version file a CAS expecting v[t] = `expected` creates."""
-    return throttle.entry_slot(m, t, expected + 1)
+@handler
+def on_create(m, j, now):
+    """The create of version file v{N+1} if absent (its name's bucket answers 429 first, if throttled):
+    committed (then the version hint), or the next attempt's read, or retries_exhausted."""
+    tx = m.tx[j]
+    if not admitted(m, j, now, throttle.entry_slot(m, tx.table, tx.seq + 1)):
+        return resend(m, j, now)
+    ok, answer = swap(m, j, now)
+    if ok:
+        return committed(m, j, now, tx.table, answer)
+    return lost(m, j, now, answer)
+
+
+@handler
+def step(m, j, now):
+    """Transaction j's handler for the effect point it waits at (`sim.model.designs`)."""
+    while True:
+        pc = m.tx[j].pc
+        if pc == PC.FS_PROBE:
+            delay = on_probe(m, j, now)
+        elif pc == PC.CAS:
+            return on_create(m, j, now)
+        elif pc == PC.FS_HINT:
+            return on_hint(m, j, now)
+        elif pc == PC.COMMIT:
+            return next_write(m, j, PC.CAS, m.tx[j].commit_in_ms)
+        elif pc == PC.INIT:
+            delay = iceberg.begin(m, j)
+        else:
+            delay = iceberg.route(m, j, now, pc)
+        if delay != AGAIN:
+            return delay
+
+
+
+
+@handler
+def timer(m, j, now):
+    """A lock timer's handler (the engines run it): this design takes no lock, so it sets none."""
+    return False
+
+
+OWNS = dict(effect_points=("FS_HINT", "FS_PROBE", "CAS"), fields=("after_read", "probe"),
+            params=("version_files",), sources=("PUT_HINT",))

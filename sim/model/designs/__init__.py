@@ -1,0 +1,49 @@
+"""The model's designs: one module each, peers built on the mechanisms below them (`sim.model`: transaction life,
+catalog, I/O, Iceberg's client, Delta's log, lock, throttle, resend, retry, arrivals, writers). No design imports
+another.
+
+A design module owns its effect points' handlers and `step`, the one place that routes each effect point it can
+reach to its handler, and declares in `OWNS` the effect points, transaction fields, parameters and random sources
+that are its alone (the mechanisms it composes declare theirs). Each design's `step` is compiled into an event
+loop of its own (`sim.engines.fast`), so a run compiles only its design.
+
+Which design a run is comes from its parameters (`design_of`), so that a config that spells out a design's keys
+instead of naming it runs the same. The named designs a config can give (`sim.designs`, config data) map onto
+these: several named designs that differ only in settings share one model design.
+
+Adding a design: its module here, one line in `DESIGNS` (and, if its parameters tell it apart, in `design_of`),
+its named preset in `sim.designs`, and its docs (docs/howto.md, "Add a design").
+"""
+from __future__ import annotations
+
+from types import ModuleType
+
+from . import cas, delta_dynamodb, fs_table, hive, hudi, log, rest
+
+DESIGNS: dict[str, ModuleType] = {
+    "cas": cas, "fs_table": fs_table, "rest": rest, "hive": hive,
+    "log": log, "delta_dynamodb": delta_dynamodb, "hudi": hudi,
+}
+
+
+def design_of(p) -> str:
+    """The model design a run's parameters (`sim.model.state.Params`) select."""
+    if p.hudi:
+        return "hudi"
+    if p.lock:
+        return "hive"
+    if p.log_store:
+        return "delta_dynamodb"
+    if p.log:
+        return "log"
+    if p.server:
+        return "rest"
+    if p.version_files:
+        return "fs_table"
+    return "cas"
+
+
+def design_of_config(cfg) -> str:
+    """The model design a config runs (what its first run compiles)."""
+    from ..params import params_of
+    return design_of(params_of(cfg, False)[0])

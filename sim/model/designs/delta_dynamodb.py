@@ -1,0 +1,30 @@
+"""Delta Lake on S3 with Delta's DynamoDB log store (docs/MODEL.md, "Delta on S3 with DynamoDB"; named design
+`delta-dynamodb`): Delta Spark's commit loop (`sim.model.delta`) whose put-if-absent is a conditional PutItem in
+one DynamoDB table that every Delta table shares (`sim.model.log_store`), and whose commit ends with the entry's
+copy into the log and a completion PutItem.
+"""
+from .. import delta, log_store
+from ..jit import handler
+from ..state import PC
+
+
+@handler
+def step(m, j, now):
+    """Transaction j's handler for the effect point it waits at (`sim.model.designs`)."""
+    pc = m.tx[j].pc
+    if pc == PC.LOG_COMPLETE:
+        return log_store.on_complete(m, j, now)
+    if pc == PC.INIT:
+        return delta.begin(m, j)
+    return delta.route(m, j, now, pc)
+
+
+
+
+@handler
+def timer(m, j, now):
+    """A lock timer's handler (the engines run it): this design takes no lock, so it sets none."""
+    return False
+
+
+OWNS = dict(effect_points=(), fields=(), params=(), sources=())

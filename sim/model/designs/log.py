@@ -1,0 +1,29 @@
+"""Delta Lake's log on an object store (docs/MODEL.md, "Commit protocol" and "Delta clients"): the named designs
+`log` (delta-rs) and `log-spark` (Delta Spark), which differ only in their clients' settings (config data).
+
+Delta's commit loop (`sim.model.delta`) LISTs the log, checks the entries it has not checked, and creates the next
+entry put-if-absent; a lost create retries at the next version, nothing rewritten.
+"""
+from .. import delta
+from ..jit import handler
+from ..state import PC
+
+
+@handler
+def step(m, j, now):
+    """Transaction j's handler for the effect point it waits at (`sim.model.designs`)."""
+    pc = m.tx[j].pc
+    if pc == PC.INIT:
+        return delta.begin(m, j)
+    return delta.route(m, j, now, pc)
+
+
+
+
+@handler
+def timer(m, j, now):
+    """A lock timer's handler (the engines run it): this design takes no lock, so it sets none."""
+    return False
+
+
+OWNS = dict(effect_points=(), fields=(), params=(), sources=())
