@@ -1,0 +1,23 @@
+"""`python -m sim.checker DIR_OR_FILE`: print violations, exit 1 if any (debug convenience)."""
+
+from __future__ import annotations
+
+import sys
+
+from .replay import check_history
+from .rows import format_violation, load_history
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m sim.checker DIR_OR_HISTORY_PARQUET", file=sys.stderr)
+        return 2
+    viols = check_history(load_history(argv[0]))
+    for viol in viols:
+        print(format_violation(viol))
+    print(f"{len(viols)} violation(s)" if viols else "all invariants hold")
+    return 1 if viols else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
