@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from . import metrics
-from .config import ConfigError, load, parse_override
+from .config import Config, ConfigError, load, parse_override
 from .results_io import WriteError, atomic_write_parquet, atomic_write_text, dumps, staged_dir
 
 EXIT_BAD_INPUT = 2
@@ -122,17 +122,17 @@ def cmd_check(args) -> int:
     design the run had (catalog.scope, commit.protocol) and whether a per-object mutation limit applied
     (backend storage, storage.throttle not false, a provider rate): the checker verifies those rules too."""
     from .checker import check_history, format_violation, load_history
-    from .rules import checker_rules
+    from .rules import checker_rules, of_stored
 
     path = Path(args.dir)
     if not (path / "history.parquet").is_file() and not path.is_file():
         raise ConfigError("", f"no history.parquet in {path} (record one with `run --history --out DIR`)")
     run_dir = path if path.is_dir() else path.parent
-    rules = checker_rules({"config": {}})
+    rules = checker_rules(Config(), None)   # no config.yaml: the default design, no mutation limit
     cfg_path = run_dir / "config.yaml"
     if cfg_path.is_file():
         try:
-            rules = checker_rules(yaml.safe_load(cfg_path.read_text()))
+            rules = checker_rules(*of_stored(yaml.safe_load(cfg_path.read_text())))
         except (yaml.YAMLError, OSError, KeyError, TypeError, AttributeError, ValueError) as exc:
             raise ConfigError("", f"cannot read the run's design from {cfg_path}: {exc!r}") from None
     hist = load_history(path)

@@ -11,6 +11,7 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Mapping
 
 import yaml
 
@@ -50,6 +51,11 @@ class Profile:
     def to_dict(self) -> dict:
         """The profile as data; optional keys it does not have are left out."""
         return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Profile:
+        """`to_dict`'s inverse: a profile stored with a run (`resolved.provider_profile`) typed again."""
+        return cls(**data)
 
     def digest(self) -> str:
         """A digest of the numbers the engine reads (not the name or description): a sweep's cache key covers

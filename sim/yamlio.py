@@ -6,8 +6,11 @@ refuses it. This loader adds YAML 1.2's exponent form; everything else reads as 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import yaml
+
+from .schema import ConfigError
 
 
 class Loader(yaml.SafeLoader):
@@ -23,3 +26,14 @@ Loader.add_implicit_resolver(
 
 def load_yaml(text: str):
     return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+def load_yaml_file(path: Path, kind: str):
+    """An input file's YAML; a missing file or bad YAML is a `ConfigError` naming the file (`kind`: config,
+    sweep)."""
+    try:
+        return load_yaml(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError("", f"{kind} file not found: {path}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError("", f"{path}: not valid YAML: {exc}") from None

@@ -620,11 +620,15 @@ def test_bucket_throttled_on_a_full_bucket():
 
 
 def write_run(tmp_path, h: H, config: dict | None, profile: dict | None = None):
+    """A run directory; its stored provider profile is the instant provider's with `profile`'s keys over it."""
     h.df().to_parquet(tmp_path / "history.parquet", index=False)
     if config is not None:
         import yaml
+
+        from sim.providers import load_provider
+        stored = {**load_provider("instant").to_dict(), **(profile or {})}
         (tmp_path / "config.yaml").write_text(yaml.safe_dump(
-            {"config": config, "provider_profile": profile or {"name": "x"}, "config_hash": "0"}))
+            {"config": config, "provider_profile": stored, "config_hash": "0"}))
     return str(tmp_path)
 
 

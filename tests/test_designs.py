@@ -86,7 +86,7 @@ def test_throttle_bounds_conditional_writes_on_one_object_in_every_window(design
         for k in range(1, min(len(times), 40)):
             gaps = times[k:] - times[:-k]                  # k + 1 writes within each gap
             assert (gaps >= (k + 1 - burst) / rate_per_ms - 1e-6).all(), (design, k, gaps.min())
-    rules = checker_rules(r.resolved)
+    rules = checker_rules(c, prof)
     assert (rules["scope"], rules["protocol"]) == ("table" if design != "file" else "global",
                                                    "log" if design == "log" else "rewrite")
     assert (rules["mutation_rate_per_s"], rules["mutation_burst"]) == (prof.mutation_rate_per_s, burst)

@@ -344,9 +344,9 @@ def test_records_have_commits_and_conflicts():
 
 def _rules(c) -> dict:
     """The checker's rules for a config: its scope, protocol and per-object limit."""
+    from sim.providers import load_provider
     from sim.rules import checker_rules
-    from sim.run import resolved_config
-    return checker_rules(resolved_config(c))
+    return checker_rules(c, load_provider(c.storage.provider))
 
 
 @pytest.mark.parametrize("name", ["default", "zipf", "vo_conflicts", "ties_instant", "drain_0", "parallel_4",

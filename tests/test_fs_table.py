@@ -13,8 +13,9 @@ import pytest
 from sim.checker import check_history
 from sim.config import ConfigError, from_dict
 from sim.designs import DESIGNS, ICEBERG_CLIENT_RETRY
+from sim.providers import load_provider
 from sim.rules import checker_rules
-from sim.run import resolved_config, run
+from sim.run import run
 
 G, P, C = 5.0, 7.0, 20.0
 PREPARE = 2 * G + 2 * P          # GET table metadata, GET manifest list, PUT manifest list, PUT table metadata
@@ -41,7 +42,7 @@ def _run(data: dict):
     cfg = from_dict(data)
     fast, ref = run(cfg, 0, history=True), run(cfg, 0, history=True, engine="simpy")
     assert fast.records.equals(ref.records)
-    assert check_history(fast.history, **checker_rules(resolved_config(cfg))) == []
+    assert check_history(fast.history, **checker_rules(cfg, load_provider(cfg.storage.provider))) == []
     return fast.records.sort_values("txn").reset_index(drop=True)
 
 
@@ -175,12 +176,12 @@ def test_checker_rules_name_the_design(tmp_path):
             "workload": {"inter_arrival": {"distribution": "constant", "mean_ms": 20}, "runtime": NO_WORK}}
     cfg = from_dict(data)
     h = run(cfg, 0, history=True).history
-    rules = checker_rules(resolved_config(cfg))
+    rules = checker_rules(cfg, load_provider(cfg.storage.provider))
     assert rules["reread_before_cas"] and check_history(h, **rules) == []
     assert [v.invariant for v in check_history(h, **{**rules, "reread_before_cas": False})] == [3]
     limit = "mutation_rate_per_s: 1.0e-9\nmutation_burst: 1\n"
     cfg = from_dict(_one_writer(tmp_path, "fs-table", 3, limit))
     h = run(cfg, 0, history=True).history
-    rules = checker_rules(resolved_config(cfg))
+    rules = checker_rules(cfg, load_provider(cfg.storage.provider))
     assert rules["version_files"] and check_history(h, **rules) == []
     assert {v.invariant for v in check_history(h, **{**rules, "version_files": False})} == {6}

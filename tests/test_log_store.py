@@ -11,8 +11,9 @@ import pytest
 
 from sim.checker import check_history
 from sim.config import ConfigError, from_dict
+from sim.providers import load_provider
 from sim.rules import checker_rules
-from sim.run import resolved_config, run
+from sim.run import run
 
 DDB_MS = 8.0
 SHORT = {"duration_ms": 600_000, "warmup_ms": 120_000, "cooldown_ms": 120_000, "drain_limit_ms": 600_000}
@@ -29,7 +30,7 @@ def ddb(**over) -> dict:
 def checked(d: dict):
     cfg = from_dict(d)
     res = run(cfg, 0, history=True)
-    rules = checker_rules(resolved_config(cfg))
+    rules = checker_rules(cfg, load_provider(cfg.storage.provider))
     assert rules["log_store"] and rules["mutation_rate_per_s"] == 5.0 and rules["mutation_burst"] == 1500.0
     assert check_history(res.history, **rules) == []
     return res
@@ -103,7 +104,7 @@ def test_checker_rejects_capacity_taken_from_an_empty_table():
     cfg = from_dict(ddb(workload={"num_tables": 4, "inter_arrival": {"mean_ms": 150}}))
     res = run(cfg, 0, history=True)
     h = res.history.copy()
-    rules = checker_rules(resolved_config(cfg))
+    rules = checker_rules(cfg, load_provider(cfg.storage.provider))
     throttled = h.index[(h["kind"] == "store_write") & ~h["ok"]]
     assert len(throttled) > 0
     h.loc[throttled[0], "ok"] = True

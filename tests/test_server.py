@@ -11,6 +11,7 @@ import pytest
 from sim.checker import check_history
 from sim.config import ConfigError, from_dict
 from sim.engines.simpy_engine import SimPyEngine
+from sim.providers import load_provider
 from sim.rules import checker_rules
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -39,8 +40,7 @@ def _run(d: dict):
     cfg = from_dict(d)
     eng = SimPyEngine(cfg, 0, record_history=True).run()
     hist = eng.history_frame()
-    resolved = {"config": cfg.to_dict(), "provider_profile": {}}
-    assert check_history(hist, **checker_rules(resolved)) == []
+    assert check_history(hist, **checker_rules(cfg, load_provider(cfg.storage.provider))) == []
     return eng.records_frame().sort_values("end_ms").reset_index(drop=True), hist
 
 

@@ -13,8 +13,9 @@ import pytest
 
 from sim.checker import check_history
 from sim.config import ConfigError, from_dict
+from sim.providers import load_provider
 from sim.rules import checker_rules
-from sim.run import resolved_config, run
+from sim.run import run
 
 CAS_MS = 20.0
 EFFECT_MS = CAS_MS / 2           # linearization fraction 0.5
@@ -38,7 +39,7 @@ def _throttled_requests(data: dict, engine: str = "fast"):
     cfg = from_dict(data)
     r = run(cfg, 0, history=True, engine=engine)
     h = r.history
-    assert check_history(h, **checker_rules(resolved_config(cfg))) == []
+    assert check_history(h, **checker_rules(cfg, load_provider(cfg.storage.provider))) == []
     out = []
     for txn, rows in h[h["kind"] == "throttled"].groupby("txn"):
         rec = r.records[r.records["txn"] == txn].iloc[0]

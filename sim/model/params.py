@@ -34,7 +34,7 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
     srv = cfg.catalog.server
     pol_srv, jit_srv, bo_srv = delay_table(srv.retry or RetryPolicy(), srv.retries or 0)
     pol_lock, jit_lock, bo_lock = delay_table(cfg.lock.poll or RetryPolicy(), POLLS)
-    limit = mutation_limit(cfg.to_dict(), load_provider(cfg.storage.provider).to_dict())
+    limit = mutation_limit(cfg, load_provider(cfg.storage.provider))
     rate_per_s, burst = limit if limit is not None else (0.0, 0.0)
     p = dict(
         f=cat.linearization_fraction, g=1.0 - cat.linearization_fraction, duration_ms=cfg.duration_ms,

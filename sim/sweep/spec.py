@@ -18,7 +18,7 @@ from ..config import Config, ConfigError, build_structure, check_path, set_path
 from ..config import from_dict as config_from_dict
 from ..knee import LOAD_PARAMS, WRITERS_PARAM, parse_spec, search_param
 from ..schema import Field, check
-from ..yamlio import load_yaml
+from ..yamlio import load_yaml_file
 
 # a report layout's values are column names (facets: a list of them), which the report checks against the results
 REPORT = {"rows": Field(), "cols": Field(), "facets": Field(), "title": Field()}
@@ -166,10 +166,4 @@ def _knee_spec(data: dict, swept: list[str]):
 
 def load(path: str | Path) -> Sweep:
     path = Path(path)
-    try:
-        data = load_yaml(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError("", f"sweep file not found: {path}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError("", f"{path}: not valid YAML: {exc}") from None
-    return parse(data, source_name=path.stem)
+    return parse(load_yaml_file(path, "sweep"), source_name=path.stem)

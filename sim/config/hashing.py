@@ -1,0 +1,54 @@
+"""A config's identity: `config_hash` (results and caches are keyed by it) and `seed_hash` (its random streams),
+both stable across processes and machines. `late` keys at their defaults stay out, so adding a key keeps the
+hashes, and the results, of every config that does not use it."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+from dataclasses import fields
+
+from .resolve import _resolve
+from .types import Config
+
+
+def _hash_view(obj, default, seeds: bool = False) -> dict:
+    """The resolved config as plain data (like `to_dict`), less `late` keys that have their default value and
+    labels (`hashed=False`); for the seeds, also less `seeded=False` keys."""
+    out = {}
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        dflt = getattr(default, f.name) if default is not None else None
+        if (f.metadata.get("late") and value == dflt) or not f.metadata.get("hashed", True) \
+                or (seeds and not f.metadata.get("seeded", True)):
+            continue
+        if dataclasses.is_dataclass(value):
+            out[f.name] = _hash_view(value, dflt if dataclasses.is_dataclass(dflt) else None, seeds)
+        elif value is not None:
+            out[f.name] = value
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _defaults() -> Config:
+    """The resolved default config (what `from_dict({})` gives): the values a `late` key is compared with."""
+    return _resolve(Config())
+
+
+def config_hash(cfg: Config) -> str:
+    """Stable across processes and machines: sha256 of the canonical JSON of the resolved config (`late` keys
+    at their defaults left out, see `_spec`)."""
+    return _digest(_hash_view(cfg, _defaults()))
+
+
+def seed_hash(cfg: Config) -> str:
+    """What seeds a run's random streams: `config_hash` less `seeded=False` keys (equal to it for every config
+    that leaves them at their defaults)."""
+    return _digest(_hash_view(cfg, _defaults(), seeds=True))
+
+
+def _digest(view: dict) -> str:
+    """The first 16 hex digits of the sha256 of `view`'s canonical JSON."""
+    blob = json.dumps(view, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

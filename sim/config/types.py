@@ -1,0 +1,284 @@
+"""The config's shape: frozen dataclasses, one per section, each field carrying its type (the annotation), its
+default and its validation rule (`_spec`), and whether it enters the config hash and the seeds."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..schema import Field
+from .defaults import LOCK_DISCIPLINES, LOCK_VARIANTS, RESEND_CLIENTS, SERVER_VARIANTS
+
+
+def _spec(default=None, *, ge=None, gt=None, le=None, lt=None, choices=None, late=False, seeded=True, hashed=True):
+    """A field with its validation rule kept beside it (`sim.schema`; its type is the annotation).
+
+    `late`: a key added after results were first published, whose default keeps the earlier behaviour; it stays
+    out of the config hash (hence out of the seeds) while it has its default value, so configurations that do
+    not use it keep their results. `seeded=False`: the key is part of the config's identity (`config_hash`) but
+    not of its random streams (`seed_hash`), so switching it (a storage throttle on or off) compares the same
+    arrivals and latency draws. `hashed=False`: a label that adds nothing to the values it stands for (a named
+    design, expanded into keys)."""
+    meta = {"rule": Field(ge=ge, gt=gt, le=le, lt=lt, choices=choices), "late": late, "seeded": seeded,
+            "hashed": hashed}
+    if isinstance(default, (dict, list)) or (dataclasses.is_dataclass(default) and not isinstance(default, type)):
+        return field(default_factory=lambda d=default: copy.deepcopy(d), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def _nested(cls, late=False, seeded=True, factory=None):
+    return field(default_factory=factory or cls, metadata={"late": late, "seeded": seeded, "hashed": True})
+
+
+@dataclass(frozen=True)
+class LatencySpec:
+    """A service-catalog latency: constant (`latency_ms`) or lognormal (`latency.median_ms`, `sigma`)."""
+    median_ms: float = _spec(None, gt=0)
+    sigma: float = _spec(None, ge=0)
+
+
+@dataclass(frozen=True)
+class Server:
+    """A REST server's commit built from its parts (backend service): a load is a database read (the service's
+    latency) plus, if `metadata_get`, a GET of metadata.json; a commit loads the base, checks the client's
+    requirement, PUTs the new metadata.json and CASes the database row, retrying a lost CAS `retries` times
+    after `retry`'s sleep (each retry re-loads and re-checks). `variant` fills in the others."""
+    variant: str = _spec(None, choices=tuple(SERVER_VARIANTS))
+    metadata_get: bool = _spec(None)
+    retries: int = _spec(None, ge=0)
+    retry: "RetryPolicy" = _spec(None)
+
+
+@dataclass(frozen=True)
+class Lock:
+    """A commit lock (docs/MODEL.md, "Locks"): `variant` names the implementation and fills in the others. Per
+    table or one for every table (`scope`); its service answers each request in `latency_ms` (or the lognormal
+    `latency`; HMS's defaults to the catalog's); a waiter waits by `discipline`, polling after `poll`'s sleeps
+    (`lease_ms` for lease_sleep); a request not granted `timeout_ms` after it reached the service is given up, and
+    asked again after `retry_wait_ms` `retries` times before the lock call fails its commit attempt."""
+    variant: str = _spec(None, choices=tuple(LOCK_VARIANTS))
+    scope: str = _spec(None, choices=("table", "global"))
+    discipline: str = _spec(None, choices=LOCK_DISCIPLINES)
+    latency_ms: float = _spec(None, ge=0)
+    latency: LatencySpec = _spec(None)
+    poll: "RetryPolicy" = _spec(None)
+    lease_ms: float = _spec(None, ge=0)
+    timeout_ms: float = _spec(None, gt=0)
+    retries: int = _spec(None, ge=0)
+    retry_wait_ms: float = _spec(None, ge=0)
+    validity_ms: float = _spec(None, gt=0)
+
+
+@dataclass(frozen=True)
+class LogStore:
+    """Delta's external log store (docs/MODEL.md, "Delta on S3 with DynamoDB"): `kind: dynamodb` commits a log entry
+    by a conditional PutItem in a DynamoDB table (round trip `latency_ms` or the lognormal `latency`), whose write
+    capacity (`write_capacity_per_s` units, `burst_s` of unused capacity kept) every table using it shares; a
+    throttled write is resent by the AWS SDK's policy (`retry`)."""
+    kind: str = _spec(None, choices=("dynamodb",))
+    latency_ms: float = _spec(None, ge=0)
+    latency: LatencySpec = _spec(None)
+    write_capacity_per_s: float = _spec(None, gt=0)
+    burst_s: float = _spec(None, ge=0)
+    retry: "RetryPolicy" = _spec(None)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    backend: str = _spec("storage", choices=("storage", "service"))
+    latency_ms: float = _spec(None, ge=0)
+    latency: LatencySpec = _spec(None)
+    linearization_fraction: float = _spec(0.5, ge=0, le=1)
+    table_metadata_inlined: bool = _spec(False)
+    # global: one catalog object for all tables (a commit to any table fails every concurrent CAS); table: one
+    # pointer (storage) or row (service) per table, CAS_t(expected v[t])
+    scope: str = _spec("global", choices=("global", "table"), late=True)
+    # backend service: the REST server's commit from its parts (none given: one latency per operation)
+    server: Server = _nested(Server, late=True)
+    # fs-table: a table's versions are files v{N}.metadata.json in storage; a commit creates v{N+1} if absent,
+    # a reader finds the newest by the version hint and probes (docs/MODEL.md, "File-system tables")
+    version_files: bool = _spec(False, late=True)
+
+
+@dataclass(frozen=True)
+class IO:
+    max_parallel: int = _spec(1, ge=1)
+    manifest_list_bytes: int = _spec(10 * 1024, ge=0)
+    table_metadata_bytes: int = _spec(100 * 1024, ge=0)
+
+
+@dataclass(frozen=True)
+class InterArrival:
+    """`bursty` is a two-state Markov-modulated Poisson process: quiet and burst periods of exponential length
+    (means `quiet_ms`, `burst_ms`), Poisson arrivals with mean gap `burst_mean_ms` in bursts and a quiet rate
+    derived so the long-run mean gap is `mean_ms` (so it compares with a steady run at the same load).
+    `burst_table` (a popularity rank) aims the bursts' extra arrivals at that one table."""
+    distribution: str = _spec("exponential", choices=("exponential", "lognormal", "constant", "bursty"))
+    mean_ms: float = _spec(None, gt=0)
+    median_ms: float = _spec(None, gt=0)
+    sigma: float = _spec(None, ge=0)
+    burst_mean_ms: float = _spec(None, gt=0)
+    burst_ms: float = _spec(None, gt=0)
+    quiet_ms: float = _spec(None, gt=0)
+    burst_table: int = _spec(None, ge=1)
+
+
+@dataclass(frozen=True)
+class TableSelection:
+    distribution: str = _spec("uniform", choices=("uniform", "zipf"))
+    alpha: float = _spec(None, gt=0)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    median_ms: float = _spec(180_000.0, ge=0)     # 0 (with sigma 0): no work before the commit
+    sigma: float = _spec(1.5, ge=0)
+    min_ms: float = _spec(30_000.0, ge=0)
+
+
+@dataclass(frozen=True)
+class Writers:
+    """A fixed set of writers instead of open-loop arrivals (docs/MODEL.md, "Writers"). `closed`: a writer starts
+    its next transaction a think time after its last one ended (committed or aborted); `periodic`: a writer's
+    commits are due every `interval_ms` (ticks at its phase + k interval), each starting U(0, jitter_ms) after its
+    tick; a tick that comes while its previous commit still runs waits for it (`overrun: wait`, Flink's single
+    running checkpoint) or is dropped (`skip`). `commits`: transactions per writer, then it stops.
+    `start_spread_ms`: first starts (closed) or tick phases (periodic) are U(0, spread); 0 is a simultaneous
+    start. `tables: owned`: writer w commits to table w mod num_tables."""
+    count: int = _spec(0, ge=0, le=100_000)
+    mode: str = _spec("closed", choices=("closed", "periodic"))
+    think_ms: float = _spec(None, ge=0)
+    think: str = _spec(None, choices=("constant", "exponential"))
+    interval_ms: float = _spec(None, gt=0)
+    jitter_ms: float = _spec(None, ge=0)
+    overrun: str = _spec(None, choices=("wait", "skip"))
+    commits: int = _spec(None, ge=1)
+    start_spread_ms: float = _spec(None, ge=0)
+    tables: str = _spec("shared", choices=("shared", "owned"))
+
+
+@dataclass(frozen=True)
+class Workload:
+    inter_arrival: InterArrival = _nested(InterArrival)
+    num_tables: int = _spec(1, ge=1)
+    table_selection: TableSelection = _nested(TableSelection)
+    fast_append_ratio: float = _spec(1.0, ge=0, le=1)
+    runtime: Runtime = _nested(Runtime)
+    vo_conflict_probability: float = _spec(0.0, ge=0, le=1)
+    writers: Writers = _nested(Writers, late=True)
+
+
+@dataclass(frozen=True)
+class Commit:
+    first_attempt: str = _spec("refresh", choices=("refresh", "stale"))
+    max_retries: int = _spec(10, ge=0)
+    metadata_read_on_failure: bool = _spec(False)
+    # rewrite: Iceberg (a table conflict rewrites manifest list and table metadata); log: Delta Lake's log of
+    # numbered entries, created put-if-absent, the same bytes on every attempt
+    protocol: str = _spec("rewrite", choices=("rewrite", "log"), late=True)
+    checkpoint_interval: int = _spec(None, ge=0)     # log: a checkpoint every n-th version (0: never)
+    checkpoint_bytes: int = _spec(None, ge=0)        # log: size of a checkpoint
+    # table: a table commit (metadata read and written); object: the conditional-write microbenchmark, a read of
+    # the design's object (storage rewrite: HEAD + GET; log: LIST) then its conditional write, nothing else
+    shape: str = _spec("table", choices=("table", "object"), late=True)
+    # file: re-read the catalog after the prepare, right before the CAS; fail if this table moved, else CAS
+    # against the fresh read (boring-catalog; docs/MODEL.md, "Re-read before the CAS")
+    reread_before_cas: bool = _spec(False, late=True)
+    # log fidelity (docs/MODEL.md "Delta clients"): delta-rs's snapshot update inside every attempt that read new
+    # entries; the parallelism of snapshot reads (unset: io.max_parallel); the post-commit checkpoint rebuilt as
+    # the real clients do; the expired-log cleanup's LIST, after every commit (delta-rs) or every checkpoint
+    # (Delta Spark), over the entries already in the log at the start plus the run's
+    snapshot_update: bool = _spec(False, late=True)
+    snapshot_max_parallel: int = _spec(None, ge=1, late=True)
+    checkpoint_rebuild: bool = _spec(False, late=True)
+    log_cleanup: str = _spec("none", choices=("none", "every_commit", "checkpoint"), late=True)
+    log_entries_at_start: int = _spec(0, ge=0, late=True)
+    # Hudi (the log protocol under a lock): TrueTime's sleep under the lock per instant time generated
+    # (hoodie.time.generator.max_expected_clock_skew_ms)
+    clock_skew_wait_ms: float = _spec(None, ge=0, late=True)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """`immediate`; `fixed` (delay_ms); `exponential` (delay = min(base_ms * factor^(k-1), max_ms) for the
+    k-th conflict of its class, then stretched by a uniform factor in [1, 1 + jitter]: Iceberg adds up to 10%).
+    A storage client's resends (`storage.throttle_retry`) may also run a real client's backoff (`object_store`,
+    `google_java`), and stop after `max_resends` resends or `deadline_ms` after the request's first send."""
+    policy: str = _spec("immediate", choices=("immediate", "fixed", "exponential") + tuple(RESEND_CLIENTS))
+    delay_ms: float = _spec(None, ge=0)
+    base_ms: float = _spec(None, ge=0)
+    factor: float = _spec(None, ge=1)
+    max_ms: float = _spec(None, ge=0)
+    jitter: float = _spec(None, ge=0)
+    max_resends: int = _spec(None, ge=0, late=True)
+    deadline_ms: float = _spec(None, gt=0, late=True)
+
+
+@dataclass(frozen=True)
+class Retry:
+    catalog: RetryPolicy = _nested(RetryPolicy)
+    table: RetryPolicy = _nested(RetryPolicy)
+
+
+@dataclass(frozen=True)
+class Storage:
+    provider: str = _spec("s3")
+    # the provider's per-object mutation limits (conditional writes to one object name), if it has any
+    throttle: bool = _spec(True, late=True, seeded=False)
+    # the storage client's resend policy for a request answered 429: by default Google's Java client's (the
+    # default design, `file`, is Iceberg's GCSFileIO)
+    throttle_retry: RetryPolicy = _nested(RetryPolicy, late=True, seeded=False,
+                                          factory=lambda: RetryPolicy(policy="google_java"))
+
+
+@dataclass(frozen=True)
+class Config:
+    duration_ms: float = _spec(3_600_000.0, gt=0)
+    warmup_ms: float = _spec(900_000.0, ge=0)
+    cooldown_ms: float = _spec(900_000.0, ge=0)
+    drain_limit_ms: float = _spec(3_600_000.0, ge=0)
+    seed: int = _spec(0, ge=0)
+    # workload streams keyed by (seed, replication, source) instead of the config hash (sim.rng.run_streams)
+    common_random_numbers: bool = _spec(False, late=True)
+    # a named catalog design (sim/designs.py): its keys are filled in under the ones given; the resolved config
+    # shows every value it set
+    design: str = _spec(None, hashed=False)
+    catalog: Catalog = _nested(Catalog)
+    storage: Storage = _nested(Storage)
+    io: IO = _nested(IO)
+    workload: Workload = _nested(Workload)
+    commit: Commit = _nested(Commit)
+    retry: Retry = _nested(Retry)
+    # a commit lock (Iceberg on the Hive Metastore, Hudi's lock providers); none by default
+    lock: Lock = _nested(Lock, late=True)
+    # Delta's DynamoDB log store; none by default
+    log_store: LogStore = _nested(LogStore, late=True)
+
+    def to_dict(self) -> dict:
+        """The resolved config as plain data; keys that do not apply (None) are left out."""
+        return _prune(dataclasses.asdict(self))
+
+    @property
+    def hash(self) -> str:
+        """`config_hash` (imported here: the hash compares with the resolved defaults, a layer above the types)."""
+        from .hashing import config_hash
+        return config_hash(self)
+
+    @property
+    def max_attempts(self) -> int:
+        return self.commit.max_retries + 1
+
+    def replace(self, **overrides: Any) -> "Config":
+        """A copy with dotted-path overrides, validated like a file: `cfg.replace(**{"workload.num_tables": 5})`
+        (`sim.config.loading.replaced`, imported here: validating is a layer above the types)."""
+        from .loading import replaced
+        return replaced(self, overrides)
+
+
+def _prune(d):
+    """Keys that do not apply left out: None values, and sections with nothing left (an unused server)."""
+    if isinstance(d, dict):
+        out = {k: _prune(v) for k, v in d.items() if v is not None}
+        return {k: v for k, v in out.items() if v != {}}
+    return d
