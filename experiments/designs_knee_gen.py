@@ -57,7 +57,7 @@ def spec() -> dict:
     return {
         "name": "designs-knee",
         "description": (
-            "Catalog designs as their real implementations commit (docs/MODEL.md 'Catalog designs'): the knee "
+            "Catalog designs as their real implementations commit (docs/MODEL.md 'Named designs'): the knee "
             "of each design x provider x FA ratio {1.0, 0.9}, 1 h runs (the model's defaults), GCS throttled to "
             "1 write/s per object name. file runs at 1, 10 and 50 tables; the per-table designs at one table "
             "(their N-table knee is N x it: independent tables); the service designs at a database latency of "

@@ -1,7 +1,8 @@
-"""Named catalog designs (docs/MODEL.md, "Catalog designs"): shorthands for the keys that define a design.
+"""Named catalog designs (docs/MODEL.md, "Named designs"): shorthands for the keys that define a design.
 
 A config's `design: NAME` fills these keys in under the ones the config gives (a key given wins; a retry policy
-given, or a server that names its variant, replaces the design's whole). The resolved config shows every value, so a result says what ran.
+given, or a server that names its variant, replaces the design's whole). The resolved config shows every value, so
+a result says what ran.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ DESIGNS: dict[str, dict] = {
     "log": {"catalog": {"backend": "storage", "scope": "table"},
             "commit": {"protocol": "log", "max_retries": 15, "checkpoint_interval": 100, **DELTA_RS_LOG},
             "retry": {"table": {"policy": "immediate"}}, "storage": OBJECT_STORE},
-    # REST server designs and the service pointer (docs/MODEL.md, "REST servers", "Service pointer"):
+    # REST server designs and the service pointer (docs/MODEL.md, "REST servers", "The service pointer"):
     # Lakekeeper's server: metadata from Postgres (no GET), two retries of a lost CAS
     "rest-lakekeeper": {"catalog": {"backend": "service", "scope": "table", "table_metadata_inlined": True,
                                     "server": {"variant": "lakekeeper"}},
@@ -104,6 +105,30 @@ DESIGNS["hudi"] = {
 DESIGNS["delta-dynamodb"] = {
     **DESIGNS["log-spark"], "log_store": {"kind": "dynamodb"}}
 
+# what real system each design is, one line each: the designs table of docs/reference.md and docs/MODEL.md is
+# rendered from these and DESIGNS (`markdown`, `python -m sim.docgen`)
+ABOUT = {
+    "file": "boring-catalog: every table in one catalog object in the bucket, re-read right before its CAS",
+    "rest": "an Iceberg REST catalog as the reference server and Apache Polaris run it; needs `catalog.latency_ms` "
+            "or `catalog.latency` (its database's)",
+    "rest-lakekeeper": "Lakekeeper's Iceberg REST server: metadata from Postgres (no GET), 2 retries of a lost "
+                       "database CAS; needs `catalog.latency_ms` or `catalog.latency`",
+    "service-pointer": "a service that CASes the metadata location the Iceberg client wrote: Glue "
+                       "UpdateTable(VersionId), the JDBC catalog, S3 Tables; needs `catalog.latency_ms` or "
+                       "`catalog.latency`",
+    "fs-table": "Iceberg file-system tables (Hadoop tables, iceberg-rust's FileCatalog): v{N+1}.metadata.json "
+                "created if absent, then the version hint",
+    "log": "Delta Lake on an object store as delta-rs commits: put-if-absent log entries",
+    "log-spark": "Delta Lake as Delta Spark commits (its GCS log store, Google's Java client)",
+    "hive": "Iceberg's HiveCatalog on the Hive Metastore: alter_table under HMS's table lock (without the lock: "
+            "`service-pointer`); needs `catalog.latency_ms` or `catalog.latency` (HMS's, its lock's too)",
+    "hudi": "Apache Hudi's optimistic concurrency control under a ZooKeeper lock; needs `lock.latency_ms` or "
+            "`lock.latency`",
+    "delta-dynamodb": "Delta Lake on S3 with Delta Spark's S3DynamoDBLogStore: the put-if-absent is a conditional "
+                      "PutItem in a DynamoDB table of 5 write units a second shared by every table; needs "
+                      "`log_store.latency_ms` or `log_store.latency`",
+}
+
 # designs that were removed, and why: naming one is an error that says what to use instead
 RETIRED = {"pointer": "pointer was removed: no real catalog CASes one pointer object per table; use "
                       "fs-table (Iceberg file-system tables) or service-pointer (Glue, JDBC, S3 Tables)"}
@@ -131,3 +156,40 @@ def expand(data: dict) -> dict:
     if name is None:
         return data
     return _under(DESIGNS[name], data)
+
+
+def markdown() -> str:
+    """The named designs as a markdown table: name, the real system, the keys the design sets."""
+    rows = ["| design | what it models | key settings |", "|---|---|---|"]
+    rows += [f"| `{name}` | {ABOUT[name]} | {_settings(keys)} |" for name, keys in DESIGNS.items()]
+    return "\n".join(rows) + "\n"
+
+
+def _settings(keys: dict) -> str:
+    """`a.b: value` for each key a preset sets; a retry policy (a whole mapping) as `policy(key value, ...)`."""
+    flat: dict[str, object] = {}
+
+    def walk(d: dict, prefix: str) -> None:
+        for key, value in d.items():
+            if isinstance(value, dict) and "policy" not in value:
+                walk(value, f"{prefix}{key}.")
+            else:
+                flat[prefix + key] = value
+    walk(keys, "")
+    groups: list[tuple[list[str], object]] = []    # keys in a row with one retry policy share it
+    for key, value in flat.items():
+        if groups and isinstance(value, dict) and value == groups[-1][1]:
+            groups[-1][0].append(key)
+        else:
+            groups.append(([key], value))
+    return ", ".join(f"`{', '.join(ks)}: {_value(v)}`" for ks, v in groups)
+
+
+def _value(value) -> str:
+    """A preset's value as a config would spell it (true, 100, not True, 100.0)."""
+    if isinstance(value, dict):
+        rest = ", ".join(f"{k} {_value(v)}" for k, v in value.items() if k != "policy")
+        return f"{value['policy']}({rest})" if rest else value["policy"]
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-BATCH = 1024
+from .rng import BATCH  # noqa: F401  (the sources' batch, declared with them)
 
 
 def _phi(x: float) -> float:
@@ -87,7 +87,7 @@ class LatencyModel:
 
 
 def latency_model(cfg) -> LatencyModel:
-    """MODEL.md 'Storage providers', 'Catalog' and 'Commit protocol': the storage backend reads and CASes the
+    """MODEL.md 'Storage providers', 'Catalog' and 'The log protocol': the storage backend reads and CASes the
     catalog in the provider (the log protocol LISTs with the provider's `list` profile, else a GET, and creates
     entries with its CAS); the service backend has its own latency (constant, or lognormal without floor)."""
     from .providers import load_provider

@@ -1,36 +1,91 @@
-"""Random streams: one independent child stream per random source, seeded from (config hash, replication).
+"""Random sources and their streams: one independent child stream per source, seeded from (config hash,
+replication).
 
-Streams are spawned in a fixed order of source names, so adding draws to one source never shifts another,
-and the same config and replication give bit-identical results in any process or executor.
+Every source is declared once, in `SOURCES`: its stream, its code in the model (`Src`, `sim.model.state`), what
+it draws (`sim.model.sources`) and how many at first. Streams are spawned in the table's order, so adding draws to
+one source never shifts another, and the same config and replication give bit-identical results in any process
+or executor. This module stays light (numpy only): `sim.model.state` derives its codes from it.
 """
 from __future__ import annotations
 
+from typing import Callable, NamedTuple
+
 import numpy as np
 
-#: sources of the workload itself: with common random numbers they are keyed by the seed, not the config hash
-WORKLOAD_SOURCES = ("arrival", "table", "operation", "runtime", "think", "writer")
+BATCH = 1024   # a source's draws come in multiples of this many (`sim.model.sources`)
 
+
+class RandomSource(NamedTuple):
+    """One random source. `draws` names what it draws: "latency.<profile>" (a `sim.latency.LatencyModel` field),
+    "uniform" (U(0, 1)) or "workload.<its distribution>". `first(p, n)`: how many to draw up front, from the run's
+    `Params` and its expected arrivals n (a guess that sizes memory, never the numbers: refills continue the same
+    stream)."""
+    stream: str                 # its stream's name (streams are spawned in `SOURCES` order)
+    code: str                   # its name in `Src`; "": drawn by the arrivals (`sim.model.sources.Arrivals`)
+    index: int                  # its `Src` value, the index of its draws in `Model.draws` (-1: none)
+    draws: str
+    first: Callable | None      # None: drawn by the arrivals
+    workload: bool = False      # the workload's own: with common random numbers keyed by the seed, not the config hash
+
+
+# Append new sources at the end: a child stream's seed depends on its index only, so appending keeps every earlier
+# source's draws (and so existing results); give it the next `Src` value too.
 SOURCES = (
-    "arrival", "table", "operation", "runtime",
-    "catalog_read", "catalog_cas", "get", "put_manifest_list", "put_table_metadata",
-    "backoff", "validation_conflict",
-    # added later: appending keeps every earlier source's stream (a child's seed depends on its index only)
-    "put_checkpoint", "throttle",
-    "think", "writer",
-    "server_backoff",    # REST servers (sim.model.designs.rest)
-    "put_version_hint",      # version files (fs-table): the hint's best-effort PUT
-    "put_last_checkpoint",   # log fidelity: the checkpoint rebuild's _last_checkpoint PUT
-    "lock_read", "lock_write", "lock_jitter",   # locks (sim.model.lock): polls; requests, releases; poll jitter
-    "delete",                # an object DELETE (Iceberg on HMS: a losing attempt's metadata.json)
-    "put_timeline",          # Hudi: a small timeline or metadata-table file's PUT
-    "log_store",             # Delta's DynamoDB log store: its GetItem, Query and completion PutItem
+    # the arrivals' gaps (a batch more than the arrivals expected; writers draw none), tables, operations, runtimes
+    RandomSource("arrival", "GAP", 7, "workload.inter_arrival", lambda p, n: n + BATCH, workload=True),
+    RandomSource("table", "", -1, "workload.table_selection", None, workload=True),
+    RandomSource("operation", "", -1, "workload.fast_append_ratio", None, workload=True),
+    RandomSource("runtime", "", -1, "workload.runtime", None, workload=True),
+    RandomSource("catalog_read", "READ", 0, "latency.catalog_read", lambda p, n: 3 * n),
+    RandomSource("catalog_cas", "CAS", 1, "latency.catalog_cas", lambda p, n: 2 * n),
+    RandomSource("get", "GET", 2, "latency.get", lambda p, n: 4 * n),
+    RandomSource("put_manifest_list", "PUT_ML", 3, "latency.put_manifest_list", lambda p, n: 2 * n),
+    RandomSource("put_table_metadata", "PUT_TM", 4, "latency.put_table_metadata", lambda p, n: 2 * n),
+    # backoff jitter; real conflicts of a ValidatedOverwrite
+    RandomSource("backoff", "BACKOFF", 5, "uniform",
+                 lambda p, n: n if p.jitter_catalog != 0.0 or p.jitter_table != 0.0 else 0),
+    RandomSource("validation_conflict", "CONFLICT", 6, "uniform", lambda p, n: n if p.vo_conflicts else 0),
+    RandomSource("put_checkpoint", "PUT_CP", 8, "latency.put_checkpoint",
+                 lambda p, n: n // p.checkpoint_interval if p.checkpoint_interval else 0),
+    RandomSource("throttle", "THROTTLE", 9, "uniform", lambda p, n: n if p.throttle else 0),   # resend jitter
+    # writers (sim.model.writers): think times; a writer's first start and phase jitter, 2 per writer at least
+    RandomSource("think", "THINK", 10, "workload.think", lambda p, n: n if p.writers else 0, workload=True),
+    RandomSource("writer", "WRITER", 11, "uniform", lambda p, n: 2 * (n + p.writers) if p.writers else 0,
+                 workload=True),
+    # REST servers (sim.model.designs.rest): the jitter of a server's retry sleep per lost database CAS
+    RandomSource("server_backoff", "SERVER", 12, "uniform",
+                 lambda p, n: n if p.server and p.jitter_server != 0.0 else 0),
+    # version files (fs-table): the version hint's best-effort PUT
+    RandomSource("put_version_hint", "PUT_HINT", 13, "latency.put_version_hint",
+                 lambda p, n: n if p.version_files else 0),
+    # log fidelity: the checkpoint rebuild's _last_checkpoint PUT
+    RandomSource("put_last_checkpoint", "PUT_LAST_CP", 14, "latency.put_last_checkpoint",
+                 lambda p, n: n // max(1, p.checkpoint_interval) if p.checkpoint_rebuild else 0),
+    # locks (sim.model.lock): polls; a request and a release per attempt; poll jitter
+    RandomSource("lock_read", "LOCK_READ", 15, "latency.lock", lambda p, n: n if p.lock else 0),
+    RandomSource("lock_write", "LOCK_WRITE", 16, "latency.lock_write", lambda p, n: 2 * n if p.lock else 0),
+    RandomSource("lock_jitter", "LOCK_JITTER", 17, "uniform", lambda p, n: n if p.lock and p.jitter_lock != 0.0 else 0),
+    # an object DELETE (Iceberg on HMS: a losing attempt's metadata.json)
+    RandomSource("delete", "DELETE", 18, "latency.delete", lambda p, n: n if p.lock and not p.hudi else 0),
+    # Hudi: a small timeline or metadata-table file's PUT
+    RandomSource("put_timeline", "PUT_TIMELINE", 19, "latency.put_timeline", lambda p, n: 8 * n if p.hudi else 0),
+    # Delta's DynamoDB log store: its GetItem, Query and completion PutItem
+    RandomSource("log_store", "LOG_STORE", 20, "latency.log_store", lambda p, n: 3 * n if p.log_store else 0),
 )
+
+
+def model_sources(sources=SOURCES) -> tuple[RandomSource, ...]:
+    """The sources the model draws through `Model.draws`, in `Src` order (their indexes must be 0, 1, ...)."""
+    out = tuple(sorted((s for s in sources if s.code), key=lambda s: s.index))
+    if [s.index for s in out] != list(range(len(out))):
+        raise ValueError(f"sim.rng.SOURCES: Src indexes {sorted(s.index for s in out)} are not 0..{len(out) - 1}")
+    return out
 
 
 def streams(config_hash: str, replication: int) -> dict[str, np.random.Generator]:
     root = np.random.SeedSequence(entropy=[int(config_hash, 16), int(replication)])
-    return {name: np.random.Generator(np.random.PCG64(child))
-            for name, child in zip(SOURCES, root.spawn(len(SOURCES)))}
+    return {s.stream: np.random.Generator(np.random.PCG64(child))
+            for s, child in zip(SOURCES, root.spawn(len(SOURCES)))}
 
 
 def run_streams(cfg, replication: int) -> dict[str, np.random.Generator]:
@@ -44,13 +99,12 @@ def run_streams(cfg, replication: int) -> dict[str, np.random.Generator]:
     from .config import seed_hash
     out = streams(seed_hash(cfg), replication)
     if getattr(cfg, "common_random_numbers", False):
-        for name in WORKLOAD_SOURCES:
-            seq = np.random.SeedSequence(entropy=[int(cfg.seed), int(replication), SOURCES.index(name)],
-                                         spawn_key=(_CRN_TAG,))
-            out[name] = np.random.Generator(np.random.PCG64(seq))
+        for i, s in enumerate(SOURCES):
+            if s.workload:
+                seq = np.random.SeedSequence(entropy=[int(cfg.seed), int(replication), i], spawn_key=(_CRN_TAG,))
+                out[s.stream] = np.random.Generator(np.random.PCG64(seq))
     return out
 
 
 #: keeps common-random-number streams apart from any (config hash, replication) stream
 _CRN_TAG = 0xC0
-

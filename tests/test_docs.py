@@ -2,6 +2,7 @@
 README stays a short entry point."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -103,3 +104,95 @@ def test_the_reference_documents_every_config_key_and_no_other():
     keys, policy_keys = _config_keys()
     assert keys - documented == set(), "config keys missing from docs/reference.md"
     assert documented - keys - policy_keys == set(), "docs/reference.md documents keys the loader rejects"
+
+
+
+# ---- tables generated from the code (sim/docgen.py) --------------------------------------------------------------
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_generated_blocks_are_current(page):
+    from sim import docgen
+    text = page.read_text()
+    assert docgen.render(text) == text, f"{page.relative_to(ROOT)}: a generated block is stale: python -m sim.docgen"
+
+
+def test_the_designs_table_is_generated_where_the_designs_are_described():
+    from sim.designs import ABOUT, DESIGNS
+    assert set(ABOUT) == set(DESIGNS), "sim/designs.py: ABOUT must describe every design of DESIGNS, and no other"
+    for page in ("docs/reference.md", "docs/MODEL.md"):
+        text = (ROOT / page).read_text()
+        assert "<!-- designs:begin -->\n" in text and "<!-- designs:end -->\n" in text, page
+        for name in DESIGNS:
+            assert f"| `{name}` |" in text, (page, name)
+
+# ---- citations of MODEL.md's sections ----------------------------------------------------------------------------
+MODEL = ROOT / "docs" / "MODEL.md"
+CITING = [ROOT / "README.md", *(p for d in ("sim", "experiments", "benchmarks", "docs", "notebooks")
+                                for p in sorted((ROOT / d).rglob("*")) if p.is_file() and "__pycache__" not in p.parts)]
+# quoted section names: "X", 'X', or YAML's ''X'' inside a single-quoted string; a name may break across two lines
+_NAME = r"(?:''(?P<y>[^'\n]+(?:\n[^'\n]*)?)''|\"(?P<d>[^\"\n]+(?:\n[^\"\n]*)?)\"|'(?P<s>[^'\n]+(?:\n[^'\n]*)?)')"
+# docs/MODEL.md, MODEL.md, ../docs/MODEL.md ..., then a comma or a space (so not MODEL.md's), then one quoted name
+# or a list of them ("A", "B" and "C")
+_ANY_NAME = re.sub(r"\?P<\w>", "?:", _NAME)
+_CITATION = re.compile(rf"(?<![\w.-])(?:[\w.-]+/)*MODEL\.md(?:,\s*|\s+)(?:#+ *)?{_ANY_NAME}"
+                       rf"(?:\s*(?:,|and)\s*(?:#+ *)?{_ANY_NAME})*")
+_NAME_RE = re.compile(_NAME)
+
+
+def heading_names(heading: str) -> set[str]:
+    """The names a section may be cited by: its heading, less a leading number ("2." or "2.1"), a trailing
+    parenthetical (the code it lives in) and trailing punctuation; or that title's part before a colon or comma
+    (its subtitle's): "Delta clients" for "Delta clients: delta-rs and Delta Spark (`commit.snapshot_update`)"."""
+    text = re.sub(r"^\d+(?:\.\d+)*\.?\s+", "", heading.strip())
+    title = re.sub(r"\s*\([^()]*\)$", "", text).rstrip(" .:;")
+    return {text, title, title.split(":", 1)[0].rstrip(), title.split(",", 1)[0].rstrip()}
+
+
+def test_a_section_is_cited_by_its_title():
+    assert heading_names("Locks (`lock`, `sim/model/lock.py`)") >= {"Locks"}
+    assert heading_names("Delta clients: delta-rs and Delta Spark (`log_cleanup`)") >= {"Delta clients"}
+    assert heading_names("One transaction, Iceberg's protocol (`sim/model/rewrite.py`)") >= {"One transaction"}
+    assert heading_names("2.1 Units:") >= {"Units"}
+    assert "Per-object mutation limit" not in heading_names("Per-object mutation limits (`sim/model/throttle.py`)")
+    found = {name for _, name in model_citations(ROOT / "sim" / "model" / "state.py")}
+    assert "A transaction as handlers of its effect points" in found   # broken across two comment lines
+
+
+def model_sections() -> set[str]:
+    return {name for h in _HEADING.findall(_prose(MODEL.read_text())) for name in heading_names(h)}
+
+
+def _text(path: Path) -> str:
+    """A file's text; a notebook's as the strings of its JSON, each on the line it stands on (so lines count)."""
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError:
+        return ""
+    if path.suffix != ".ipynb":
+        return text
+    lines = []
+    for line in text.splitlines():
+        item = line.strip().removesuffix(",")
+        try:
+            value = json.loads(item) if item.startswith('"') else ""
+        except ValueError:    # a key and its value: "cell_type": "markdown"
+            value = ""
+        lines.append(value.rstrip("\n") if isinstance(value, str) else "")
+    return "\n".join(lines)
+
+
+def model_citations(path: Path):
+    """(where, section name) of every citation of a MODEL.md section in `path` (a broken name joined up)."""
+    rel = path.relative_to(ROOT).as_posix()
+    text = _text(path)
+    for m in _CITATION.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        for n in _NAME_RE.finditer(m.group(0)):
+            name = n.group("y") or n.group("d") or n.group("s")
+            yield f"{rel}:{line}", re.sub(r"\s*\n\s*(?:#+ *)?", " ", name).strip()
+
+
+def test_model_citations_name_a_heading():
+    sections = model_sections()
+    dangling = [f"{where}: {name!r}" for path in CITING for where, name in model_citations(path)
+                if name not in sections]
+    assert not dangling, "citations of docs/MODEL.md sections that name no heading:\n" + "\n".join(dangling)

@@ -1,4 +1,4 @@
-"""Commit locks (sim/model/lock.py) and Iceberg on the Hive Metastore (sim/model/hive.py): the lock's grant rate and
+"""Commit locks (sim/model/lock.py) and Iceberg on the Hive Metastore (sim/model/designs/hive.py): the lock's grant rate and
 hold against their closed forms for constant latencies, racing pollers' handoff gap against its closed form, FIFO
 grants in request order, the lock design against the per-table CAS at the same writer count, and the checker's
 lock rules on hand-made histories (two holders, out of order, a release by another, a commit outside the lock).

@@ -1,4 +1,4 @@
-"""Delta's DynamoDB log store (design delta-dynamodb; sim/model/log.py): the table's write capacity bounds the commits
+"""Delta's DynamoDB log store (design delta-dynamodb; sim/model/log_store.py): the table's write capacity bounds the commits
 of every Delta table sharing it, a throttled write is resent by the AWS SDK's equal-jitter backoff and given up
 after 10 resends, each attempt's requests in closed form, and the checker's capacity rule on its histories.
 

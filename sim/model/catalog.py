@@ -1,4 +1,4 @@
-"""The catalog (docs/MODEL.md, "Catalog" and "Scope of the CAS"): a version v[t] per table and, with scope
+"""The catalog (docs/MODEL.md, "Catalog"): a version v[t] per table and, with scope
 `global`, one catalog object whose version `seq` every commit advances.
 
 Only effect points touch it: a read captures (seq, v[t]); a CAS swaps iff the version it expected is current.

@@ -1,4 +1,4 @@
-"""Delta Lake's commit loop on a log (docs/MODEL.md, "Commit protocol"; `commit.protocol: log`), shared by the
+"""Delta Lake's commit loop on a log (docs/MODEL.md, "The log protocol"; `commit.protocol: log`), shared by the
 designs that run it (`log`: delta-rs and Delta Spark; `delta_dynamodb`: Delta Spark with its DynamoDB log store).
 
 Each table has a log of numbered entries; v[t] is how many it has. A transaction's entry is written once, its

@@ -1,13 +1,13 @@
 """The random sources that keep a run's draws filled (docs/MODEL.md, "Randomness").
 
-Every random source is its own stream (`sim.rng`). Sources are drawn in batches with the distribution objects
-of `sim.latency` and `sim.workload`; the model reads them through cursors (`sim.model.draws`). When a source
-could run short, the engine stops between two events and `Source.refill` keeps the unconsumed tail, appends fresh
-draws from the same generator (numpy's float draws are concatenation-consistent, so batch sizes never change
-the numbers) and the cursor rewinds; memory stays bounded whatever a run consumes. Arrivals are drawn the same
-way, in chunks: their gaps, and each arrival's table (drawn with `integers`, always in batches of BATCH, so the
-numbers are those of one long draw), operation and runtime. Nobody counts the arrivals up front: the gaps end
-at the first `now + gap >= duration_ms`.
+Every random source is its own stream, declared with what it draws in `sim.rng.SOURCES`. Sources are drawn in
+batches with the distribution objects of `sim.latency` and `sim.workload`; the model reads them through cursors
+(`sim.model.draws`). When a source could run short, the engine stops between two events and `Source.refill` keeps
+the unconsumed tail, appends fresh draws from the same generator (numpy's float draws are concatenation-consistent,
+so batch sizes never change the numbers) and the cursor rewinds; memory stays bounded whatever a run consumes.
+Arrivals are drawn the same way, in chunks: their gaps, and each arrival's table (drawn with `integers`, always in
+batches of BATCH, so the numbers are those of one long draw), operation and runtime. Nobody counts the arrivals up
+front: the gaps end at the first `now + gap >= duration_ms`.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import numpy as np
 from ..config import Config
 from ..latency import BATCH, LogNormal, latency_model
 from ..workload import Constant, IsValidatedOverwrite, inter_arrival_dist, runtime_dist, table_dist, think_dist
-from .state import N_SRC, SRC_STREAM, Params, Src
+from .state import SRC_SOURCES, Params
 
 CHUNK = 1 << 20           # draws per refill of a source, at most (beyond what one event needs)
 ARRIVAL_CHUNK = 1 << 16   # arrivals' tables, operations and runtimes drawn per refill, at most
@@ -88,32 +88,21 @@ def _uncontended_ms(cfg: Config) -> float:
 def sources_of(cfg: Config, p: Params, rng: dict, n_guess: int) -> list[Source]:
     """One Source per `Src`, its first draws sized by what the run is expected to consume (at most CHUNK)."""
     lat = latency_model(cfg)
-    jitter = p.jitter_catalog != 0.0 or p.jitter_table != 0.0
-    first = {Src.READ: (lat.catalog_read, 3 * n_guess), Src.CAS: (lat.catalog_cas, 2 * n_guess),
-             Src.GET: (lat.get, 4 * n_guess), Src.PUT_ML: (lat.put_manifest_list, 2 * n_guess),
-             Src.PUT_TM: (lat.put_table_metadata, 2 * n_guess),
-             Src.BACKOFF: (Uniform(), n_guess if jitter else 0),
-             Src.CONFLICT: (Uniform(), n_guess if p.vo_conflicts else 0),
-             Src.GAP: (inter_arrival_dist(cfg.workload, cfg.duration_ms) if not p.writers else Constant(math.inf),
-                       min(n_guess + BATCH, CHUNK)),
-             Src.PUT_CP: (lat.put_checkpoint, n_guess // p.checkpoint_interval if p.checkpoint_interval else 0),
-             Src.THROTTLE: (Uniform(), n_guess if p.throttle else 0),
-             Src.THINK: (think_dist(cfg.workload.writers), n_guess if p.writers else 0),
-             # a writer's first start (and phase jitter) is drawn before any refill can run: 2 per writer at least
-             Src.WRITER: (Uniform(), 2 * (n_guess + p.writers) if p.writers else 0),
-             # REST servers: a retry sleep's jitter per lost database CAS
-             Src.SERVER: (Uniform(), n_guess if p.server and p.jitter_server != 0.0 else 0),
-             Src.PUT_HINT: (lat.put_version_hint, n_guess if p.version_files else 0),
-             Src.PUT_LAST_CP: (lat.put_last_checkpoint, n_guess // max(1, p.checkpoint_interval)
-                               if p.checkpoint_rebuild else 0),
-             # locks: a request and a release per attempt, polls while waiting; a losing attempt's DELETE
-             Src.LOCK_READ: (lat.lock, n_guess if p.lock else 0),
-             Src.LOCK_WRITE: (lat.lock_write, 2 * n_guess if p.lock else 0),
-             Src.LOCK_JITTER: (Uniform(), n_guess if p.lock and p.jitter_lock != 0.0 else 0),
-             Src.DELETE: (lat.delete, n_guess if p.lock and not p.hudi else 0),
-             Src.PUT_TIMELINE: (lat.put_timeline, 8 * n_guess if p.hudi else 0),
-             Src.LOG_STORE: (lat.log_store, 3 * n_guess if p.log_store else 0)}
-    return [Source(first[s][0], rng[SRC_STREAM[s]], min(first[s][1], CHUNK)) for s in range(N_SRC)]
+    return [Source(_dist(s.draws, cfg, p, lat), rng[s.stream], min(s.first(p, n_guess), CHUNK)) for s in SRC_SOURCES]
+
+
+def _dist(draws: str, cfg: Config, p: Params, lat):
+    """The distribution a source's `draws` (`sim.rng.SOURCES`) names, for this run."""
+    kind, _, name = draws.partition(".")
+    if kind == "latency":
+        return getattr(lat, name)
+    if draws == "uniform":
+        return Uniform()
+    if draws == "workload.inter_arrival":   # writers start their own transactions: no gaps
+        return Constant(math.inf) if p.writers else inter_arrival_dist(cfg.workload, cfg.duration_ms)
+    if draws == "workload.think":
+        return think_dist(cfg.workload.writers)
+    raise ValueError(f"a model source draws {draws!r}: no such distribution")
 
 
 class Arrivals:

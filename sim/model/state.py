@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..rng import model_sources
+
 I, F = np.int64, np.float64
 
 # one transaction slot (a row of `Model.tx`): whose it is, where it waits, what it has done
@@ -202,19 +204,10 @@ OPS = ("fa", "vo")
 NA, FALSE, TRUE = I(-1), I(0), I(1)
 # retry policies; the last two only as storage clients' resend policies (`sim.model.resend`)
 Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA AWS_DYNAMODB")
-# random sources, the index of each in `Model.draws` (docs/MODEL.md, "Randomness")
-Src = _codes("Src", "READ CAS GET PUT_ML PUT_TM BACKOFF CONFLICT GAP PUT_CP THROTTLE THINK WRITER"
-                    " SERVER"      # REST servers: the jitter of a server's retry sleep
-                    " PUT_HINT"    # version files: the version hint's PUT
-                    " PUT_LAST_CP"   # log fidelity: the checkpoint rebuild's _last_checkpoint PUT
-                    " LOCK_READ LOCK_WRITE LOCK_JITTER"   # locks: polls; requests and releases; poll jitter
-                    " DELETE PUT_TIMELINE"    # a DELETE (Iceberg on HMS); a small timeline file's PUT (Hudi)
-                    " LOG_STORE")             # Delta's DynamoDB log store: GetItem, Query, the completion PutItem
+# random sources, the index of each in `Model.draws` (docs/MODEL.md, "Randomness"): declared in `sim.rng.SOURCES`
+SRC_SOURCES = model_sources()           # the sources' declarations, in `Src` order
+Src = _codes("Src", " ".join(s.code for s in SRC_SOURCES))
 N_SRC = len(Src)
-SRC_STREAM = ("catalog_read", "catalog_cas", "get", "put_manifest_list", "put_table_metadata", "backoff",
-              "validation_conflict", "arrival", "put_checkpoint", "throttle", "think", "writer",
-              "server_backoff", "put_version_hint", "put_last_checkpoint", "lock_read", "lock_write", "lock_jitter",
-              "delete", "put_timeline", "log_store")
 # bits of the `needs` mask past the sources': the history buffer is full; the next arrival has no free slot or no
 # drawn table; the conflict table could be indexed past its end; a throttled log's next entry has no bucket
 Need = _codes("Need", "HISTORY TXN THR BUCKETS", first=N_SRC)

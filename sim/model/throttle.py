@@ -1,4 +1,4 @@
-"""Per-object mutation limits (docs/MODEL.md, "Per-object mutation limit"): a token bucket per object name.
+"""Per-object mutation limits (docs/MODEL.md, "Per-object mutation limits"): a token bucket per object name.
 
 Every conditional write to one object name (the catalog object; a table's pointer object; the log entry name
 that contenders race to create) needs a token from that name's bucket, refilled at `mutation_rate_per_s` up to

@@ -1,4 +1,4 @@
-"""The design comparison (MODEL.md 'Catalog designs'): knee per design x provider x tables x FA ratio.
+"""The design comparison (MODEL.md 'Named designs'): knee per design x provider x tables x FA ratio.
 
 A sweep with a `design` column taking more than one value is read as a comparison of catalog designs. The knee is
 the report's (aggregate.knee_table: where success over window arrivals, and VO success for a mix, crosses 95 %, by

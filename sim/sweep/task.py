@@ -40,7 +40,7 @@ def standard_columns(cfg: Config) -> dict:
         "table_selection": cfg.workload.table_selection.distribution,
         "zipf_alpha": cfg.workload.table_selection.alpha if zipf else math.nan,
         "max_retries": cfg.commit.max_retries,
-        # catalog design (MODEL.md 'Catalog designs'): the named design, or the one its keys amount to
+        # catalog design (MODEL.md 'Named designs'): the named design, or the one its keys amount to
         "design": cfg.design or design_of(cfg), "scope": cat.scope, "protocol": cfg.commit.protocol,
         **_workload_columns(cfg),
     }

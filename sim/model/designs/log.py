@@ -1,4 +1,4 @@
-"""Delta Lake's log on an object store (docs/MODEL.md, "Commit protocol" and "Delta clients"): the named designs
+"""Delta Lake's log on an object store (docs/MODEL.md, "The log protocol" and "Delta clients"): the named designs
 `log` (delta-rs) and `log-spark` (Delta Spark), which differ only in their clients' settings (config data).
 
 Delta's commit loop (`sim.model.delta`) LISTs the log, checks the entries it has not checked, and creates the next
