@@ -1,5 +1,5 @@
-"""Delta's DynamoDB log store (design delta-dynamodb; sim/model/log_store.py): the table's write capacity bounds the commits
-of every Delta table sharing it, a throttled write is resent by the AWS SDK's equal-jitter backoff and given up
+"""Delta's DynamoDB log store (design delta-dynamodb; sim/model/log_store.py): the table's write capacity bounds the
+commits of every Delta table sharing it, a throttled write is resent by the AWS SDK's equal-jitter backoff and given up
 after 10 resends, each attempt's requests in closed form, and the checker's capacity rule on its histories.
 
 Both engines run the same handlers (tests/test_fast_engine.py holds them identical on the log store's cases);
