@@ -1,7 +1,7 @@
 """Commit locks (sim/model/lock.py) and Iceberg on the Hive Metastore (sim/model/designs/hive.py): the lock's grant
-rate and hold against their closed forms for constant latencies, racing pollers' handoff gap against its closed form, FIFO
-grants in request order, the lock design against the per-table CAS at the same writer count, and the checker's
-lock rules on hand-made histories (two holders, out of order, a release by another, a commit outside the lock).
+rate and hold against their closed forms for constant latencies, racing pollers' handoff gap against its closed
+form, FIFO grants in request order, the lock design against the per-table CAS at the same writer count, and the
+checker's lock rules on hand-made histories (two holders, out of order, a release by another, a commit outside the lock).
 
 Both engines run the same handlers (tests/test_fast_engine.py holds them identical on every lock variant); these
 tests run the fast one."""
