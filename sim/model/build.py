@@ -18,7 +18,7 @@ from .designs import design_of
 from .draws import GET_EVENTS, gets_for
 from .params import Delays, params_of
 from .sources import ARRIVAL_CHUNK, Arrivals, conflict_table, expected_arrivals, sources_of
-from .state import HIST, N_SRC, PC, RUN, WR, Model, Need, Params, Src
+from .state import HIST, LK, N_SRC, PC, RUN, WR, Model, Need, Params, Src
 
 HIST_CHUNK = 1 << 20      # history rows per buffer
 SLOTS = 1 << 14           # transaction slots at the start, at most (fewer for a run expected to be smaller)
@@ -87,9 +87,7 @@ class Run:
             bk_prev=np.full(n_entries, -1, dtype=np.int64),
             wr=np.zeros(max(1, p.writers), dtype=WR), bo_srv=delays.server,
             hints=np.zeros(n_tables, dtype=np.int64), bo_lock=delays.lock,
-            lk_holder=np.full(n_locks, -1, dtype=np.int64), lk_head=np.full(n_locks, -1, dtype=np.int64),
-            lk_tail=np.full(n_locks, -1, dtype=np.int64), lk_expires_ms=np.full(n_locks, np.inf),
-            lk_ghost_txn=np.full(n_locks, -1, dtype=np.int64), lk_ghost_table=np.full(n_locks, -1, dtype=np.int64))
+            lk=_free_locks(n_locks))
 
     @property
     def n_txn(self) -> int:
@@ -176,3 +174,11 @@ def _end_to_end(values: list) -> dict:
     at = np.zeros(len(values), dtype=np.int64)
     np.cumsum(n[:-1], out=at[1:])
     return {"draws": np.concatenate(values).astype(np.float64, copy=False), "draw_at": at, "draw_n": n}
+
+
+def _free_locks(n: int) -> np.ndarray:
+    """n locks, each free, with no one queued and no expiry."""
+    lk = np.zeros(n, dtype=LK)
+    lk["holder"] = lk["head"] = lk["tail"] = lk["ghost_txn"] = lk["ghost_table"] = -1
+    lk["expires_ms"] = np.inf
+    return lk

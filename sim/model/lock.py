@@ -36,7 +36,7 @@ from .state import PC, Discipline, Kind, Outcome, Reason, Src
 from .transaction import AGAIN, DONE, PARKED, end, start
 
 
-GHOST = -2            # lk_holder of a storage lock whose release failed: held by no one until it expires
+GHOST = -2            # `lk.holder` of a storage lock whose release failed: held by no one until it expires
 CLOCK_DRIFT_MS = 500.0   # Hudi's storage lock counts a lock expired only this long past its validity
 
 
@@ -49,8 +49,8 @@ def key(m, j):
 @model_function
 def _free(m, k, now):
     """Lock k is free now: no holder, or (a storage lock whose release failed) past its expiry."""
-    h = m.lk_holder[k]
-    return h == -1 or (h == GHOST and now > m.lk_expires_ms[k])
+    h = m.lk[k].holder
+    return h == -1 or (h == GHOST and now > m.lk[k].expires_ms)
 
 
 @model_function
@@ -105,9 +105,9 @@ def _reached(m, j, now):
 def _grant(m, j, now, k):
     """j holds lock k from now (a storage lock that expired is released of its ghost first)."""
     tx = m.tx[j]
-    if m.lk_holder[k] == GHOST and history.on(m):
-        history.lock_expired(m, now, m.lk_ghost_txn[k], m.lk_ghost_table[k], k)
-    m.lk_holder[k] = j
+    if m.lk[k].holder == GHOST and history.on(m):
+        history.lock_expired(m, now, m.lk[k].ghost_txn, m.lk[k].ghost_table, k)
+    m.lk[k].holder = j
     tx.lock_grants += 1
     tx.lock_granted_ms = now
     tx.lock_wait_ms += now - tx.lock_requested_ms
@@ -139,7 +139,7 @@ def on_request(m, j, now):
     fifo = d == Discipline.FIFO_NOTIFY or d == Discipline.FIFO_POLL
     if not fifo and not _written(m, j, now, k):     # a throttled write changes nothing: look again later
         return _not_yet(m, j, now, answer_in)
-    if _free(m, k, now) and (not fifo or m.lk_head[k] < 0):
+    if _free(m, k, now) and (not fifo or m.lk[k].head < 0):
         _grant(m, j, now, k)
         return _go_on(m, j, tx.after_lock, answer_in)
     if not fifo:
@@ -159,7 +159,7 @@ def on_poll(m, j, now):
     answer_in = m.p.g * tx.op_latency_ms
     _reached(m, j, now)
     if m.p.lock_discipline == Discipline.FIFO_POLL:
-        if m.lk_head[k] == j and _free(m, k, now):
+        if m.lk[k].head == j and _free(m, k, now):
             _dequeue(m, k, j)
             _grant(m, j, now, k)
             return _go_on(m, j, tx.after_lock, answer_in)
@@ -240,7 +240,7 @@ def on_timer(m, j, now):
     and the engine runs it now); False if the timer is stale (the wait it was for ended before)."""
     tx = m.tx[j]
     k = key(m, j)
-    if tx.pc != PC.LOCK_WAIT or tx.lock_deadline_ms != now or m.lk_holder[k] == j:
+    if tx.pc != PC.LOCK_WAIT or tx.lock_deadline_ms != now or m.lk[k].holder == j:
         return False
     _dequeue(m, k, j)
     _leave(m, j, now)
@@ -252,7 +252,7 @@ def on_wait(m, j, now):
     """A parked waiter runs again: a release granted it the lock (it hears so after a round trip: its watch fires
     and it lists the lock's children), or its timer gave the wait up (it deletes its node: a round trip)."""
     tx = m.tx[j]
-    if m.lk_holder[key(m, j)] == j:
+    if m.lk[key(m, j)].holder == j:
         return _go_on(m, j, tx.after_lock, take(m, Src.LOCK_READ))
     return _gave_up(m, j, now, take(m, Src.LOCK_WRITE))
 
@@ -304,16 +304,16 @@ def on_unlock(m, j, now):
     k = key(m, j)
     tx.lock_hold_ms += now - tx.lock_granted_ms
     if not _written(m, j, now, k):
-        m.lk_holder[k] = GHOST
-        m.lk_expires_ms[k] = tx.lock_granted_ms + m.p.lock_validity_ms + CLOCK_DRIFT_MS
-        m.lk_ghost_txn[k] = tx.txn
-        m.lk_ghost_table[k] = tx.table
+        m.lk[k].holder = GHOST
+        m.lk[k].expires_ms = tx.lock_granted_ms + m.p.lock_validity_ms + CLOCK_DRIFT_MS
+        m.lk[k].ghost_txn = tx.txn
+        m.lk[k].ghost_table = tx.table
         return _go_on(m, j, tx.after_unlock, m.p.g * tx.op_latency_ms)
-    m.lk_holder[k] = -1
+    m.lk[k].holder = -1
     if history.on(m):
         history.lock(m, Kind.LOCK_RELEASE, now, j, tx.table, k, 0)
-    if m.p.lock_discipline == Discipline.FIFO_NOTIFY and m.lk_head[k] >= 0:
-        w = m.lk_head[k]
+    if m.p.lock_discipline == Discipline.FIFO_NOTIFY and m.lk[k].head >= 0:
+        w = m.lk[k].head
         _dequeue(m, k, w)
         _grant(m, w, now, k)
         m.run[0].wake = w
@@ -325,29 +325,29 @@ def on_unlock(m, j, now):
 @model_function
 def _enqueue(m, k, j):
     m.tx[j].lock_next = -1
-    tail = m.lk_tail[k]
+    tail = m.lk[k].tail
     if tail < 0:
-        m.lk_head[k] = j
+        m.lk[k].head = j
     else:
         m.tx[tail].lock_next = j
-    m.lk_tail[k] = j
+    m.lk[k].tail = j
 
 
 @model_function
 def _dequeue(m, k, j):
     """Take j out of lock k's queue (the head, or a waiter that gave up: a walk from the head)."""
     prev = -1
-    c = m.lk_head[k]
+    c = m.lk[k].head
     while c != j:
         prev = c
         c = m.tx[c].lock_next
     nxt = m.tx[j].lock_next
     if prev < 0:
-        m.lk_head[k] = nxt
+        m.lk[k].head = nxt
     else:
         m.tx[prev].lock_next = nxt
-    if m.lk_tail[k] == j:
-        m.lk_tail[k] = prev
+    if m.lk[k].tail == j:
+        m.lk[k].tail = prev
 
 
 # ------------------------------------------------------------------------------------------ its effect points

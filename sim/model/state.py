@@ -68,6 +68,14 @@ WR = np.dtype([
     ("missed", I),               # ... and the ticks missed before it
 ])
 
+# one commit lock's state (a row of `Model.lk`; `sim.model.lock`)
+LK = np.dtype([
+    ("holder", I),               # the slot holding it (-1: free)
+    ("head", I), ("tail", I),    # FIFO disciplines: the first and last slots queued for it (-1: none)
+    ("expires_ms", F),           # a storage lock whose release failed: when it expires (its holder is GHOST) ...
+    ("ghost_txn", I), ("ghost_table", I),   # ... and the transaction, and its table, that held it
+])
+
 # the run's scalars that change (`Model.run`, one row)
 RUN = np.dtype([
     ("seq", I),                  # commits so far: the catalog's version under scope global
@@ -250,9 +258,4 @@ class Model(NamedTuple):
     bo_srv: np.ndarray      # REST servers: sleep before jitter before the server's k-th retry of a lost CAS
     hints: np.ndarray       # version files: per table, the version its version hint names
     bo_lock: np.ndarray     # locks: the sleep before jitter before the k-th poll
-    lk_holder: np.ndarray   # per lock: the slot holding it (-1: free)
-    lk_head: np.ndarray     # ... FIFO disciplines: the first and last slots queued for it (-1: none)
-    lk_tail: np.ndarray
-    lk_expires_ms: np.ndarray   # ... a storage lock whose release failed: when it expires (its holder is GHOST)
-    lk_ghost_txn: np.ndarray    # ... and the transaction, and its table, that held it
-    lk_ghost_table: np.ndarray
+    lk: np.ndarray          # LK, one row per lock (`sim.model.lock`)
