@@ -18,7 +18,7 @@ from .designs import design_of
 from .draws import GET_EVENTS, gets_for
 from .params import Delays, params_of
 from .sources import ARRIVAL_CHUNK, Arrivals, conflict_table, expected_arrivals, sources_of
-from .state import HIST, LK, N_SRC, PC, RUN, WR, Model, Need, Params, Src
+from .state import ARRIVAL, BUCKET, HIST, LK, N_SRC, PC, RUN, WR, Model, Need, Params, Src
 
 HIST_CHUNK = 1 << 20      # history rows per buffer
 SLOTS = 1 << 14           # transaction slots at the start, at most (fewer for a run expected to be smaller)
@@ -54,7 +54,7 @@ class Run:
         counted = min(n_guess + 1, COUNT_CHUNK) if slots is None else slots
         n_slots = min(n_guess + 1, SLOTS) if slots is None else slots
         thr_len = min(n_guess + 2, COUNT_CHUNK) if slots is None else slots
-        tables, isvo, runtimes = self.arrivals.draw(min(-(-(n_guess + 1) // BATCH) * BATCH, ARRIVAL_CHUNK))
+        drawn = _drawn(*self.arrivals.draw(min(-(-(n_guess + 1) // BATCH) * BATCH, ARRIVAL_CHUNK)))
         n_tables = cfg.workload.num_tables
         # a throttled log (or version files) keeps a bucket per entry (version file) name; version files also
         # one per table's version hint, after the next names (sim.model.throttle)
@@ -75,14 +75,13 @@ class Run:
             hist=np.zeros(min(8 * n_guess + 64, HIST_CHUNK) if self.record_history else 0, dtype=HIST),
             **_end_to_end(self.values), cur=np.zeros(N_SRC, dtype=np.int64),
             step=np.array([s.step for s in src], dtype=np.int64),
-            tables=tables, isvo=isvo, runtimes=runtimes,
+            arrivals=drawn,
             # grown on demand (`refill`); the entries never depend on the table's length
             thr=conflict_table(self.p_conflict, 0, thr_len) if p.vo_conflicts else np.zeros(1),
             bo_cat=delays.catalog, bo_tab=delays.table, bo_thr=delays.throttle,
             lanes=np.zeros(max(1, cfg.io.max_parallel, p.snapshot_max_parallel), dtype=np.float64),
             # every bucket starts full: a full burst, last updated at -inf
-            bk_tokens=np.full(n_buckets, max(1.0, p.mutation_burst), dtype=np.float64),
-            bk_last=np.full(n_buckets, -np.inf, dtype=np.float64),
+            bk=_full_buckets(n_buckets, p.mutation_burst),
             bk_head=np.full(n_tables, -1, dtype=np.int64),
             bk_prev=np.full(n_entries, -1, dtype=np.int64),
             wr=np.zeros(max(1, p.writers), dtype=WR), bo_srv=delays.server,
@@ -120,8 +119,7 @@ class Run:
             fresh["thr"] = np.concatenate([m.thr, conflict_table(self.p_conflict, n, 2 * n)])
         if need & (1 << Need.BUCKETS):
             n = len(m.bk_prev)
-            fresh["bk_tokens"] = np.concatenate([m.bk_tokens, np.full(n, max(1.0, m.p.mutation_burst))])
-            fresh["bk_last"] = np.concatenate([m.bk_last, np.full(n, -np.inf)])
+            fresh["bk"] = np.concatenate([m.bk, _full_buckets(n, m.p.mutation_burst)])
             fresh["bk_prev"] = np.concatenate([m.bk_prev, np.full(n, -1, dtype=np.int64)])
         self.m = m._replace(**fresh)
 
@@ -151,11 +149,8 @@ class Run:
             if r["free_slots"] < rows // 2 + 1:
                 fresh.update(slots_mod.grown(m, 2 * rows))
         a = int(r["next_txn"] - r["arrivals_base"])
-        if a >= len(m.tables):
-            tables, isvo, runtimes = self.arrivals.draw(ARRIVAL_CHUNK)
-            fresh["tables"] = np.concatenate([m.tables[a:], tables])
-            fresh["isvo"] = np.concatenate([m.isvo[a:], isvo])
-            fresh["runtimes"] = np.concatenate([m.runtimes[a:], runtimes])
+        if a >= len(m.arrivals):
+            fresh["arrivals"] = np.concatenate([m.arrivals[a:], _drawn(*self.arrivals.draw(ARRIVAL_CHUNK))])
             r["arrivals_base"] += a
         return fresh
 
@@ -182,3 +177,17 @@ def _free_locks(n: int) -> np.ndarray:
     lk["holder"] = lk["head"] = lk["tail"] = lk["ghost_txn"] = lk["ghost_table"] = -1
     lk["expires_ms"] = np.inf
     return lk
+
+
+def _drawn(tables: np.ndarray, isvo: np.ndarray, runtimes: np.ndarray) -> np.ndarray:
+    """Arrivals drawn ahead as ARRIVAL rows."""
+    out = np.empty(len(tables), dtype=ARRIVAL)
+    out["table"], out["is_vo"], out["runtime_ms"] = tables, isvo, runtimes
+    return out
+
+
+def _full_buckets(n: int, burst: float) -> np.ndarray:
+    """n token buckets, each full (a whole burst, at least one token), last updated at -inf."""
+    bk = np.empty(n, dtype=BUCKET)
+    bk["tokens"], bk["last_ms"] = max(1.0, burst), -np.inf
+    return bk

@@ -81,7 +81,7 @@ def _arrivals_left(m):
     r = m.run[0]
     if r.arrivals_done != 0:
         return 1 << 62
-    return min(r.free_slots, len(m.tables) - (r.next_txn - r.arrivals_base))
+    return min(r.free_slots, len(m.arrivals) - (r.next_txn - r.arrivals_base))
 
 
 @model_function

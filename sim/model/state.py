@@ -68,6 +68,12 @@ WR = np.dtype([
     ("missed", I),               # ... and the ticks missed before it
 ])
 
+# one arrival drawn ahead (a row of `Model.arrivals`): its table, operation and runtime
+ARRIVAL = np.dtype([("table", I), ("is_vo", I), ("runtime_ms", F)])
+
+# one object's token bucket (a row of `Model.bk`; `sim.model.throttle`)
+BUCKET = np.dtype([("tokens", F), ("last_ms", F)])
+
 # one commit lock's state (a row of `Model.lk`; `sim.model.lock`)
 LK = np.dtype([
     ("holder", I),               # the slot holding it (-1: free)
@@ -241,17 +247,14 @@ class Model(NamedTuple):
     draw_n: np.ndarray      # (0: a constant source, its one value reused)
     cur: np.ndarray
     step: np.ndarray
-    tables: np.ndarray      # per arrival from id run.arrivals_base on: table id,
-    isvo: np.ndarray        # 1 for a ValidatedOverwrite,
-    runtimes: np.ndarray    # runtime
+    arrivals: np.ndarray    # ARRIVAL, per arrival from id run.arrivals_base on: its table, operation, runtime
     thr: np.ndarray         # P(a real conflict among n snapshots) for n = 0, 1, ... (the last one for any larger n
                             # once it is 1.0)
     bo_cat: np.ndarray      # backoff before jitter for the k-th catalog conflict
     bo_tab: np.ndarray      # ... for the k-th table conflict
     bo_thr: np.ndarray      # resend delay before jitter after the k-th 429 in a row
     lanes: np.ndarray       # scratch: io.max_parallel lane end times
-    bk_tokens: np.ndarray   # per-object token buckets (sim.model.throttle): tokens
-    bk_last: np.ndarray     # ... time of the last update
+    bk: np.ndarray          # BUCKET, per-object token buckets (sim.model.throttle): tokens, last update
     bk_head: np.ndarray     # per table: the run's commit index of its newest log entry (-1: none)
     bk_prev: np.ndarray     # per commit index: the one of the previous entry of the same table
     wr: np.ndarray          # WR, one row per writer (one blank row under open-loop arrivals)

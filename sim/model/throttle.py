@@ -28,14 +28,15 @@ def on(m):
 def admit(m, slot, now):
     """Take a token from bucket `slot` at time `now`; False: none there, the request is throttled."""
     burst = m.p.mutation_burst
-    tokens = m.bk_tokens[slot] + m.p.mutation_rate_per_ms * (now - m.bk_last[slot])
+    b = m.bk[slot]
+    tokens = b.tokens + m.p.mutation_rate_per_ms * (now - b.last_ms)
     if tokens > burst:
         tokens = burst
-    m.bk_last[slot] = now
+    b.last_ms = now
     if tokens >= 1.0:
-        m.bk_tokens[slot] = tokens - 1.0
+        b.tokens = tokens - 1.0
         return True
-    m.bk_tokens[slot] = tokens
+    b.tokens = tokens
     return False
 
 
@@ -54,7 +55,7 @@ def entry_slot(m, t, name):
 @model_function
 def _entries_base(m):
     """The first created name's slot: the buckets before it are the next names' (and the version hints')."""
-    return len(m.bk_tokens) - len(m.bk_prev)
+    return len(m.bk) - len(m.bk_prev)
 
 
 @model_function
@@ -69,9 +70,9 @@ def entry_created(m, t):
     slot, and the name after it starts with a full bucket."""
     c = m.run[0].seq - 1
     slot = _entries_base(m) + c
-    m.bk_tokens[slot] = m.bk_tokens[t]
-    m.bk_last[slot] = m.bk_last[t]
+    m.bk[slot].tokens = m.bk[t].tokens
+    m.bk[slot].last_ms = m.bk[t].last_ms
     m.bk_prev[c] = m.bk_head[t]
     m.bk_head[t] = c
-    m.bk_tokens[t] = m.p.mutation_burst
-    m.bk_last[t] = -np.inf
+    m.bk[t].tokens = m.p.mutation_burst
+    m.bk[t].last_ms = -np.inf

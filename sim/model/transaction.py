@@ -31,18 +31,19 @@ def begin(m, now, writer):
     f = r.free_slots - 1
     r.free_slots = f
     j = m.free[f]
-    t = m.tables[a]
+    drawn = m.arrivals[a]
+    t = drawn.table
     if writer >= 0 and m.p.owned:
         t = writer % m.p.num_tables
     inwin = m.p.window_lo_ms <= now < m.p.window_hi_ms
     tx = m.tx[j]
     tx.txn = i
     tx.table = t
-    tx.is_vo = m.isvo[a]
+    tx.is_vo = drawn.is_vo
     tx.in_window = 1 if inwin else 0
     tx.pc = PC.INIT
     tx.arrival_ms = now
-    tx.runtime_ms = m.runtimes[a]
+    tx.runtime_ms = drawn.runtime_ms
     tx.writer = writer
     if inwin:
         r.open_in_window += 1
