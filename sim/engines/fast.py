@@ -289,7 +289,7 @@ def _params_record(p):
 # design (with every mechanism) and each later one (its own handlers and mechanisms, the rest loaded from the
 # cache), benchmarks/compile.py (2026-11-26)
 FIRST_COMPILE_S = 20
-LATER_COMPILE_S = {"cas": 10, "fs_table": 5, "rest": 5, "log": 8, "delta_dynamodb": 6, "hive": 11, "hudi": 8}
+LATER_COMPILE_S = {"cas": 10, "fs_table": 5, "rest": 5, "log": 8, "delta_dynamodb": 6, "hive": 10, "hudi": 8}
 
 
 def _compile_estimate_s(design: str) -> int:
