@@ -18,6 +18,8 @@ from sim.designs import ICEBERG_CLIENT_RETRY
 from sim.providers import load_provider
 from sim.run import run
 
+from helpers import by_txn, groups
+
 HERE = Path(__file__).resolve().parent
 THROTTLED = str(HERE / "data" / "throttled.yaml")     # s3x latencies, 20 writes/s per object, burst 2
 
@@ -133,10 +135,6 @@ LOG = {"catalog.scope": "table", "commit.protocol": "log", "commit.max_retries":
        "workload.runtime.min_ms": 20, "commit.checkpoint_interval": 10}
 
 
-def _per_txn(h: pd.DataFrame) -> dict:
-    return {t: g for t, g in h[h.txn >= 0].groupby("txn")}
-
-
 @pytest.mark.parametrize("lanes", [1, 4])
 def test_log_attempt_reads_exactly_the_unseen_winners_and_writes_no_rewrite(lanes):
     """Per attempt: one LIST, a GET of each entry committed since the last one checked (and no other), one
@@ -144,32 +142,33 @@ def test_log_attempt_reads_exactly_the_unseen_winners_and_writes_no_rewrite(lane
     f = 0.5, an attempt's create takes effect (1 - f) + ceil(n / lanes) + f ms after its LIST's."""
     c = cfg(**{**LOG, "io.max_parallel": lanes})
     r = run(c, history=True)
-    rec = r.records.set_index("txn")
-    assert rec.table_conflicts.sum() > 100 and (rec.outcome == "committed").sum() > 1000
+    assert r.records.table_conflicts.sum() > 100 and (r.records.outcome == "committed").sum() > 1000
+    rec = by_txn(r.records)
     ci = c.commit.checkpoint_interval
-    for txn, g in _per_txn(r.history).items():
-        x = rec.loc[txn]
+    h = r.history
+    for txn, g in groups(h[h.txn >= 0]).items():
+        x = rec[txn]
         reads = g[g.kind == "read"]
         preps = g[g.kind == "prepare"]
         writes = g[g.kind == "cas"]
         assert x.catalog_reads == len(reads) == 1 + len(preps)            # base LIST + one per attempt
         assert x.cases == x.attempts == len(writes)
         assert x.manifest_lists_read == 0
-        v0 = int(reads.version.iloc[0])
+        v0 = int(reads.version[0])
         newest = (v0 // ci) * ci
         snapshot = (1 if newest > 0 else 0) + (v0 - newest)
         checked = (preps.validated_to - preps.validated_from).sum()
         assert x.gets == snapshot + checked                                # exactly the unseen winners
         # each prepare checks from where the last left off: the base snapshot, then each LIST
-        assert (preps.validated_from.to_numpy() == np.r_[v0, preps.validated_to.to_numpy()[:-1]]).all()
+        assert (preps.validated_from == np.r_[v0, preps.validated_to[:-1]]).all()
         committed = x.outcome == "committed"
-        assert x.puts == (1 if committed and int(writes[writes.ok].version.iloc[0]) % ci == 0 else 0)
+        assert x.puts == (1 if committed and int(writes[writes.ok].version[0]) % ci == 0 else 0)
         # timing: LIST effect -> create effect = 0.5 + ceil(n / lanes) * 1 ms + 0.5
-        rows = g[g.kind.isin(["read", "cas"])].reset_index(drop=True)
+        rows = g[(g.kind == "read") | (g.kind == "cas")]
         for i in range(1, len(rows) - 1):
             if rows.kind[i] == "read" and rows.kind[i + 1] == "cas":
                 p = preps[preps.time_ms == rows.time_ms[i]]
-                n = int(p.validated_to.iloc[0] - p.validated_from.iloc[0])
+                n = int(p.validated_to[0] - p.validated_from[0])
                 assert rows.time_ms[i + 1] - rows.time_ms[i] == pytest.approx(1.0 + math.ceil(n / lanes))
     assert check_history(r.history, protocol="log") == []
 

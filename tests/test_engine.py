@@ -14,7 +14,9 @@ from sim.latency import LogNormal
 from sim.providers import load_provider
 from sim.run import run
 
-ENGINES = ["simpy", "fast"]
+# the closed forms hold for both engines; tests/test_fast_engine.py holds the two equal, bit for bit, so the
+# default suite checks the closed forms on the fast engine and the slow tests (`-m slow`) on SimPy too
+ENGINES = [pytest.param("simpy", marks=pytest.mark.slow), "fast"]
 
 
 def cfg(**paths):
@@ -57,16 +59,18 @@ def test_low_load_latency_is_one_attempt(provider, engine):
 def test_overload_throughput_is_bounded_by_one_over_w(engine):
     """Constant latencies (instant storage: 1 ms I/O; service catalog: 10 ms, f = 0.5), one table, FA, offered
     ~200/s. A successful CAS needs a refresh whose effect point follows the previous commit, so commits are at
-    least W = 0.5*10 + 4*1 + 0.5*10 = 14 ms apart: throughput <= 1/W, and under overload it comes within 10 %."""
-    c = cfg(**{"duration_ms": 300_000, "warmup_ms": 50_000, "cooldown_ms": 50_000, "drain_limit_ms": 0,
+    least W = 0.5*10 + 4*1 + 0.5*10 = 14 ms apart: throughput <= 1/W, and under overload it comes within 10 %.
+    A 60 s window (~4,100 commits; the SimPy engine took 30 s over the 200 s one): the throughput is 0.960-0.962 of
+    1/W over seeds 0-5 with a window of 40, 60 or 200 s, so the 0.9 floor keeps its margin."""
+    c = cfg(**{"duration_ms": 100_000, "warmup_ms": 20_000, "cooldown_ms": 20_000, "drain_limit_ms": 0,
                "storage.provider": "instant", "catalog.backend": "service", "catalog.latency_ms": 10,
                "workload.inter_arrival.mean_ms": 5,
                "workload.runtime.median_ms": 1000, "workload.runtime.sigma": 0, "workload.runtime.min_ms": 0})
     r = run(c, engine=engine, history=True)
     w_ms = 14.0
     thr = r.summary["throughput_cps"]
-    # window transactions live at most ~1.3 s, so their commits span the 200 s window plus 1.3 s at most
-    assert thr <= 1000 / w_ms * (201.3 / 200)
+    # window transactions live at most ~1.3 s, so their commits span the 60 s window plus 1.3 s at most
+    assert thr <= 1000 / w_ms * (61.3 / 60)
     assert thr >= 0.9 * 1000 / w_ms
     h = r.history
     commits = h[(h.kind == "cas") & h.ok].time_ms.to_numpy()
@@ -156,10 +160,13 @@ def configs(draw):
     })
 
 
-@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("engine", ["fast", pytest.param("simpy", marks=pytest.mark.slow)])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(c=configs())
 def test_every_invariant_holds_on_generated_configs(engine, c):
+    """The checker finds no violation in the history of a generated config; the records agree with it. The SimPy
+    engine's sweep (30 s) is `slow`: tests/test_fast_engine.py's property holds it equal to the fast engine, and
+    its histories to the checker, on generated configs of its own."""
     r = run(c, engine=engine, history=True)
     violations = check_history(r.history)
     assert not violations, format_violation(violations[0])

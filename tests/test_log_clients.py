@@ -15,6 +15,8 @@ from sim.config import ConfigError, from_dict, set_path
 from sim.model.params import params_of
 from sim.run import run
 
+from helpers import by_txn, groups
+
 R_MS = 200.0           # a constant runtime
 CONTENDED = {"storage.provider": "instant", "duration_ms": 30_000, "warmup_ms": 5_000, "cooldown_ms": 5_000,
              "workload.num_tables": 2, "workload.inter_arrival.mean_ms": 20, "workload.fast_append_ratio": 0.7,
@@ -46,30 +48,30 @@ def _check_transactions(r, c, update: bool, every_commit: bool) -> int:
     """Each transaction's counts and times against the closed forms; the attempts that read new entries."""
     ci, lanes = c.commit.checkpoint_interval, c.commit.snapshot_max_parallel
     at_start = c.commit.log_entries_at_start
-    rec = r.records.set_index("txn")
+    rec = by_txn(r.records)
     h = r.history
     seen = 0
-    for txn, g in h[h.txn >= 0].groupby("txn"):
-        x = rec.loc[txn]
+    for txn, g in groups(h[h.txn >= 0]).items():
+        x = rec[txn]
         reads, preps, writes = (g[g.kind == k] for k in ("read", "prepare", "cas"))
         if len(reads) == 0:                          # the run ended before its base read took effect
             assert x.catalog_reads == x.gets == x.lists == 0
             continue
         assert x.catalog_reads == len(reads) == 1 + len(preps)
-        v0 = int(reads.version.iloc[0])
+        v0 = int(reads.version[0])
         snap_gets, snap_ms = _snapshot(v0, ci, lanes)
-        n = (preps.validated_to - preps.validated_from).to_numpy()
+        n = preps.validated_to - preps.validated_from
         seen += int((n > 0).sum())
         post = {"lists": 0, "gets": 0, "puts": 0, "ms": 0.0}
         if x.outcome == "committed":
             ok = writes[writes.ok]
-            post = _post_commit(int(ok.version.iloc[0]), ci, lanes, at_start, every_commit)
-            assert x.end_ms - ok.time_ms.iloc[0] == pytest.approx(0.5 + post["ms"])
+            post = _post_commit(int(ok.version[0]), ci, lanes, at_start, every_commit)
+            assert x.end_ms - ok.time_ms[0] == pytest.approx(0.5 + post["ms"])
         assert x.lists == update * int((n > 0).sum()) + post["lists"]
         assert x.gets == snap_gets + (1 + update) * n.sum() + post["gets"]
         assert x.puts == post["puts"]
         # the base read: its LIST's effect, the snapshot and the runtime, then the first LIST's (or create's)
-        ops = g[g.kind.isin(["read", "cas"])].time_ms.to_numpy()
+        ops = g[(g.kind == "read") | (g.kind == "cas")].time_ms
         if len(ops) > 1:
             assert ops[1] - ops[0] == pytest.approx(1.0 + snap_ms + R_MS)
         # each attempt: LIST effect -> create effect = 0.5 + n (serial checks) + [n > 0](LIST + ceil(n / lanes)) + 0.5
@@ -77,7 +79,7 @@ def _check_transactions(r, c, update: bool, every_commit: bool) -> int:
             nxt = writes[writes.time_ms > t].time_ms
             if len(nxt):
                 want = 1.0 + k + (update and k > 0) * (1 + math.ceil(k / lanes))
-                assert nxt.iloc[0] - t == pytest.approx(want)
+                assert nxt[0] - t == pytest.approx(want)
     return seen
 
 

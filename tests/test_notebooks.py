@@ -3,6 +3,8 @@
 Each notebook is executed with nbclient on the `python3` kernel, from notebooks/, with
 SIM_NOTEBOOK_BUDGET=smoke (each finishes in under two minutes on a 2-core machine) and SIM_NOTEBOOK_RESULTS
 pointing at a temporary directory, so that the simulations really run instead of reusing earlier results.
+The default suite runs one of them (catalog_designs: a reduced knee sweep of the designs, ~20 s), the other three
+are `slow` (`python -m pytest -q -m '' tests/test_notebooks.py` runs all four, about 2 minutes).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ nbclient = pytest.importorskip("nbclient")
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = ["retry_policies.ipynb", "provider_tour.ipynb", "catalog_designs.ipynb", "writers.ipynb"]
+DEFAULT = "catalog_designs.ipynb"   # the one the default suite runs
 CELL_TIMEOUT_S = 900          # generous: the first cell that runs a sweep may compile the engine
 
 
@@ -33,7 +36,8 @@ def test_committed_without_outputs(name):
     assert not dirty, f"{name}: cells {dirty} carry outputs or execution counts; strip them before committing"
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n == DEFAULT else [pytest.mark.slow])
+                                  for n in NOTEBOOKS])
 def test_notebook_runs_headless(name, tmp_path, monkeypatch):
     monkeypatch.setenv("SIM_NOTEBOOK_BUDGET", "smoke")
     monkeypatch.setenv("SIM_NOTEBOOK_RESULTS", str(tmp_path / "results"))

@@ -91,20 +91,24 @@ LAW_CASES = {
 def response_time_law(cfg, rec):
     """(X (R + Z), N, N c_max / T) over the window's transactions of a closed loop (X: transactions started in
     the window per ms, R: their mean time from start to end, Z: their mean think time before the writer's next
-    start, c_max the longest cycle), or None where some window transaction has no next start (its writer
-    stopped: a budget, or the run's end). Each writer's cycles tile its time, so the only error is where the
-    window cuts a cycle: |X (R + Z) - N| <= N c_max / T exactly."""
+    start, c_max the longest cycle that meets the window, a writer's wait for its first start counting as one),
+    or None where a writer stopped before the window's end (a transaction starting before it has no next start:
+    a budget, or the run's end). Each writer's cycles tile its time, so the only error is where the window cuts
+    a cycle, at either end: |X (R + Z) - N| <= N c_max / T exactly. (The cycle cut at the window's start is the
+    last one to start before it: a transaction 22 s long there broke a bound over the window's cycles alone.)"""
     lo, hi = cfg.warmup_ms, cfg.duration_ms - cfg.cooldown_ms
     rec = rec.sort_values(["writer", "txn"])
+    start = rec["arrival_ms"]
     nxt = rec.groupby("writer")["arrival_ms"].shift(-1)
-    win = ((rec["arrival_ms"] >= lo) & (rec["arrival_ms"] < hi)).to_numpy()
-    if not win.any() or nxt[win].isna().any():
+    win = ((start >= lo) & (start < hi)).to_numpy()
+    if not win.any() or (start[nxt.isna()] < hi).any():
         return None
-    start, end, nxt = rec["arrival_ms"][win], rec["end_ms"][win], nxt[win]
     T, n = hi - lo, cfg.workload.writers.count
-    X = len(start) / T
-    law = X * (float((end - start).mean()) + float((nxt - end).mean()))
-    return law, n, n * float((nxt - start).max()) / T
+    X = win.sum() / T
+    law = X * (float((rec["end_ms"] - start)[win].mean()) + float((nxt - rec["end_ms"])[win].mean()))
+    first = start.groupby(rec["writer"]).min()
+    c_max = max(float((nxt - start)[(start < hi) & (nxt > lo)].max()), float(first[first > lo].to_numpy().max(initial=0.0)))
+    return law, n, n * c_max / T
 
 
 @pytest.mark.parametrize("name", sorted(LAW_CASES))
