@@ -544,6 +544,7 @@ def _writers_instead(draw, d: dict) -> None:
             w["runtime"] = {"median_ms": 0.0, "sigma": 0.0, "min_ms": 0.0}
 
 
+@pytest.mark.slow   # 60 generated configurations on both engines; CASES holds every mechanism in the default run
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_configs())
 def test_property_identical(case):

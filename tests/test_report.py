@@ -311,6 +311,7 @@ def test_report_of_the_smoke_sweep_prints_no_warnings(smoke_reference, tmp_path)
     assert len(pd.read_csv(tmp_path / "report" / "summary.csv")) == 8
 
 
+@pytest.mark.slow   # a second whole report (test_write_report writes one by default)
 def test_write_report_with_spec_section(results_dir):
     index = write_report(results_dir, {"rows": "num_tables", "cols": "inter_arrival_ms",
                                        "facets": ["provider"], "title": "Synthetic 4c"})
