@@ -162,6 +162,7 @@ def _wait_for(pred, timeout_s: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+@pytest.mark.slow   # a Dask cluster; the local executor's killed run is tested by default (test_sweep.py)
 def test_distributed_sweep_survives_a_killed_worker(smoke_reference, tmp_path):
     """A real cluster on loopback: a scheduler and two single-threaded workers, each its own process (no nanny,
     so a killed worker stays dead). One worker is SIGKILLed once runs are being written; the sweep completes and

@@ -195,6 +195,7 @@ def test_a_config_with_writers_searches_its_writer_count():
     assert s.base.workload.writers.count == 1 and s.config_of(s.pending()[-1][0]).workload.writers.count == 64
 
 
+@pytest.mark.slow   # the knee CLI end to end runs by default in tests/test_knee.py
 def test_writers_knee_cli_end_to_end(tmp_path):
     cfg = tmp_path / "writers.yaml"
     cfg.write_text(yaml.safe_dump(WRITERS))

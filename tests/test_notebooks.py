@@ -18,7 +18,7 @@ nbclient = pytest.importorskip("nbclient")
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = ["retry_policies.ipynb", "provider_tour.ipynb", "catalog_designs.ipynb", "writers.ipynb"]
-DEFAULT = "catalog_designs.ipynb"   # the one the default suite runs
+
 CELL_TIMEOUT_S = 900          # generous: the first cell that runs a sweep may compile the engine
 
 
@@ -36,8 +36,8 @@ def test_committed_without_outputs(name):
     assert not dirty, f"{name}: cells {dirty} carry outputs or execution counts; strip them before committing"
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n == DEFAULT else [pytest.mark.slow])
-                                  for n in NOTEBOOKS])
+@pytest.mark.slow   # each a whole notebook's sweeps (20-60 s); committed clean is checked by default
+@pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs_headless(name, tmp_path, monkeypatch):
     monkeypatch.setenv("SIM_NOTEBOOK_BUDGET", "smoke")
     monkeypatch.setenv("SIM_NOTEBOOK_RESULTS", str(tmp_path / "results"))

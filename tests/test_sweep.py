@@ -159,6 +159,7 @@ def test_a_failing_configuration_is_recorded_and_the_sweep_goes_on(tmp_path, mon
     assert (again.reused, again.ran, again.failed) == (2, 1, 0)
 
 
+@pytest.mark.slow   # a whole report again (tests/test_report.py writes one by default)
 def test_report_on_smoke_results(smoke_reference):
     r = run_cli("report", smoke_reference)
     assert r.returncode == 0, r.stderr
