@@ -177,7 +177,9 @@ def on_create(m, j, now):
 
 @handler
 def route(m, j, now, pc):
-    """The loop's handler for its effect point `pc` (`OWNS`)."""
+    """The loop's handler for its effect point `pc` (`OWNS`), and INIT."""
+    if pc == PC.INIT:
+        return begin(m, j)
     if pc == PC.LOG_CREATE:
         return on_create(m, j, now)
     if pc == PC.LOG_LIST:

@@ -197,7 +197,9 @@ def _after_conflict(m, j, now, v, pending):
 
 @handler
 def route(m, j, now, pc):
-    """The client's own effect points (`OWNS`); `AGAIN` for any other (its design routes those)."""
+    """The client's own effect points (`OWNS`), and INIT; `AGAIN` for any other (its design routes those)."""
+    if pc == PC.INIT:
+        return begin(m, j)
     if pc == PC.REFRESH or pc == PC.BACKOFF_READ:
         return on_refresh(m, j, now)
     if pc == PC.CONFLICT_READ:

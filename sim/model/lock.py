@@ -247,6 +247,12 @@ def on_timer(m, j, now):
     return True
 
 
+@model_function
+def no_timer(m, j, now):
+    """The timer handler of a design that takes no lock: it never sets a timer, so none is ever live."""
+    return False
+
+
 @handler
 def on_wait(m, j, now):
     """A parked waiter runs again: a release granted it the lock (it hears so after a round trip: its watch fires

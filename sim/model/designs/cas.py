@@ -8,6 +8,7 @@ table's pointer) against the version the last refresh saw, which a throttled obj
 from .. import catalog, iceberg
 from ..iceberg import lost, swap
 from ..jit import handler
+from ..lock import no_timer
 from ..state import PC, Outcome, Reason
 from ..transaction import AGAIN, admitted, end, next_write, resend
 
@@ -33,20 +34,12 @@ def step(m, j, now):
             return on_cas(m, j, now)
         if pc == PC.COMMIT:
             return next_write(m, j, PC.CAS, m.tx[j].commit_in_ms)
-        if pc == PC.INIT:
-            delay = iceberg.begin(m, j)
-        else:
-            delay = iceberg.route(m, j, now, pc)
+        delay = iceberg.route(m, j, now, pc)
         if delay != AGAIN:
             return delay
 
 
-
-
-@handler
-def timer(m, j, now):
-    """A lock timer's handler (the engines run it): this design takes no lock, so it sets none."""
-    return False
+timer = no_timer   # it takes no lock, so it sets no timer
 
 
 OWNS = dict(effect_points=("CAS",), fields=(), params=(), sources=())

@@ -5,6 +5,7 @@ copy into the log and a completion PutItem.
 """
 from .. import delta, log_store
 from ..jit import handler
+from ..lock import no_timer
 from ..state import PC
 
 
@@ -14,17 +15,10 @@ def step(m, j, now):
     pc = m.tx[j].pc
     if pc == PC.LOG_COMPLETE:
         return log_store.on_complete(m, j, now)
-    if pc == PC.INIT:
-        return delta.begin(m, j)
     return delta.route(m, j, now, pc)
 
 
-
-
-@handler
-def timer(m, j, now):
-    """A lock timer's handler (the engines run it): this design takes no lock, so it sets none."""
-    return False
+timer = no_timer   # it takes no lock, so it sets no timer
 
 
 OWNS = dict(effect_points=(), fields=(), params=(), sources=())

@@ -13,6 +13,7 @@ from .. import iceberg, throttle
 from ..draws import take
 from ..iceberg import lost, swap
 from ..jit import handler, model_function
+from ..lock import no_timer
 from ..state import PC, Outcome, Reason, Src
 from ..transaction import AGAIN, admitted, end, next_write, probe, resend
 
@@ -84,20 +85,13 @@ def step(m, j, now):
             return on_hint(m, j, now)
         elif pc == PC.COMMIT:
             return next_write(m, j, PC.CAS, m.tx[j].commit_in_ms)
-        elif pc == PC.INIT:
-            delay = iceberg.begin(m, j)
         else:
             delay = iceberg.route(m, j, now, pc)
         if delay != AGAIN:
             return delay
 
 
-
-
-@handler
-def timer(m, j, now):
-    """A lock timer's handler (the engines run it): this design takes no lock, so it sets none."""
-    return False
+timer = no_timer   # it takes no lock, so it sets no timer
 
 
 OWNS = dict(effect_points=("FS_HINT", "FS_PROBE", "CAS"), fields=("after_read", "probe"),

@@ -98,20 +98,13 @@ def step(m, j, now):
             delay = lock.route(m, j, now, pc)
         elif pc == PC.COMMIT:
             delay = commit(m, j, m.tx[j].commit_in_ms)
-        elif pc == PC.INIT:
-            delay = iceberg.begin(m, j)
         else:
             delay = iceberg.route(m, j, now, pc)
         if delay != AGAIN:
             return delay
 
 
-
-
-@handler
-def timer(m, j, now):
-    """A parked lock waiter's timer (the engines run it): whether it gives its wait up now (`sim.model.lock`)."""
-    return lock.on_timer(m, j, now)
+timer = lock.on_timer   # a parked lock waiter's timer: whether it gives its wait up now
 
 
 OWNS = dict(effect_points=("HIVE_LOCKED", "HIVE_CHECK", "HIVE_ALTER", "HIVE_UNLOCKED"), fields=("deletes",),

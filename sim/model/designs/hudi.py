@@ -149,12 +149,7 @@ def step(m, j, now):
             return delay
 
 
-
-
-@handler
-def timer(m, j, now):
-    """A parked lock waiter's timer (the engines run it): whether it gives its wait up now (`sim.model.lock`)."""
-    return lock.on_timer(m, j, now)
+timer = lock.on_timer   # a parked lock waiter's timer: whether it gives its wait up now
 
 
 OWNS = dict(effect_points=("HUDI_START_LOCKED", "HUDI_STARTED", "HUDI_LOCKED", "HUDI_CHECK", "HUDI_COMMIT",

@@ -6,24 +6,17 @@ entry put-if-absent; a lost create retries at the next version, nothing rewritte
 """
 from .. import delta
 from ..jit import handler
-from ..state import PC
+from ..lock import no_timer
 
 
 @handler
 def step(m, j, now):
     """Transaction j's handler for the effect point it waits at (`sim.model.designs`)."""
     pc = m.tx[j].pc
-    if pc == PC.INIT:
-        return delta.begin(m, j)
     return delta.route(m, j, now, pc)
 
 
-
-
-@handler
-def timer(m, j, now):
-    """A lock timer's handler (the engines run it): this design takes no lock, so it sets none."""
-    return False
+timer = no_timer   # it takes no lock, so it sets no timer
 
 
 OWNS = dict(effect_points=(), fields=(), params=(), sources=())

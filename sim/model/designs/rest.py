@@ -18,6 +18,7 @@ prepares and POSTs again. Request counts include the server's requests for the t
 from .. import catalog, history, iceberg
 from ..draws import take
 from ..jit import handler, model_function
+from ..lock import no_timer
 from ..retry import conflict_delay, delay_ms
 from ..state import PC, Outcome, Reason, Src
 from ..transaction import AGAIN, end, next_read, next_write
@@ -101,20 +102,12 @@ def step(m, j, now):
             return on_cas(m, j, now)
         if pc == PC.COMMIT:
             return post(m, j, m.tx[j].commit_in_ms)
-        if pc == PC.INIT:
-            delay = iceberg.begin(m, j)
-        else:
-            delay = iceberg.route(m, j, now, pc)
+        delay = iceberg.route(m, j, now, pc)
         if delay != AGAIN:
             return delay
 
 
-
-
-@handler
-def timer(m, j, now):
-    """A lock timer's handler (the engines run it): this design takes no lock, so it sets none."""
-    return False
+timer = no_timer   # it takes no lock, so it sets no timer
 
 
 OWNS = dict(effect_points=("SRV_LOAD", "SRV_CAS"), fields=("server_retries",),
