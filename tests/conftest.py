@@ -4,6 +4,7 @@ import pytest
 from helpers import ROOT
 from sim.sweep import load, run_sweep
 
+
 @pytest.fixture(scope="session")
 def smoke_reference(tmp_path_factory):
     """experiments/smoke.yaml run serially in this process: the table every executor must reproduce."""
