@@ -52,9 +52,8 @@ def test_grid_knee_ci_covers_the_crossing_at_its_nominal_rate():
     """Over 200 synthetic grids the 95 % CI covers the true crossing (measured: 188 of 200)."""
     hits = 0
     for seed in range(200):
-        status, fit = grid_knee(_grid_points(_synthetic(GAPS_MS, 3, seed), "inter_arrival_ms", False), 0.95, ("",))
-        _, lo, hi = fit.knee()
-        hits += status == "ok" and lo < KNEE_CPS < hi
+        k = grid_knee(_grid_points(_synthetic(GAPS_MS, 3, seed), "inter_arrival_ms", False), 0.95, ("",))
+        hits += k.status == "ok" and k.low < KNEE_CPS < k.high
     assert hits >= 180
 
 
@@ -71,7 +70,9 @@ def test_grid_that_never_crosses_is_below_or_above_range():
     below = knee_table(_synthetic([50.0, 25.0], 2, 0), [], "inter_arrival_ms").iloc[0]
     above = knee_table(_synthetic([2000.0, 1000.0], 2, 0), [], "inter_arrival_ms").iloc[0]
     assert below["knee_status"] == "below_range" and math.isnan(below["knee_offered_cps"])
+    assert below["knee_bound_cps"] == pytest.approx(20.0, rel=0.05)        # the lightest load's trials/s
     assert above["knee_status"] == "above_range" and math.isnan(above["knee_throughput_cps"])
+    assert above["knee_bound_cps"] == pytest.approx(0.95 * 1.0, rel=0.05)   # threshold x the heaviest's trials/s
     assert above["max_throughput_cps"] > 0
 
 

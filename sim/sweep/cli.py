@@ -93,8 +93,8 @@ def cmd_knee(args) -> int:
         lo, hi = k["offered_cps_ci95"]
         where = (f"{_f(k['offered_cps'])} arrivals/s (95 % CI {_f(lo)} .. {_f(hi)}) at {k['param']} = {_f(k['value'])}"
                  if "writers" not in k else _writers_line(k))
-        print(f"knee ({k['status']}): {where}; throughput {_f(k['throughput_cps']['value'])} c/s, success "
-              f"{_f(k['success_rate']['value'], '.4f')}; commit latency mean "
+        print(f"knee {k['knee_text']}; search {k['status']}: {where}; success {_f(k['success_rate'], '.4f')} "
+              f"(fitted); commit latency mean "
               f"{_f(k['commit_latency']['all']['mean_ms']['value'], '.1f')} ms, P99 "
               f"{_f(k['commit_latency']['all']['p99_ms']['value'], '.1f')} ms")
         print(f"{doc['runs']} runs ({outcome.new_runs} new), {doc['simulated_hours']:.1f} simulated hours, "
