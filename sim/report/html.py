@@ -31,9 +31,9 @@ from . import plots
 from . import writers as writers_cmp
 from . import writers_knees as wknees
 from .aggregate import (SUCCESS_THRESHOLD, _hashable, aggregate, format_value, knee_commits, knee_group_columns,
-                        knee_picture_layout, knee_table, ok_rows, parameter_columns, resolve_layout, tiers_table,
+                        knee_picture_layout, ok_rows, parameter_columns, resolve_layout, tiers_table,
                         varying_parameters)
-from .knee_commands import write_base_config
+from .knee_commands import report_knees
 from .labels import axis_label, fmt_duration, fmt_number, metric_title
 
 #: heatmap metrics, in report order
@@ -385,7 +385,7 @@ def _knee_sections(sweep: _Sweep, agg: pd.DataFrame) -> tuple[list[tuple[str, st
     comparison the sweep was run for), then the knee picture with its tiers."""
     keys = knee_group_columns(sweep.layout)
     load = sweep.layout["cols"]
-    knee = knee_table(sweep.ok, keys, load, knee_config=write_base_config(sweep.results_dir, sweep.out))
+    knee = report_knees(sweep.results_dir, sweep.out, sweep.ok, keys, load)
     atomic_write_csv(sweep.out / "knee.csv", knee)
     first = []
     if "num_tables" in knee.columns and knee["knee_throughput_cps"].notna().any():

@@ -41,8 +41,12 @@ def cmd_sweep(args) -> int:
           f"in {outcome.wall_s:.1f} s with {args.jobs or default_jobs()} job(s); results: {out / 'results.parquet'}")
     if not args.no_report:
         from ..report import write_report
+        from ..report.knee_commands import unbounded_note
         index = write_report(out, sweep.report or None)
         print(f"report: {index}")
+        note = unbounded_note(out)
+        if note:
+            print(note)
     return 1 if outcome.failed else 0
 
 
@@ -124,6 +128,10 @@ def cmd_report(args) -> int:
     if (d / "sweep.yaml").is_file():
         spec = (load_yaml((d / "sweep.yaml").read_text()) or {}).get("report")
     print(f"report: {write_report(d, spec or None)}")
+    from ..report.knee_commands import unbounded_note
+    note = unbounded_note(d)
+    if note:
+        print(note)
     return 0
 
 
