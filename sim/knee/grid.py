@@ -22,8 +22,8 @@ from .status import undecided_reason
 @dataclass(frozen=True)
 class GridKnee:
     """One group's knee off the grid: `status` (status.STATUSES), the fit near the crossing (None for a range
-    status), the knee (offered /s) with its CI (NaN unless `ok`), the bound of a range status in commits/s, why
-    an `undecided` one is, and the loads run."""
+    status), the knee (offered /s) with its CI (NaN unless `ok`), the bound of a range status in commits/s, and
+    why an `undecided` one is."""
     status: str
     fit: Fit | None
     knee: float = math.nan
@@ -31,7 +31,6 @@ class GridKnee:
     high: float = math.nan
     bound_cps: float = math.nan
     reason: str = ""
-    loads: tuple = (math.nan, math.nan)
 
     def success_at_knee(self, prefix: str) -> float:
         """The fitted success of one kind at the knee (`Fit.success_at`); NaN unless `ok`."""
@@ -47,14 +46,13 @@ def grid_knee(points: list[Point], thr: float, check: tuple[str, ...]) -> GridKn
     pts = by_rate({p.load: p for p in points})
     if not pts:
         return GridKnee("undecided", None, reason="no runs")
-    loads = (pts[0].load, pts[-1].load)
     value, _ = monotone_success(pts, check)
     failing = [i for i, v in enumerate(value) if v < thr]
     if not failing:
-        return GridKnee("above_range", None, bound_cps=thr * trial_rate(pts[-1]), loads=loads)
+        return GridKnee("above_range", None, bound_cps=thr * trial_rate(pts[-1]))
     i = failing[0]
     if i == 0:
-        return GridKnee("below_range", None, bound_cps=trial_rate(pts[0]), loads=loads)
+        return GridKnee("below_range", None, bound_cps=trial_rate(pts[0]))
     near = pts[i - 1:i + 1]
     if sum(p.n for p in near) < 2 * MIN_SIDE:
         near = pts[max(0, i - 2):i + 2]
@@ -65,7 +63,7 @@ def grid_knee(points: list[Point], thr: float, check: tuple[str, ...]) -> GridKn
     center = (math.log(pts[i - 1].load) + math.log(pts[i].load)) / 2
     fit = Fit(center, runs, crossings)
     knee, low, high = fit.knee()
-    reason = undecided_reason(knee, low, high, *loads)
+    reason = undecided_reason(knee, low, high, pts[0].load, pts[-1].load)
     if reason:
-        return GridKnee("undecided", fit, reason=reason, loads=loads)
-    return GridKnee("ok", fit, knee, low, high, loads=loads)
+        return GridKnee("undecided", fit, reason=reason)
+    return GridKnee("ok", fit, knee, low, high)

@@ -137,14 +137,14 @@ class KneeSearch:
         out.update(self._no_knee(fit) if math.isnan(knee) else self._at_knee(fit, knee, low, high))
         if self.param.integer and knee < 1:
             out["status"] = "below_range"      # not even one writer meets the threshold
-        out.update(self._reported(out["status"], fit, knee, low, high))
+        out.update(self._reported(out, fit, knee, low, high))
         return writers_record(out) if self.param.integer else out
 
-    def _reported(self, status: str, fit: Fit | None, knee: float, low: float, high: float) -> dict:
-        """The knee as reported (sim.knee.status): `knee_status` with `knee_reason` and the bound of a range status
-        (`knee_bound_cps`; writers: `knee_bound_writers`), the commits/s at the knee with its CI scaled alike, and
-        the fitted success of each kind there; every value NaN unless `ok`."""
-        writers = self.param.integer
+    def _reported(self, record: dict, fit: Fit | None, knee: float, low: float, high: float) -> dict:
+        """The knee as reported (sim.knee.status) beside the search's `record`: `knee_status` with `knee_reason` and
+        the bound of a range status (`knee_bound_cps`; writers: `knee_bound_writers`), the commits/s at the knee
+        with its CI scaled alike, and the fitted success of each kind there; every value NaN unless `ok`."""
+        status, writers = record["status"], self.param.integer
         bound_key = "knee_bound_writers" if writers else "knee_bound_cps"
         pts = by_rate({p.load: p for p in self._points()})
         out = {"knee_status": "undecided", "knee_reason": "", bound_key: math.nan,
@@ -167,17 +167,12 @@ class KneeSearch:
         x = math.log(knee)
         factor = fit.commits_per_arrival(x)
         if writers:   # the CI is in writers: commits/s only at the knee, from its offered rate there
-            out["knee_throughput_cps"] = self._measured_offered(fit, knee) * factor
+            out["knee_throughput_cps"] = record["measured_offered_cps"] * factor
         else:
             out.update(knee_throughput_cps=knee * factor, knee_throughput_cps_low=low * factor,
                        knee_throughput_cps_high=high * factor)
         return {**out, "knee_status": "ok", "success_rate": fit.success_at("", x),
                 "vo_success_rate": fit.success_at("vo_", x)}
-
-    def _measured_offered(self, fit: Fit, knee: float) -> float:
-        """The offered arrivals/s at a writers knee: least squares on log writers over the fit's runs."""
-        at = math.log(self.param.knee_value(knee) if knee >= 1 else knee)
-        return regression_at([x for x, _ in fit.runs], [r.get("offered_cps") for _, r in fit.runs], at)[0]
 
     @staticmethod
     def _no_knee(fit: Fit | None) -> dict:
