@@ -78,9 +78,9 @@ def with_ticks(summary: dict) -> dict:
 
 def run_success(run: dict, prefix: str) -> float:
     """A run's success share of one kind over its trials (`trials`: window transactions that began to commit, so
-    one that began and had not ended when the run stopped is a failure: an overloaded run, gcp's 1 write/s per
-    object collapsing into 429 resends, finishes few transactions, all successful, and must not pass; the
-    finished-only `success_rate_finished` would); per kind too. 1 when none of that kind began to commit."""
+    one that began and had not ended when the run stopped is a failure: a run stopped while transactions are stuck
+    in gcp's 429 resends must not pass, as the finished-only `success_rate_finished` might); per kind too. 1 when
+    none of that kind began to commit."""
     n = trials(run, prefix)
     return run[f"{prefix}committed"] / n if n else 1.0
 
