@@ -5,8 +5,9 @@ Definition. The knee is the highest offered rate r (arrivals/s; r = 1000 / the m
 at which the success rate, and for a mix (fast_append_ratio < 1) the VO success rate too, is at least the
 threshold: the crossing of the mean success curve (the lower crossing over the checked metrics). Success is
 committed / window transactions that began to commit (`points.trials`), per kind too: one still in its runtime
-when the drain ends is left out, one that began to commit and had not ended is a failure (`run_success`). A knee is reported as a value with a bounded CI,
-or as a status with its bound (`status`: `knee_text` words it the same everywhere).
+when the drain ends is left out, one that began to commit and had not ended is a failure (`run_success`). A knee
+is reported as a value with a bounded CI, or as a status with its bound (`status`: `knee_text` words it the same
+everywhere).
 
 The writers knee: the most writers (`workload.writers.count`, closed loop or periodic) at which success is at
 least the threshold. The same search moves the writer count (the level is N, the fit is in log N); the answer is
