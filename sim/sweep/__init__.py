@@ -5,8 +5,7 @@ The names below are loaded when first used (PEP 562): `python -m sim run` builds
 import importlib
 
 _WHERE = {"Outcome": "runner", "assemble": "runner", "run_sweep": "runner", "tasks_of": "runner",
-          "Point": "spec", "Sweep": "spec", "load": "spec", "parse": "spec",
-          "stored_layout": "spec"}
+          "Point": "spec", "Sweep": "spec", "load": "spec", "parse": "spec"}
 __all__ = sorted(_WHERE)
 
 

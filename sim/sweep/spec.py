@@ -166,10 +166,10 @@ def _knee_spec(data: dict, swept: list[str]):
 
 def stored_layout(path: str | Path) -> dict:
     """The `report:` section of a results directory's `sweep.yaml` (the sweep file as the sweep read it),
-    checked; the grid is not expanded again."""
+    checked; the rest is left alone (the grid is not expanded again, and a key a later sim dropped is no error)."""
     data = read_mapping(path, "sweep")
     with naming(path):
-        return check(SHAPE, data)["report"]
+        return check(REPORT, data.get("report"), "report")
 
 
 def load(path: str | Path) -> Sweep:
