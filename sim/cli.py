@@ -32,7 +32,8 @@ def _summary_text(s: dict, cfg) -> str:
         f"config {s['config_hash']}  replication {s['replication']}  provider {cfg.storage.provider}  "
         f"backend {cfg.catalog.backend}  tables {cfg.workload.num_tables}  FA ratio {cfg.workload.fast_append_ratio:g}",
         f"window transactions: {s['arrived']} arrived, {s['committed']} committed, {s['aborted']} aborted, "
-        f"{s['unfinished']} unfinished ({_fmt(100 * s['unfinished_share'], '.1f', '%')})",
+        f"{s['unfinished']} unfinished ({_fmt(100 * s['unfinished_share'], '.1f', '%')}; "
+        f"{s['unfinished_in_runtime']} still in their runtime, left out of the success rate)",
         f"success rate {_fmt(s['success_rate'], '.4f')} (of finished {_fmt(s['success_rate_finished'], '.4f')})   "
         f"throughput {_fmt(s['throughput_cps'])} c/s   "
         f"offered {_fmt(s['offered_cps'])} /s",

@@ -71,12 +71,14 @@ def run(cfg: Config, replication: int = 0, *, history: bool = False, engine: str
     window = eng.window
     if stream:
         cols = None
-        summary, per_table, total = sink.summary.summary(), sink.summary.per_table(), sink.summary.total
-        per_writer = sink.summary.per_writer()
+        ss = sink.summary
+        summary, per_table, total = ss.summary(eng.end_ms), ss.per_table(eng.end_ms), ss.total
+        per_writer = ss.per_writer(eng.end_ms)
     else:
         cols = records_mod.record_columns(eng.r)
-        summary, per_table = metrics.summarize(cols, window), metrics.per_table(cols, window)
-        per_writer = metrics.per_writer(cols, window)
+        summary = metrics.summarize(cols, window, eng.end_ms)
+        per_table = metrics.per_table(cols, window, eng.end_ms)
+        per_writer = metrics.per_writer(cols, window, eng.end_ms)
         total = {"transactions": len(cols["txn"]), "catalog_reads": int(cols["catalog_reads"].sum()),
                  "cases": int(cols["cases"].sum())}
     n = total["transactions"]

@@ -24,14 +24,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..knee.status import gain_text, knee_text
 from ..results_io import atomic_write_csv, atomic_write_text, staged_dir
 from . import designs as design_cmp
 from . import plots
 from . import writers as writers_cmp
 from . import writers_knees as wknees
 from .aggregate import (SUCCESS_THRESHOLD, _hashable, aggregate, format_value, knee_commits, knee_group_columns,
-                        knee_picture_layout, knee_table, ok_rows, parameter_columns, resolve_layout, tiers_table,
+                        knee_picture_layout, ok_rows, parameter_columns, resolve_layout, tiers_table,
                         varying_parameters)
+from .knee_commands import report_knees
 from .labels import axis_label, fmt_duration, fmt_number, metric_title
 
 #: heatmap metrics, in report order
@@ -109,12 +111,7 @@ def _knee_html(knee: pd.DataFrame, keys: list[str], load: str) -> str:
     rows = []
     for _, r in knee.iterrows():
         d = {k: format_value(r[k]) for k in keys}
-        tp = _num(r["knee_throughput_cps"])
-        ci = r.get("knee_throughput_cps_ci95", np.nan)
-        if isinstance(ci, float) and math.isfinite(ci) and tp != "\u2013":
-            tp += f" \u00b1 {fmt_number(ci)}"
-        d["knee throughput (c/s)"] = tp
-        d["knee"] = r["knee_status"]
+        d["knee (c/s) [95 % CI], or status"] = knee_text(r)
         d["offered (/s) [95 % CI]"] = (f"{_num(r['knee_offered_cps'])} [{_num(r['knee_offered_cps_low'])}, "
                                        f"{_num(r['knee_offered_cps_high'])}]" if r["knee_status"] == "ok" else "\u2013")
         d[f"at {axis_label(load)}"] = _val(r["knee_inter_arrival"])
@@ -143,11 +140,9 @@ def _knee_first(knees: pd.DataFrame, out: Path, figdir: Path, what: str) -> list
     rows = []
     for _, r in tiers.iterrows():
         d = {axis_label(c): format_value(r[c]) for c in (layout["hue"], layout["facet"]) if c}
-        d[f"single-table knee (c/s) at {format_value(r['single_tables'])}"] = _band(
-            r["single_cps"], r["single_cps_low"], r["single_cps_high"])
-        d[f"multi-table knee (c/s) at {format_value(r['multi_tables'])}"] = _band(
-            r["multi_cps"], r["multi_cps_low"], r["multi_cps_high"])
-        d["gain"] = f"{r['gain']:.1f}x" if r["gain"] == r["gain"] else "\u2013"
+        d[f"single-table knee (c/s) at {format_value(r['single_tables'])}"] = knee_text(r, "single_")
+        d[f"multi-table knee (c/s) at {format_value(r['multi_tables'])}"] = knee_text(r, "multi_")
+        d["gain"] = gain_text(r)
         rows.append(d)
     tiers.to_csv(out / "tiers.csv", index=False)
     body = ("<p>Tiers: per line and mix, the knee with one table and with the most tables, commits/s with "
@@ -161,10 +156,10 @@ def _knee_search_html(knees: pd.DataFrame) -> str:
     rows = []
     for _, r in knees.iterrows():
         d = {axis_label(c): format_value(r[c]) for c in keys}
-        d["status"] = r["status"]
-        d["knee (arrivals/s) [95 % CI]"] = _band(r["offered_cps"], r["offered_cps_low"], r["offered_cps_high"])
+        d["search status"] = r["status"]
+        d["knee (c/s) [95 % CI], or status"] = knee_text(r)
+        d["offered (arrivals/s) [95 % CI]"] = _band(r["offered_cps"], r["offered_cps_low"], r["offered_cps_high"])
         d["CI half-width"] = _pct(r["ci95_halfwidth_rel"])
-        d["throughput (c/s)"] = _num(r["throughput_cps"])
         d["success"] = _pct(r["success_rate"])
         d["VO success"] = _pct(r["vo_success_rate"])
         d["mean latency"] = _dur(r["commit_latency_mean_ms"])
@@ -390,7 +385,7 @@ def _knee_sections(sweep: _Sweep, agg: pd.DataFrame) -> tuple[list[tuple[str, st
     comparison the sweep was run for), then the knee picture with its tiers."""
     keys = knee_group_columns(sweep.layout)
     load = sweep.layout["cols"]
-    knee = knee_table(sweep.ok, keys, load)
+    knee = report_knees(sweep.results_dir, sweep.out, sweep.ok, keys, load)
     atomic_write_csv(sweep.out / "knee.csv", knee)
     first = []
     if "num_tables" in knee.columns and knee["knee_throughput_cps"].notna().any():
@@ -504,8 +499,8 @@ def _writers_cells_html(table: pd.DataFrame, keys: list[str], knees: pd.DataFram
     rows = []
     for _, r in table.iterrows():
         d = {c.split(".")[-1]: wknees.value_label(c, r[c]) for c in keys}
-        d["status"] = r["status"]
-        d["writers knee [95 % CI]"] = r["knee"]
+        d["search status"] = r["status"]
+        d["writers knee [95 % CI]"] = r["knee_text"]
         d["crossing N* [95 % CI]"] = wknees.crossing_label(r["writers_crossing"], r["writers_crossing_low"],
                                                            r["writers_crossing_high"])
         d["most writers run"] = _val(r["most_writers"])

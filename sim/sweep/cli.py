@@ -41,8 +41,12 @@ def cmd_sweep(args) -> int:
           f"in {outcome.wall_s:.1f} s with {args.jobs or default_jobs()} job(s); results: {out / 'results.parquet'}")
     if not args.no_report:
         from ..report import write_report
+        from ..report.knee_commands import unbounded_note
         index = write_report(out, sweep.report or None)
         print(f"report: {index}")
+        note = unbounded_note(out)
+        if note:
+            print(note)
     return 1 if outcome.failed else 0
 
 
@@ -91,8 +95,8 @@ def cmd_knee(args) -> int:
         lo, hi = k["offered_cps_ci95"]
         where = (f"{_f(k['offered_cps'])} arrivals/s (95 % CI {_f(lo)} .. {_f(hi)}) at {k['param']} = {_f(k['value'])}"
                  if "writers" not in k else _writers_line(k))
-        print(f"knee ({k['status']}): {where}; throughput {_f(k['throughput_cps']['value'])} c/s, success "
-              f"{_f(k['success_rate']['value'], '.4f')}; commit latency mean "
+        print(f"knee {k['knee_text']}; search {k['status']}: {where}; success {_f(k['success_rate'], '.4f')} "
+              f"(fitted); commit latency mean "
               f"{_f(k['commit_latency']['all']['mean_ms']['value'], '.1f')} ms, P99 "
               f"{_f(k['commit_latency']['all']['p99_ms']['value'], '.1f')} ms")
         print(f"{doc['runs']} runs ({outcome.new_runs} new), {doc['simulated_hours']:.1f} simulated hours, "
@@ -145,6 +149,10 @@ def cmd_report(args) -> int:
             check_parquet(d / name, kind)
     spec = stored_layout(d / "sweep.yaml") if (d / "sweep.yaml").exists() else None
     print(f"report: {write_report(d, spec or None)}")
+    from ..report.knee_commands import unbounded_note
+    note = unbounded_note(d)
+    if note:
+        print(note)
     return 0
 
 
