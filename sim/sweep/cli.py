@@ -41,7 +41,7 @@ def cmd_sweep(args) -> int:
           f"in {outcome.wall_s:.1f} s with {args.jobs or default_jobs()} job(s); results: {out / 'results.parquet'}")
     if not args.no_report:
         from ..report import write_report
-        index = write_report(out, sweep.report or None)
+        index = write_report(out, sweep.report or None, progress=not args.no_progress)
         print(f"report: {index}")
     return 1 if outcome.failed else 0
 
@@ -57,7 +57,7 @@ def _knee_sweep(sweep, out: Path, args) -> int:
           f"results: {out / 'knees.parquet'}")
     if not args.no_report:
         from ..report import write_report
-        print(f"report: {write_report(out, sweep.report or None)}")
+        print(f"report: {write_report(out, sweep.report or None, progress=not args.no_progress)}")
     return 1 if (knees["status"] == "failed").any() else 0
 
 
@@ -123,7 +123,7 @@ def cmd_report(args) -> int:
     spec = None
     if (d / "sweep.yaml").is_file():
         spec = (load_yaml((d / "sweep.yaml").read_text()) or {}).get("report")
-    print(f"report: {write_report(d, spec or None)}")
+    print(f"report: {write_report(d, spec or None, progress=True)}")
     return 0
 
 
