@@ -201,6 +201,7 @@ def per_rank_blocks(pta: pd.DataFrame, layout: dict, metrics=("success_rate", "c
         return ""
     bars = "".join(color_bar(m, lims[m], thr, metric_title(m) + ": ") for m in metrics)
     what = " and ".join(lower_first(metric_title(m)) for m in metrics)
-    return (f"<p>Zipf table selection: per-table {what} by table popularity rank (rows; 1 = most popular) and {_e(axis_label(cols))} (columns). Hatched, framed cells: "
-            f"that table's success rate is at or below {thr:.0%}. {_e(NA_NOTE)}</p><div>{bars}</div>"
+    return (f"<p>Zipf table selection: per-table {what} by table popularity rank (rows; 1 = most popular) and "
+            f"{_e(axis_label(cols))} (columns). Hatched, framed cells: that table's success rate is at or below "
+            f"{thr:.0%}. {_e(NA_NOTE)}</p><div>{bars}</div>"
             + "".join(blocks))

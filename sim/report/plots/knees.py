@@ -180,6 +180,6 @@ def _design_caption(label: str) -> str:
     return ("Knee (\"usable throughput\": commits/s where success (committed / window transactions that began "
             f"to commit), and for a mix VO success, crosses {SUCCESS_THRESHOLD:.0%}, by the knee search's binomial "
             "regression over the grid's runs near the crossing) of each catalog design (bar colour) per provider "
-            "(x), by table count (rows) and FA ratio (columns); log scale. Hatched: every load the sweep ran for that design passes (above "
-            "range), the bar its highest throughput, so the true knee is higher. 'x': no knee (the lightest "
-            "load already fails, or the fitted success does not fall with load)." + (f" {label}." if label else ""))
+            "(x), by table count (rows) and FA ratio (columns); log scale. Hatched: every load the sweep ran for "
+            "that design passes (above range), the bar its highest throughput, so the true knee is higher. 'x': no "
+            "knee (the lightest load already fails, or the fitted success does not fall with load)." + (f" {label}." if label else ""))
