@@ -182,4 +182,5 @@ def _design_caption(label: str) -> str:
             "regression over the grid's runs near the crossing) of each catalog design (bar colour) per provider "
             "(x), by table count (rows) and FA ratio (columns); log scale. Hatched: every load the sweep ran for "
             "that design passes (above range), the bar its highest throughput, so the true knee is higher. 'x': no "
-            "knee (the lightest load already fails, or the fitted success does not fall with load)." + (f" {label}." if label else ""))
+            "knee (the lightest load already fails, or the fitted success does not fall with load)."
+            + (f" {label}." if label else ""))
