@@ -26,8 +26,8 @@ from .plots.heat_scale import ColorScale, cell_means, color_limits, color_scale,
 CSS = """
 .panels { display: flex; flex-wrap: wrap; gap: 0.6em 1.6em; align-items: flex-start; }
 figure.hm { margin: 0.3em 0; } figure.hm figcaption { font-weight: 600; margin-bottom: 0.15em; }
-table.hm { border-collapse: collapse; font-size: 0.8em; margin: 0; }
-table.hm td { border: 1px solid #fff; padding: 0.1em 0.2em; min-width: 3.1em; height: 1.5em; text-align: center;
+table.hm { border-collapse: collapse; font-size: 0.75em; margin: 0; }
+table.hm td { border: 1px solid #fff; padding: 0.1em 0.15em; min-width: 2.9em; height: 1.5em; text-align: center;
               font-variant-numeric: tabular-nums; }
 table.hm th { background: none; border: none; padding: 0.1em 0.3em; font-weight: normal; color: #444; }
 table.hm th.ax { text-align: left; font-size: 0.95em; vertical-align: bottom; }
