@@ -249,6 +249,41 @@ def test_heatmap_marks_low_success_cells(results):
     ax.figure.savefig(Path("/dev/null"), format="png")
 
 
+def test_share_scales_fit_their_data(results):
+    """An unfinished share of 1 % gets 0..1 %, not 0..100 % (all white); rates stay 0..100 %."""
+    from sim.report.plots import color_limits
+    agg = aggregate(results, ["provider", "num_tables", "fast_append_ratio", "inter_arrival_ms"])
+    assert color_limits(agg, ["unfinished_share"]) == (0.0, pytest.approx(0.01))
+    assert color_limits(agg, ["success_rate", "fa_success_rate"]) == (0.0, 1.0)
+    assert color_limits(agg.assign(unfinished_share=0.0), ["unfinished_share"]) == (0.0, 1.0)
+
+
+def test_knee_picture_band_reaching_zero_leaves_the_log_axis_alone():
+    """A band whose lower end is 0 (or whose upper end is unbounded) is not shaded, so the log axis stays near the
+    knees (it reached 1e-9); a status with its bound is an open triangle at the bound."""
+    from matplotlib.figure import Figure
+
+    from sim.report.plots.knees import _knee_axes, _knee_line
+    line = pd.DataFrame({"num_tables": [1, 2, 5, 10], "knee_cps": [3.0, 4.0, 8.0, np.nan],
+                         "knee_cps_low": [2.5, 0.0, 6.0, np.nan], "knee_cps_high": [3.5, np.nan, 9.0, np.nan],
+                         "knee_status": ["ok", "ok", "ok", "above_range"], "knee_bound_cps": [np.nan] * 3 + [20.0]})
+    ax = Figure().add_subplot()
+    _knee_line(ax, line, "num_tables", "C0", "s3")
+    _knee_axes(ax, "num_tables", [1, 2, 5, 10])
+    assert 1.0 < ax.get_ylim()[0] < 2.5 and ax.get_ylim()[1] > 20.0
+    assert [(m.get_marker(), list(m.get_ydata())) for m in ax.lines if m.get_marker() == "^"] == [("^", [20.0])]
+
+
+def test_knee_cell_wording():
+    """One wording for a knee in every table: the value with its band, or the status with its bound."""
+    from sim.report.labels import knee_cell
+    ok = {"knee_status": "ok", "knee_cps": 12.34, "knee_cps_low": 11.0, "knee_cps_high": 13.1}
+    assert knee_cell(pd.Series(ok)) == "12.3 [11.0, 13.1] c/s"
+    assert knee_cell(pd.Series({"knee_status": "below_range", "knee_bound_cps": 0.4})) == "below_range (< 0.40 c/s)"
+    assert knee_cell(pd.Series({"status": "above_range", "knee_bound_cps": 52.1})) == "above_range (> 52.1 c/s)"
+    assert knee_cell(pd.Series({"knee_status": "undecided", "knee_cps": np.nan})) == "undecided"
+
+
 @pytest.fixture(scope="module")
 def written(tmp_path_factory) -> Path:
     """The synthetic sweep's report, written once for the tests that read it (warnings are errors)."""
