@@ -34,11 +34,11 @@ SMALL_LINE, ROW, HEAT_ROW, HEAT_CELL, HEAT_GAP = 20.2, 26.0, 21.4, 39.4, 25.6
 HEIGHTS = {"h1": 48.0, "h2": 95.0, "h3": 50.0}
 
 
-def timed(cmd: list[str], env: dict) -> dict:
+def timed(cmd: list[str], env: dict, cwd: Path) -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     load = os.getloadavg()[0]
     t = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)    # cwd: `-m` imports its sim
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -136,7 +136,7 @@ def main() -> None:
         work = Path(tmp) / Path(a.results_dir).resolve().name
         shutil.copytree(a.results_dir, work, ignore=shutil.ignore_patterns("report"))
         for _ in range(a.repeat):
-            runs.append(timed([sys.executable, "-m", "sim", "report", str(work)], env))
+            runs.append(timed([sys.executable, "-m", "sim", "report", str(work)], env, repo))
             print(runs[-1], file=sys.stderr)
         page = page_stats(work / "report")
     commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True,
