@@ -17,7 +17,7 @@ from matplotlib import colormaps
 from matplotlib.ticker import LogLocator, MaxNLocator
 
 from .aggregate import SUCCESS_THRESHOLD, _hashable, format_value, has_vo
-from .labels import axis_label, cell_formatter, fmt_number, fmt_tick, kind, lower_first, metric_description, \
+from .labels import axis_label, cell_formatter, fmt_tick, kind, lower_first, metric_description, \
     metric_title, order_key, value_unit_note
 from .plots.canvas import facet_groups, panel_metrics
 from .plots.heat_scale import ColorScale, cell_means, color_limits, color_scale, mark_column, marked_cells, \
@@ -156,8 +156,10 @@ def color_bar(metric: str, lims: tuple, thr: float | None, prefix: str = "") -> 
 
 def _ticks(k: str, scale: ColorScale) -> list[float]:
     lo, hi = scale.vmin, scale.vmax
-    if k == "latency":
-        ticks = LogLocator(subs=(1.0, 2.0, 5.0)).tick_values(lo, hi)
+    if k == "latency":      # 1-2-5 while they fit the bar's width, else decades
+        ticks = [t for t in LogLocator(subs=(1.0, 2.0, 5.0)).tick_values(lo, hi) if lo <= t <= hi]
+        if len(ticks) > 7:
+            ticks = LogLocator(subs=(1.0,)).tick_values(lo, hi)
     elif scale.rate_center is not None:
         ticks = [0.0, 0.25, 0.5, 0.75, scale.rate_center, 1.0]
     else:
@@ -170,7 +172,7 @@ def _tick_label(k: str, t: float, scale: ColorScale) -> str:
         return fmt_tick(t)
     if k in ("rate", "share"):
         return f"{100 * t:.{1 if scale.vmax - scale.vmin < 0.1 else 0}f} %"
-    return fmt_number(t)
+    return f"{t:g}"
 
 
 def marking_note(data: pd.DataFrame, thr: float = SUCCESS_THRESHOLD) -> str:
