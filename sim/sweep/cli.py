@@ -42,7 +42,7 @@ def cmd_sweep(args) -> int:
     if not args.no_report:
         from ..report import write_report
         from ..report.knee_commands import unbounded_note
-        index = write_report(out, sweep.report or None)
+        index = write_report(out, sweep.report or None, progress=not args.no_progress)
         print(f"report: {index}")
         note = unbounded_note(out)
         if note:
@@ -61,7 +61,7 @@ def _knee_sweep(sweep, out: Path, args) -> int:
           f"results: {out / 'knees.parquet'}")
     if not args.no_report:
         from ..report import write_report
-        print(f"report: {write_report(out, sweep.report or None)}")
+        print(f"report: {write_report(out, sweep.report or None, progress=not args.no_progress)}")
     return 1 if (knees["status"] == "failed").any() else 0
 
 
@@ -148,7 +148,7 @@ def cmd_report(args) -> int:
         if (d / name).exists():
             check_parquet(d / name, kind)
     spec = stored_layout(d / "sweep.yaml") if (d / "sweep.yaml").exists() else None
-    print(f"report: {write_report(d, spec or None)}")
+    print(f"report: {write_report(d, spec or None, progress=True)}")
     from ..report.knee_commands import unbounded_note
     note = unbounded_note(d)
     if note:
