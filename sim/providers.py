@@ -13,10 +13,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Mapping
 
-import yaml
-
-from .schema import Field, check
-from .yamlio import load_yaml
+from .inputs import read_yaml
+from .schema import ConfigError, Field, check
 
 MIB = 1024 * 1024
 
@@ -105,9 +103,9 @@ def _load_file(path: str, mtime_ns: int) -> Profile:
     """Cached per file version (`mtime_ns`): an edited provider file is read again, even in a notebook."""
     where = Path(path).name
     try:
-        data = load_yaml(Path(path).read_text())
-    except yaml.YAMLError as exc:
-        raise ProviderError(f"{where}: not valid YAML: {exc}") from None
+        data = read_yaml(path, "provider")
+    except ConfigError as exc:
+        raise ProviderError(str(exc)) from None
     d = check(SHAPE, data, where, _error)
     rate, lst = d.get("mutation_rate_per_s"), d.get("list", {})
     if "mutation_burst" in d and rate is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 from itertools import product
 from pathlib import Path
 
@@ -254,29 +255,112 @@ def test_heatmap_marks_low_success_cells(results):
     ax.figure.savefig(Path("/dev/null"), format="png")
 
 
-@pytest.mark.filterwarnings("error")
-def test_write_report(results_dir):
-    index = write_report(results_dir)
-    rep = results_dir / "report"
-    assert index == rep / "index.html" and index.exists()
-    text = index.read_text()
+def test_share_scales_fit_their_data(results):
+    """An unfinished share of 1 % gets 0..1 %, not 0..100 % (all white); rates stay 0..100 %."""
+    from sim.report.plots import color_limits
+    agg = aggregate(results, ["provider", "num_tables", "fast_append_ratio", "inter_arrival_ms"])
+    assert color_limits(agg, ["unfinished_share"]) == (0.0, pytest.approx(0.01))
+    assert color_limits(agg, ["success_rate", "fa_success_rate"]) == (0.0, 1.0)
+    assert color_limits(agg.assign(unfinished_share=0.0), ["unfinished_share"]) == (0.0, 1.0)
+
+
+def test_knee_picture_band_reaching_zero_leaves_the_log_axis_alone():
+    """A band whose lower end is 0 (or whose upper end is unbounded) is not shaded, so the log axis stays near the
+    knees (it reached 1e-9); a status with its bound is an open triangle at the bound."""
+    from matplotlib.figure import Figure
+
+    from sim.report.plots.knees import _knee_axes, _knee_line
+    line = pd.DataFrame({"num_tables": [1, 2, 5, 10], "knee_cps": [3.0, 4.0, 8.0, np.nan],
+                         "knee_cps_low": [2.5, 0.0, 6.0, np.nan], "knee_cps_high": [3.5, np.nan, 9.0, np.nan],
+                         "knee_status": ["ok", "ok", "ok", "above_range"], "knee_bound_cps": [np.nan] * 3 + [20.0]})
+    ax = Figure().add_subplot()
+    _knee_line(ax, line, "num_tables", "C0", "s3")
+    _knee_axes(ax, "num_tables", [1, 2, 5, 10])
+    assert 1.0 < ax.get_ylim()[0] < 2.5 and ax.get_ylim()[1] > 20.0
+    assert [(m.get_marker(), list(m.get_ydata())) for m in ax.lines if m.get_marker() == "^"] == [("^", [20.0])]
+
+
+def test_knee_cell_wording():
+    """One wording for a knee in every table: the value with its band, or the status with its bound."""
+    from sim.report.labels import knee_cell
+    ok = {"knee_status": "ok", "knee_throughput_cps": 12.34, "knee_throughput_cps_low": 11.0,
+          "knee_throughput_cps_high": 13.1, "knee_command": "sim knee base.yaml"}   # the command: a column of its own
+    assert knee_cell(pd.Series(ok)) == "12.3 [11.0, 13.1] c/s"
+    assert knee_cell(pd.Series({"knee_status": "below_range", "knee_bound_cps": 0.4})) == "below_range (< 0.40 c/s)"
+    assert knee_cell(pd.Series({"knee_status": "above_range", "knee_bound_cps": 52.1})) == "above_range (> 52.1 c/s)"
+    assert knee_cell(pd.Series({"knee_status": "undecided", "knee_reason": "its 95 % CI is unbounded"})) == \
+        "undecided (its 95 % CI is unbounded)"
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> Path:
+    """The synthetic sweep's report, written once for the tests that read it (warnings are errors)."""
+    import warnings
+    d = tmp_path_factory.mktemp("sweep")
+    results = make_results()
+    results.to_parquet(d / "results.parquet", index=False)
+    make_per_table(results).to_parquet(d / "per_table.parquet", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert write_report(d) == d / "report" / "index.html"
+    return d
+
+
+class _Page(HTMLParser):
+    """index.html as the structural test reads it: ids in document order, links to them, and each table's class
+    and cell texts."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.order, self.links, self.tables, self.cell = [], [], [], None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.order.append(("id", a["id"]))
+        if tag == "a" and a.get("href", "").startswith("#"):
+            self.links.append(a["href"][1:])
+        if tag == "table":
+            self.tables.append({"class": a.get("class", ""), "cells": []})
+            self.order.append(("table", a.get("class", "")))
+        if tag == "img":
+            self.order.append(("img", a["src"]))
+        if tag in ("td", "th"):
+            self.cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.cell is not None:
+            self.tables[-1]["cells"].append((tag, "".join(self.cell).strip()))
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def test_write_report(written):
+    rep = written / "report"
+    text = (rep / "index.html").read_text()
     assert 'id="writers"' not in text and not (rep / "writers.csv").exists()   # an open-loop sweep: no writers
     srcs = re.findall(r'<img src="([^"]+)"', text)
-    assert srcs, "no figures referenced"
     for s in srcs:
         assert not s.startswith("/") and "://" not in s      # relative links
         assert (rep / s).exists() and (rep / s).stat().st_size > 1000
-    names = {Path(s).name for s in srcs}
-    for prefix in ("success_rate__", "commit_latency_p99_ms__", "throughput_cps__",
-                   "commit_latency_mean_ms__", "curves__", "per_rank__"):
-        assert any(n.startswith(prefix) for n in names), prefix
-    # one heatmap per facet combination (2 providers x 2 mixes)
-    assert len([n for n in names if n.startswith("success_rate__")]) == 4
-    assert len([n for n in names if n.startswith("per_rank__")]) == 4   # num_tables 10 only
-    assert text.count("<figcaption>") == len(srcs)
-    assert "Hatched" in text and "unfinished" in text.lower()
+    # the PNGs: the knee picture and a latency-throughput figure per provider x mix; heatmaps are tables
+    assert sorted(Path(s).name for s in srcs) == ["curves__provider-gcp_fast_append_ratio-0.9.png",
+                                                 "curves__provider-gcp_fast_append_ratio-1.png",
+                                                 "curves__provider-s3_fast_append_ratio-0.9.png",
+                                                 "curves__provider-s3_fast_append_ratio-1.png", "knee.png"]
+    page = _Page(text)
+    heat = [t for t in page.tables if t["class"] == "hm"]
+    # per provider: success, P99 and mean latency with FA and VO panels for 90/10 (3 x 3), throughput, catalog
+    # share of conflicts and unfinished share (3 x 2); per rank: 10 tables x 2 providers x 2 mixes x 2 metrics
+    assert len(heat) == 2 * 15 + 8
+    assert text.count("<figcaption>") == len(srcs) + len(heat)
     assert "RuntimeError: boom" in text                     # failed configuration listed
     assert 'id="designs"' not in text                       # no design axis, no design comparison
+    assert [i for k, i in page.order if k == "id"][:4] == ["knee", "tiers", "knee-picture", "heat__provider-s3"]
 
     knee = pd.read_csv(rep / "knee.csv")
     assert len(knee) == 8
@@ -293,17 +377,55 @@ def test_write_report(results_dir):
         else:
             assert np.isnan(r["knee_inter_arrival"]) if r["knee_status"] == "undecided" else \
                 INTER_ARRIVALS[INTER_ARRIVALS.index(exp) - 1] < r["knee_inter_arrival"] < exp
-    assert "knee throughput" in text
+    # the summary: a row per provider and mix, a column per table count; gcp FA-only at 1 table has no knee
+    summary = [c for _, c in page.tables[0]["cells"]]
+    assert summary[:4] == ["provider", "FA ratio", "1 table", "10 tables"] and page.tables[0]["class"] == "knees"
+    assert summary[4:6] == ["s3", "1"] and summary[6].endswith(" c/s")
+    assert sum(c.startswith("below_range (< ") for c in summary) == 1
+    tiers = pd.read_csv(rep / "tiers.csv")
+    assert len(tiers) == 4                                             # gcp FA only: no gain, and why
+    gcp_fa = tiers[(tiers.provider == "gcp") & (tiers.fast_append_ratio == 1.0)].iloc[0]
+    assert gcp_fa["gain_status"] != "ok" and gcp_fa["single_knee_status"] == "below_range"
 
     summary = pd.read_csv(rep / "summary.csv")
     assert len(summary) == 24 and "success_rate_ci95" in summary.columns
     assert (summary["n_reps"] == 2).all()
 
     # unfinished share: 1 % of arrivals at 20 ms only
-    res = pd.read_parquet(results_dir / "results.parquet")
+    res = pd.read_parquet(written / "results.parquet")
     ok = res[res.status == "ok"]
     share = ok.unfinished.sum() / ok.arrived.sum()
     assert f"{100 * share:.1f} %" in text
+
+
+def test_report_page_structure(written):
+    """The page a reader opens (a structural test: no browser here): the knee and tier tables come before the
+    first heatmap and figure, the table of contents links to ids that exist, and no table cell is blank, `nan`
+    or `None`; the cells that hold no value (\u2013, n/a) are explained on the page."""
+    text = (written / "report" / "index.html").read_text()
+    page = _Page(text)
+    ids = [i for k, i in page.order if k == "id"]
+    assert len(ids) == len(set(ids))
+    assert page.links and set(page.links) <= set(ids)
+    nav = re.search(r"<nav[^>]*>(.*?)</nav>", text, re.S).group(1)
+    assert re.findall(r'href="#([^"]+)"', nav) == re.findall(r'<h2 id="([^"]+)"', text)    # every section, in order
+    kinds = [(k, v) for k, v in page.order if k in ("table", "img")]
+    first_heat = kinds.index(("table", "hm"))
+    assert kinds[:2] == [("table", "knees"), ("table", "knees")] and first_heat > 2
+    assert [k for k, _ in kinds[:first_heat]].count("img") == 1          # the knee picture, then the heatmaps
+    cells = [(t["class"], tag, c) for t in page.tables for tag, c in t["cells"]]
+    assert len(cells) > 500
+    for cls, tag, c in cells:
+        assert c and c.lower() not in ("nan", "none", "inf", "<na>", "nat"), (cls, tag, c)
+        assert "nan" not in c.lower().split(), (cls, tag, c)
+    values = {c for _, _, c in cells}
+    assert "\u2013" in values and "\u2013: no knee, so no value at it" in text     # the knee table's reason
+    if "n/a" in values:
+        assert "n/a: undefined" in text
+    # marked cells: s3 FA only, success at 20 ms (90 %) for both table counts
+    s3 = text[text.index('id="heat__provider-s3"'):text.index('id="heat__provider-gcp"')]
+    first = s3[s3.index('<table class="hm">'):s3.index("</table>")]
+    assert first.count('class="x"') == 2
 
 
 @pytest.mark.filterwarnings("error")
