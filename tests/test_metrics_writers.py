@@ -272,7 +272,7 @@ def test_writers_run(mode):
     a, b = run(cfg, stream=False), run(cfg, stream=True)
     s, rows = a.summary, a.per_writer
     assert s["writers_seen"] == len(rows) == 3 and [r["writer"] for r in rows] == [0, 1, 2]
-    for k in ("arrived", "committed", "aborted"):
+    for k in ("arrived", "committed", "aborted", "began_commit"):
         assert sum(r[k] for r in rows) == s[k]
     assert sum(r["attempts_cps"] for r in rows) == pytest.approx(s["attempts_cps"], rel=1e-12)
     assert s["attempts_cps"] == s["arrived"] / 40.0       # no retries: one conditional write per transaction
