@@ -92,11 +92,13 @@ def knee_text(row, prefix: str = "") -> str:
 
 
 def gain_text(row) -> str:
-    """A tier's multi-table gain as read (`sim.report.aggregate.gain`): `3.2x [2.9x, 3.6x]`, `above_range (> 3.2x)`,
+    """A tier's multi-table gain as read (`sim.report.aggregate.gain`): `4.0x [0.53x, 8.4x]`, `above_range (> 2.1x)`,
     `below_range (< 0.50x)`, or `undecided` (a knee on either side that bounds nothing)."""
     status = str(_get(row, "gain_status", "undecided"))
     def x(v: float) -> str:
-        return f"{v:.2g}x" if math.isfinite(v) and v < 10 else f"{v:.0f}x" if math.isfinite(v) else "\u2013"
+        if not math.isfinite(v):
+            return "\u2013"
+        return f"{v:.2f}x" if v < 1 else f"{v:.1f}x" if v < 10 else f"{v:.0f}x"
     if status == "ok":
         return f"{x(_get(row, 'gain'))} [{x(_get(row, 'gain_low'))}, {x(_get(row, 'gain_high'))}]"
     if status in ("above_range", "below_range"):

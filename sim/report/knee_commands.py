@@ -21,9 +21,9 @@ from .aggregate import _hashable, _key, format_value, knee_table
 
 BASE_NAME = "base.yaml"
 UNBOUNDED = "knee-unbounded"
-#: measured: 12 unbounded 4c cells (6 gcp, 5 s3x, 1 azure) searched with experiments/4c-knee.yaml's spec in 171 s
-#: on 2 cores shared with other work (load average 6); the estimate a report gives for its unbounded cells
-SEARCH_S_PER_CELL = 171 / 12
+#: measured: the 35 cells 4c's grid leaves unbounded (model version 5) searched with experiments/4c-knee.yaml's spec
+#: in 279 s on 2 cores shared with other work (load average 2-3); the estimate a report gives for its open cells
+SEARCH_S_PER_CELL = 279 / 35
 #: the knee searches' spec for a grid's unbounded cells (experiments/4c-knee.yaml's; the start bracket is the grid's
 #: own loads, so the pilot begins where the grid left off)
 SEARCH_SPEC = {"threshold": 0.95, "precision": 0.05, "max_runs": 36, "halfwidth": 0.05}
@@ -46,10 +46,10 @@ def report_knees(results_dir: Path, out: Path, ok: pd.DataFrame, keys: list[str]
     results_dir, out = Path(results_dir), Path(out)
     knee = knee_table(ok, keys, load, knee_config=write_base_config(results_dir, out))
     knee["knee_source"] = "grid"
-    searched = results_dir / UNBOUNDED / "knees.parquet"
+    write_unbounded_sweep(results_dir, out, knee, ok, keys, load)    # every cell the grid leaves open: a rerun
+    searched = results_dir / UNBOUNDED / "knees.parquet"           # reuses the searches' cached runs
     if searched.is_file():
         knee = with_searched(knee, pd.read_parquet(searched), keys)
-    write_unbounded_sweep(results_dir, out, knee, ok, keys, load)
     return knee
 
 
@@ -93,8 +93,8 @@ def knee_command(config: str, runs: pd.DataFrame, load: str) -> str:
 def write_unbounded_sweep(results_dir: Path, out: Path, knee: pd.DataFrame, ok: pd.DataFrame, keys: list[str],
                           load: str) -> None:
     """`out/knee-unbounded.yaml`: a knee sweep (SEARCH_SPEC, the start bracket the grid's slowest and fastest gaps)
-    of the cells whose knee is not `ok`, a zip of their swept values; none when every knee is `ok`, the grid has
-    no sweep file, or its cells do not all sweep the same paths."""
+    of the cells whose grid knee (`knee`) is not `ok`, a zip of their swept values; none when every knee is `ok`,
+    the grid has no sweep file, or its cells do not all sweep the same paths."""
     base = _sweep(results_dir).get("base")
     open_ = {_key(tuple(r[k] for k in keys)) for _, r in knee.iterrows() if r["knee_status"] != "ok"}
     if base is None or not open_ or not keys:
@@ -135,11 +135,16 @@ def unbounded_note(results_dir: Path) -> str | None:
     path = d / "report" / "knee.csv"
     if not path.is_file():
         return None
-    knee = pd.read_csv(path)
+    knee = pd.read_csv(path, dtype={"knee_reason": str, "knee_source": str})
     counts = knee["knee_status"].value_counts()
     line = "knees: " + ", ".join(f"{int(counts[s])} {s}" for s in ("ok", "below_range", "above_range", "undecided")
                                  if s in counts)
-    n = len(knee) - int(counts.get("ok", 0))
+    source = knee["knee_source"] if "knee_source" in knee.columns else pd.Series("grid", index=knee.index)
+    open_ = knee["knee_status"] != "ok"
+    searched = knee[open_ & (source == "search")]
+    if len(searched):
+        line += f"; {len(searched)} still without a bounded knee after a knee search (knee_reason, knee_bound_cps)"
+    n = int((open_ & (source != "search")).sum())
     if not n or not (d / "report" / f"{UNBOUNDED}.yaml").is_file():
         return line
     minutes = max(1, math.ceil(n * SEARCH_S_PER_CELL / 60))
