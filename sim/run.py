@@ -11,7 +11,7 @@ from pathlib import Path
 from . import metrics, records as records_mod
 from .config import Config, config_hash
 from .engines import ENGINES, make_engine
-from .providers import load_provider
+from .providers import profile_of
 from .sink import ROW_GROUP_ROWS, StreamSink
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ __all__ = ["ENGINES", "RunResult", "resolved_config", "run"]
 def resolved_config(cfg: Config) -> dict:
     """What a result is stored with: the config with defaults filled in, the provider profile it ran on, its
     hash."""
-    return {"config": cfg.to_dict(), "provider_profile": load_provider(cfg.storage.provider).to_dict(),
+    return {"config": cfg.to_dict(), "provider_profile": profile_of(cfg).to_dict(),
             "config_hash": config_hash(cfg)}
 
 
