@@ -18,4 +18,9 @@ default keeps the old behaviour, a faster engine with the same records) leave it
 #    rebuilt, the log cleanup's LIST; log-spark new); design file re-reads the catalog before its CAS
 #    (boring-catalog); pointer is retired (fs-table new). Results of configs naming rest, log or file change;
 #    every configuration that names no design keeps its results (goldens)
-MODEL_VERSION = 4
+# 6: REST servers with finite capacity (sim/model/capacity.py): every database request takes a connection of the
+#    server's pool (reference 2, polaris 20, lakekeeper write 5 and read 10) and waits for one in order; the
+#    reference server re-reads its row before the CAS; Lakekeeper and Polaris DELETE a lost commit's metadata.json;
+#    Lakekeeper 0.9's row lock across the PUT (variants polaris, lakekeeper-0.9 new). Results of configs naming
+#    rest or rest-lakekeeper (or a catalog.server) change; every other configuration keeps its results (goldens)
+MODEL_VERSION = 6
