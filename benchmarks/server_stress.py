@@ -4,6 +4,7 @@ database at a stated 10 ms; one row per server variant and writer count.
 
     python benchmarks/server_stress.py                       # every variant this checkout has; prints the table
     python benchmarks/server_stress.py --out FILE.json       # also writes the rows
+    python benchmarks/server_stress.py --latency-ms 50       # a slower database
     python benchmarks/server_stress.py --variants rest rest-lakekeeper service-pointer   # designs, for a checkout
                                                              # without catalog.server's capacity (model version 4)
 
@@ -50,9 +51,10 @@ VARIANTS = {
 AFTER = ("reference", "polaris", "lakekeeper", "lakekeeper-0.9", "jdbc")
 
 
-def config(variant: str, writers: int) -> dict:
+def config(variant: str, writers: int, latency_ms: float = 10.0) -> dict:
     design, server = VARIANTS[variant]
     data = json.loads(json.dumps(BASE))
+    data["catalog"]["latency_ms"] = latency_ms
     data["design"] = design
     data["workload"]["writers"]["count"] = writers
     if server is not None:
@@ -60,13 +62,14 @@ def config(variant: str, writers: int) -> dict:
     return data
 
 
-def row(variant: str, writers: int) -> dict:
+def row(variant: str, writers: int, latency_ms: float = 10.0) -> dict:
     t0 = time.perf_counter()
-    rec = api.run(api.config(config(variant, writers))).records
+    rec = api.run(api.config(config(variant, writers, latency_ms))).records
     latency = (rec["end_ms"] - rec["runtime_end_ms"]).to_numpy()
     return {"variant": variant, "writers": writers, "transactions": int(len(rec)),
             "successes": int((rec["outcome"] == "committed").sum()), "attempts": int(rec["attempts"].sum()),
             "attempt_p50_ms": float(np.percentile(latency, 50)), "attempt_p99_ms": float(np.percentile(latency, 99)),
+            "pool_wait_max_ms": float(rec["pool_wait_ms"].max()) if "pool_wait_ms" in rec else 0.0,
             "makespan_s": float(rec["end_ms"].max() / 1000.0), "wall_s": time.perf_counter() - t0}
 
 
@@ -81,9 +84,10 @@ def markdown(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--variants", nargs="+", default=list(AFTER), choices=sorted(VARIANTS))
+    ap.add_argument("--latency-ms", type=float, default=10.0, help="the database's latency (default 10)")
     ap.add_argument("--out", type=Path, help="write the rows as JSON here")
     args = ap.parse_args(argv)
-    rows = [row(v, n) for v in args.variants for n in WRITERS]
+    rows = [row(v, n, args.latency_ms) for v in args.variants for n in WRITERS]
     print(markdown(rows))
     if args.out:
         args.out.write_text(json.dumps(rows, indent=1) + "\n")
