@@ -1,7 +1,7 @@
 """Shared set-up for the notebooks: find the repository, put it on sys.path, pick the budget.
 
     import _budget as B           # after the notebook's first cell has put notebooks/ on sys.path
-    B.BUDGET, B.SMOKE, B.ROOT, B.RESULTS
+    B.BUDGET, B.SMOKE, B.ROOT, B.RESULTS, B.shown(path)
 
 `SIM_NOTEBOOK_BUDGET=smoke` selects the small budget (each notebook finishes in under two minutes on a
 2-core machine); anything else, or unset, selects the full budget. `SIM_NOTEBOOK_RESULTS` moves the
@@ -42,8 +42,19 @@ def banner(what: str) -> None:
            if SMOKE else "FULL budget (set SIM_NOTEBOOK_BUDGET=smoke for a quick check)")
     print(f"Budget: {how}.")
     print(f"  {what}")
-    print(f"  repository: {ROOT}")
-    print(f"  results under: {RESULTS}")
+    print(f"  results under: {shown(RESULTS)}")
+
+
+def shown(path) -> str:
+    """A path as the notebooks print it: relative to the repository, or to $SIM_NOTEBOOK_RESULTS when that moved
+    the results out of it, so an executed copy (docs/notebooks/) shows no machine's directories."""
+    p = Path(path).resolve()
+    bases = [(ROOT, "")] if RESULTS.is_relative_to(ROOT) else [(RESULTS, "$SIM_NOTEBOOK_RESULTS"), (ROOT, "")]
+    for base, name in bases:
+        if p.is_relative_to(base):
+            rel = p.relative_to(base).as_posix()
+            return "/".join(x for x in (name, "" if rel == "." else rel) if x) or "."
+    return str(p)
 
 
 def elapsed() -> str:

@@ -111,16 +111,25 @@ def aggregate(df: pd.DataFrame, by: list[str] | None = None, metrics: list[str] 
 
 
 def knee_table(df: pd.DataFrame, group_by: list[str], load: str = "inter_arrival_ms") -> pd.DataFrame:
-    """Usable throughput per group: where success over window arrivals (and VO success) crosses 95 %, by the knee
-    search's binomial regression over the grid's runs near the crossing, with its CI (docs/knee.md#grid-knee)."""
+    """Usable throughput per group: where success over the transactions that began to commit (and VO success)
+    crosses 95 %, by the knee search's binomial regression over the grid's runs near the crossing, with its CI; or
+    a status with its bound (`knee_status`, `knee_bound_cps`; docs/knee.md#grid-knee). `knee_text(row)` words a
+    row as the report does."""
     from .report import knee_table as _knee
     return _knee(df, group_by, load)
 
 
+def knee_text(row, prefix: str = "") -> str:
+    """A knee row as read: `12.3 [11.0, 13.1] c/s`, `below_range (< 0.40 c/s)`, `above_range (> 40.0 c/s)`,
+    `undecided (why)` (sim.knee.status)."""
+    from .knee.status import knee_text as _text
+    return _text(row, prefix)
+
+
 def design_knees(df: pd.DataFrame, load: str = "inter_arrival_ms", baseline: str | None = "file") -> pd.DataFrame:
     """The knee per design x provider x tables x FA ratio (and any other swept key that varies within those),
-    with unfinished share, throttled resends per commit, mean latency and GETs per commit at the knee,
-    `knee_at_edge` (the knee is the highest load run: a lower bound) and `ratio_to_<baseline>`."""
+    with unfinished share, throttled resends per commit, mean latency and GETs per commit at the knee (`ok` rows;
+    the others carry a status with its bound, `knee_status` and `knee_bound_cps`) and `ratio_to_<baseline>`."""
     from .report.designs import design_knees as _knees
     from .report.designs import with_ratio_to
     knee = _knees(df, load)

@@ -1,12 +1,14 @@
-"""Command line: `python -m sim run|check|sweep|knee|report`.
+"""Command line: `sim run|check|sweep|knee|report` (or `python -m sim ...`).
 
 Exit codes: 0 done; 1 runs failed (sweep), an invariant violated (check) or sim cannot load its commands;
 2 bad input, including a run too big to start without --yes; 74 (EX_IOERR) a result file cannot be written;
-130 interrupted. Every error is one line on stderr."""
+130 interrupted; 141 stdout closed early (a pipe into `head`). Every error is one line on stderr."""
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import select
 import sys
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from .results_io import WriteError, atomic_write_parquet, atomic_write_text, dum
 
 EXIT_BAD_INPUT = 2
 EXIT_IO = 74            # sysexits.h EX_IOERR: results could not be written (disk full, permission denied)
+EXIT_PIPE = 141         # 128 + SIGPIPE, what a shell tool's exit looks like when its reader went away
 
 
 def _fmt(x, spec=".3f", unit=""):
@@ -29,7 +32,8 @@ def _summary_text(s: dict, cfg) -> str:
         f"config {s['config_hash']}  replication {s['replication']}  provider {cfg.storage.provider}  "
         f"backend {cfg.catalog.backend}  tables {cfg.workload.num_tables}  FA ratio {cfg.workload.fast_append_ratio:g}",
         f"window transactions: {s['arrived']} arrived, {s['committed']} committed, {s['aborted']} aborted, "
-        f"{s['unfinished']} unfinished ({_fmt(100 * s['unfinished_share'], '.1f', '%')})",
+        f"{s['unfinished']} unfinished ({_fmt(100 * s['unfinished_share'], '.1f', '%')}; "
+        f"{s['unfinished_in_runtime']} still in their runtime, left out of the success rate)",
         f"success rate {_fmt(s['success_rate'], '.4f')} (of finished {_fmt(s['success_rate_finished'], '.4f')})   "
         f"throughput {_fmt(s['throughput_cps'])} c/s   "
         f"offered {_fmt(s['offered_cps'])} /s",
@@ -121,21 +125,23 @@ def cmd_check(args) -> int:
     """Check DIR/history.parquet; DIR/config.yaml (written by `run --out`), if present, says which catalog
     design the run had (catalog.scope, commit.protocol) and whether a per-object mutation limit applied
     (backend storage, storage.throttle not false, a provider rate): the checker verifies those rules too."""
-    from .checker import check_history, format_violation, load_history
+    from .checker import REQUIRED_COLUMNS, check_history, format_violation
+    from .inputs import read_mapping, read_parquet
     from .rules import checker_rules, of_stored
 
     path = Path(args.dir)
-    if not (path / "history.parquet").is_file() and not path.is_file():
+    if not (path / "history.parquet").exists() and not path.is_file():
         raise ConfigError("", f"no history.parquet in {path} (record one with `run --history --out DIR`)")
     run_dir = path if path.is_dir() else path.parent
     rules = checker_rules(Config(), None)   # no config.yaml: the default design, no mutation limit
     cfg_path = run_dir / "config.yaml"
     if cfg_path.is_file():
+        stored = read_mapping(cfg_path, "run's config")
         try:
-            rules = checker_rules(*of_stored(yaml.safe_load(cfg_path.read_text())))
-        except (yaml.YAMLError, OSError, KeyError, TypeError, AttributeError, ValueError) as exc:
+            rules = checker_rules(*of_stored(stored))
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise ConfigError("", f"cannot read the run's design from {cfg_path}: {exc!r}") from None
-    hist = load_history(path)
+    hist = read_parquet(path / "history.parquet" if path.is_dir() else path, "history", REQUIRED_COLUMNS)
     try:
         violations = check_history(hist, **rules)
     except ValueError as exc:
@@ -155,8 +161,8 @@ def cmd_check(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m sim", description=__doc__)
+def build_parser(prog: str = "python -m sim") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run one configuration")
@@ -173,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("check", help="check a recorded history against MODEL.md's invariants")
-    c.add_argument("dir", help="directory with history.parquet (from `run --history --out DIR`)")
+    c.add_argument("dir", help="directory with history.parquet (from `run --history --out DIR`), or the file")
     c.set_defaults(func=cmd_check)
 
     from .sweep.cli import add_commands   # a broken dependency is an error, never a missing command
@@ -181,15 +187,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv=None) -> int:
+def main(argv=None, prog: str = "python -m sim") -> int:
     try:
-        parser = build_parser()
+        parser = build_parser(prog)
     except ImportError as exc:
         print(f"error: cannot load sim's commands: {exc} (a broken install? pip install -e .)", file=sys.stderr)
         return 1
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()      # a closed pipe is then a BrokenPipeError here, not a warning at exit
+        return code
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -199,3 +207,23 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:     # `sim run ... | head`: the reader is gone; stop without a word, as a shell tool does
+        if not _stdout_gone():
+            raise               # some other pipe: a bug to see
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # else the flush at exit raises again
+        return EXIT_PIPE
+
+
+def _stdout_gone() -> bool:
+    """Whether stdout is a pipe without a reader (poll reports an error on its write end)."""
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poll.poll(0))
+    except (OSError, ValueError, AttributeError):    # no fileno (captured), or no poll on this platform
+        return False
+
+
+def console() -> int:
+    """The `sim` console script (pyproject.toml's [project.scripts]): `python -m sim` under its own name."""
+    return main(prog="sim")

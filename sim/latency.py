@@ -71,6 +71,7 @@ class LatencyModel:
     """Every I/O latency of one configuration: storage GET and PUTs, catalog read and CAS (for the log protocol:
     the LIST of a table's log and the put-if-absent of an entry), a checkpoint's PUT."""
     get: LogNormal
+    head: LogNormal               # the microbenchmark's HEAD (a profile without one: its GET)
     put_manifest_list: LogNormal
     put_table_metadata: LogNormal
     catalog_read: LogNormal
@@ -89,11 +90,13 @@ class LatencyModel:
 def latency_model(cfg) -> LatencyModel:
     """MODEL.md 'Storage providers', 'Catalog' and 'The log protocol': the storage backend reads and CASes the
     catalog in the provider (the log protocol LISTs with the provider's `list` profile, else a GET, and creates
-    entries with its CAS); the service backend has its own latency (constant, or lognormal without floor)."""
-    from .providers import load_provider
-    prof = load_provider(cfg.storage.provider)
+    entries with its CAS); the service backend has its own latency (constant, or lognormal without floor). The
+    provider's profile is that of the config's set (`storage.profile_set`)."""
+    from .providers import profile_of
+    prof = profile_of(cfg)
     floor = prof.min_latency_ms
     get = LogNormal(prof.get_median_ms, prof.get_sigma, floor)
+    head = get if prof.head_median_ms is None else LogNormal(prof.head_median_ms, prof.head_sigma, floor)
     cat = cfg.catalog
     if cat.backend == "storage":
         read = get
@@ -116,7 +119,8 @@ def latency_model(cfg) -> LatencyModel:
     if ls.kind is not None:   # the entry's conditional PutItem is DynamoDB's
         cas = store
     return LatencyModel(
-        get=get, put_manifest_list=put(cfg.io.manifest_list_bytes), put_table_metadata=put(cfg.io.table_metadata_bytes),
+        get=get, head=head, put_manifest_list=put(cfg.io.manifest_list_bytes),
+        put_table_metadata=put(cfg.io.table_metadata_bytes),
         catalog_read=read, catalog_cas=cas, put_checkpoint=put(cfg.commit.checkpoint_bytes or 0),
         put_version_hint=put(0), put_last_checkpoint=put(LAST_CHECKPOINT_BYTES), lock=lock, lock_write=lock_write, delete=get,
         put_timeline=put(0), log_store=store)

@@ -1,8 +1,12 @@
 """Metrics from per-transaction records (MODEL.md 'Metrics'): record columns in, flat dicts out.
 
-Only transactions that arrive inside the measurement window count. Success is over them all: a transaction
-still unfinished when the run stops is not a success (`success_rate` = committed / arrived, the knee's trials);
-`success_rate_finished` = committed / (committed + aborted) leaves them out. Latencies are of committed ones.
+Only transactions that arrive inside the measurement window count (MODEL.md 'Metrics'). Success is over those
+that began to commit (`began_commit`): `success_rate` = committed / began_commit, the knee's trials. A window
+transaction still in its runtime when the run ends (`_in_runtime`: it never began to commit) is no outcome of
+contention: it is left out, and reported as its own share (`unfinished_in_runtime_share`); one that began to
+commit and had not ended is a failure. `success_rate_finished` = committed / (committed + aborted) leaves every
+unfinished one out. Latencies are of committed ones. Which unfinished transaction is still in its runtime depends
+on when the run ended, so every summary takes the run's end (`end_ms`).
 
 The records are `sim.records.record_columns`' numpy arrays (codes for `op` and `outcome`), not a DataFrame: a
 sweep summarizes thousands of runs, and pandas' per-call overhead and import were most of a light run's cost.
@@ -28,7 +32,7 @@ _SUMS = ("catalog_conflicts", "table_conflicts", "gets", "puts", "manifest_lists
 # what the lock figures read (`_lock_out`)
 _LOCK = ("lock_requests", "lock_grants", "lock_timeouts", "lock_wait_ms", "lock_hold_ms")
 # what the writer tallies read (`_Writers.add`): all records, not only the window's (a writer's busy time)
-_WRITER = ("writer", "arrival_ms", "end_ms", "due_ms", "missed", "cases", "outcome", "in_window")
+_WRITER = ("writer", "arrival_ms", "runtime_end_ms", "end_ms", "due_ms", "missed", "cases", "outcome", "in_window")
 
 
 def _latency_out(prefix: str, mean: float, qs, name: str = "commit_latency") -> dict:
@@ -58,18 +62,29 @@ def _sum(x: np.ndarray) -> float:
     return x.sum()
 
 
-def _counts_out(prefix: str, n: int, n_c: int, n_a: int, window_s: float) -> dict:
+def _in_runtime(outcome: np.ndarray, runtime_end_ms: np.ndarray, end_ms: float) -> np.ndarray:
+    """Unfinished transactions that never began to commit: their runtime had not ended when the run ended at
+    `end_ms` (NaN runtime end: the base read that starts it was still pending)."""
+    return (outcome == Outcome.UNFINISHED) & ~(runtime_end_ms <= end_ms)
+
+
+def _counts_out(prefix: str, n: int, n_c: int, n_a: int, n_runtime: int, window_s: float) -> dict:
+    """Counts of `n` window transactions, `n_runtime` of them still in their runtime at the end (left out of the
+    success rate, whose trials are the `began_commit` others)."""
+    began = n - n_runtime
     return {f"{prefix}arrived": n, f"{prefix}committed": n_c, f"{prefix}aborted": n_a,
-            f"{prefix}success_rate": _ratio(n_c, n), f"{prefix}success_rate_finished": _ratio(n_c, n_c + n_a),
+            f"{prefix}began_commit": began,
+            f"{prefix}success_rate": _ratio(n_c, began), f"{prefix}success_rate_finished": _ratio(n_c, n_c + n_a),
             f"{prefix}throughput_cps": n_c / window_s}
 
 
-def _block(cols: dict, window_s: float, prefix: str) -> dict:
+def _block(cols: dict, window_s: float, prefix: str, end_ms: float) -> dict:
     outcome = cols["outcome"]
     committed = outcome == Outcome.COMMITTED
     n_c, n_a = int(committed.sum()), int((outcome == Outcome.ABORTED).sum())
+    n_runtime = int(_in_runtime(outcome, cols["runtime_end_ms"], end_ms).sum())
     lat = (cols["end_ms"] - cols["runtime_end_ms"])[committed]
-    out = _counts_out(prefix, len(outcome), n_c, n_a, window_s)
+    out = _counts_out(prefix, len(outcome), n_c, n_a, n_runtime, window_s)
     out.update(_latency(lat, prefix))
     return out
 
@@ -99,12 +114,13 @@ def _lock_figures(df: dict, window_s: float) -> dict:
                      window_s, (float(wait.sum()), wait.size, p99(wait)), (float(hold.sum()), hold.size, p99(hold)))
 
 
-def summarize(cols: dict, window_ms: tuple[float, float]) -> dict:
-    """The run's flat summary over window transactions (`cols`: `sim.records.record_columns`)."""
+def summarize(cols: dict, window_ms: tuple[float, float], end_ms: float) -> dict:
+    """The run's flat summary over window transactions (`cols`: `sim.records.record_columns`) of a run that ended
+    at `end_ms`."""
     df, window_s = _window(cols, window_ms, _BLOCK + _SUMS + ("op", "attempts") + _LOCK)
-    out = _block(df, window_s, "")
+    out = _block(df, window_s, "", end_ms)
     op = df["op"]
-    blocks = [_block(_take(df, op == code, _BLOCK), window_s, f"{name}_") for code, name in enumerate(OPS)]
+    blocks = [_block(_take(df, op == code, _BLOCK), window_s, f"{name}_", end_ms) for code, name in enumerate(OPS)]
     attempts = df["attempts"][df["outcome"] != Outcome.UNFINISHED]
     sums = {k: _sum(df[k]) for k in _SUMS}
     out = _summary_out(out, window_s, int((df["outcome"] == Outcome.UNFINISHED).sum()), blocks,
@@ -126,6 +142,9 @@ def _summary_out(out: dict, window_s: float, unfinished: int, blocks: list[dict]
     out["offered_cps"] = n / window_s
     out["unfinished"] = unfinished
     out["unfinished_share"] = _ratio(unfinished, n)
+    in_runtime = n - out["began_commit"]
+    out["unfinished_in_runtime"] = in_runtime
+    out["unfinished_in_runtime_share"] = _ratio(in_runtime, n)
     for b in blocks:
         out.update(b)
     cat, tab = int(sums["catalog_conflicts"]), int(sums["table_conflicts"])
@@ -148,7 +167,7 @@ def _summary_out(out: dict, window_s: float, unfinished: int, blocks: list[dict]
     return out
 
 
-def per_table(cols: dict, window_ms: tuple[float, float]) -> list[dict]:
+def per_table(cols: dict, window_ms: tuple[float, float], end_ms: float) -> list[dict]:
     """Per popularity rank: what Zipf runs are judged by. Ranks in order, each rank's transactions in id order
     (as pandas' groupby gave them)."""
     df, window_s = _window(cols, window_ms, _BLOCK + ("table_rank", "catalog_conflicts", "table_conflicts",
@@ -159,25 +178,26 @@ def per_table(cols: dict, window_ms: tuple[float, float]) -> list[dict]:
     rows = []
     for r, idx in zip(ranks, np.split(order, starts[1:])):
         part = {k: v[idx] for k, v in df.items()}
-        rows.append(_table_row(int(r), _block(part, window_s, ""), int(part["catalog_conflicts"].sum()),
+        rows.append(_table_row(int(r), _block(part, window_s, "", end_ms), int(part["catalog_conflicts"].sum()),
                                int(part["table_conflicts"].sum()), int(part["lock_grants"].sum()) / window_s))
     return rows
 
 
 def _table_row(rank: int, b: dict, cat: int, tab: int, lock_grants_cps: float) -> dict:
     return {"table_rank": rank, "arrived": b["arrived"], "committed": b["committed"], "aborted": b["aborted"],
-            "success_rate": b["success_rate"], "success_rate_finished": b["success_rate_finished"],
+            "began_commit": b["began_commit"], "success_rate": b["success_rate"],
+            "success_rate_finished": b["success_rate_finished"],
             "throughput_cps": b["throughput_cps"],
             "commit_latency_mean_ms": b["commit_latency_mean_ms"], "commit_latency_p99_ms": b["commit_latency_p99_ms"],
             "catalog_conflicts": cat, "table_conflicts": tab, "lock_grants_cps": lock_grants_cps}
 
 
-def per_writer(cols: dict, window_ms: tuple[float, float]) -> list[dict]:
+def per_writer(cols: dict, window_ms: tuple[float, float], end_ms: float) -> list[dict]:
     """Per writer (ids in order; none under open-loop arrivals): its window transactions' counts and rates, its
     utilisation and, for periodic writers, its commit lag and missed intervals."""
     writers = _Writers(window_ms)
     writers.add(_take(cols, slice(None), _WRITER))
-    return writers.rows()
+    return writers.rows(end_ms)
 
 
 class _Writers:
@@ -193,6 +213,10 @@ class _Writers:
         self.outcomes = np.zeros((0, 4), dtype=np.int64)
         self.cases, self.due, self.missed = (np.zeros(0, dtype=np.int64) for _ in range(3))
         self.busy_ms, self.lag_ms = np.zeros(0), np.zeros(0)
+        # the unfinished window transactions' writers and runtime ends: which were still in their runtime is known
+        # once the run's end is (`rows`)
+        self.open_writer: list[np.ndarray] = []
+        self.open_runtime_end_ms: list[np.ndarray] = []
 
     def _grow(self, n: int) -> None:
         old = len(self.seen)
@@ -221,6 +245,9 @@ class _Writers:
         win = mine & (cols["in_window"] != 0)
         ww = w[win]
         self.outcomes[:n] += np.bincount(ww * 4 + cols["outcome"][win], minlength=4 * n).reshape(n, 4)
+        still = cols["outcome"][win] == Outcome.UNFINISHED
+        self.open_writer.append(ww[still])
+        self.open_runtime_end_ms.append(cols["runtime_end_ms"][win][still])
         self.cases[:n] += np.bincount(ww, weights=cols["cases"][win], minlength=n).astype(np.int64)
         self.missed[:n] += np.bincount(ww, weights=cols["missed"][win], minlength=n).astype(np.int64)
         due = cols["due_ms"][win]
@@ -242,11 +269,18 @@ class _Writers:
                 "commit_lag_mean_ms": lag_mean_ms, "commit_lag_p99_ms": lag_p99_ms,
                 "missed_interval_share": _ratio(missed, missed + due)}
 
-    def rows(self) -> list[dict]:
+    def rows(self, end_ms: float) -> list[dict]:
+        """Per writer seen, of a run that ended at `end_ms`."""
+        n = len(self.seen)
+        writer = np.concatenate([np.zeros(0, dtype=np.int64), *self.open_writer])
+        runtime_end = np.concatenate([np.zeros(0), *self.open_runtime_end_ms])
+        in_runtime = np.bincount(writer[_in_runtime(np.full(len(writer), Outcome.UNFINISHED), runtime_end, end_ms)],
+                                 minlength=n)
         rows = []
         for w, util in zip(np.flatnonzero(self.seen), self.utilisation()):
             oc, due, missed = self.outcomes[w], int(self.due[w]), int(self.missed[w])
-            b = _counts_out("", int(oc.sum()), int(oc[Outcome.COMMITTED]), int(oc[Outcome.ABORTED]), self.window_s)
+            b = _counts_out("", int(oc.sum()), int(oc[Outcome.COMMITTED]), int(oc[Outcome.ABORTED]),
+                            int(in_runtime[w]), self.window_s)
             rows.append({"writer": int(w), **b, "attempts_cps": int(self.cases[w]) / self.window_s,
                          "utilisation": float(util), "commit_lag_mean_ms": _ratio(float(self.lag_ms[w]), due),
                          "missed_interval_share": _ratio(missed, missed + due)})
@@ -259,7 +293,7 @@ def nested(summary: dict) -> dict:
         return {k: summary[f"{prefix}commit_latency_{k}_ms"] for k in ("mean", "p50", "p95", "p99")}
 
     def counts(prefix):
-        return {k: summary[f"{prefix}{k}"] for k in ("arrived", "committed", "aborted")}
+        return {k: summary[f"{prefix}{k}"] for k in ("arrived", "began_commit", "committed", "aborted")}
 
     return {
         "success_rate": summary["success_rate"],
@@ -274,7 +308,9 @@ def nested(summary: dict) -> dict:
         "retries": {"catalog_conflicts": summary["catalog_conflicts"], "table_conflicts": summary["table_conflicts"],
                     "catalog_conflict_share": summary["catalog_conflict_share"]},
         "transactions": {**counts(""), "unfinished": summary["unfinished"],
-                         "unfinished_share": summary["unfinished_share"]},
+                         "unfinished_share": summary["unfinished_share"],
+                         "unfinished_in_runtime": summary["unfinished_in_runtime"],
+                         "unfinished_in_runtime_share": summary["unfinished_in_runtime_share"]},
         "io_per_commit": {"gets": summary["gets_per_commit"], "puts": summary["puts_per_commit"],
                           "cases": summary["cases_per_commit"], "catalog_reads": summary["catalog_reads_per_commit"],
                           "manifest_lists_read": summary["manifest_lists_read_per_commit"],
@@ -365,6 +401,8 @@ class StreamSummary:
         self.T = num_tables
         G = 2 * num_tables                      # group: table * 2 + op
         self.outcomes = np.zeros((G, 4), dtype=np.int64)
+        self.open_group: list[np.ndarray] = []          # unfinished window transactions: group, runtime end
+        self.open_runtime_end_ms: list[np.ndarray] = []
         self.lat_sums: list[np.ndarray] = []    # per chunk, per group: sum of committed latencies
         self.hist_op = LogHistogram(ALPHA_SUMMARY, 2)
         self.hist_table = LogHistogram(ALPHA_TABLE, num_tables)
@@ -393,6 +431,9 @@ class StreamSummary:
         g = table * 2 + op
         G = 2 * self.T
         self.outcomes += np.bincount(g * 4 + outcome, minlength=G * 4).reshape(G, 4)
+        still = outcome == Outcome.UNFINISHED     # in its runtime or not: known once the run's end is (`_in_runtime`)
+        self.open_group.append(g[still])
+        self.open_runtime_end_ms.append(cols["runtime_end_ms"][w][still])
         c = outcome == Outcome.COMMITTED
         lat = (cols["end_ms"][w] - cols["runtime_end_ms"][w])[c]
         self.lat_sums.append(np.bincount(g[c], weights=lat, minlength=G))
@@ -429,19 +470,29 @@ class StreamSummary:
         self.lag_sums.append(float(lag.sum()))
         self.hist_lag.add(np.zeros(len(lag), dtype=np.int64), lag)
 
-    def _block(self, groups: np.ndarray, hist: LogHistogram, rows, prefix: str) -> dict:
+    def _in_runtime(self, end_ms: float) -> np.ndarray:
+        """Per group, the window transactions still in their runtime when the run ended at `end_ms`."""
+        g = np.concatenate([np.zeros(0, dtype=np.int64), *self.open_group])
+        runtime_end = np.concatenate([np.zeros(0), *self.open_runtime_end_ms])
+        return np.bincount(g[_in_runtime(np.full(len(g), Outcome.UNFINISHED), runtime_end, end_ms)],
+                           minlength=2 * self.T)
+
+    def _block(self, groups: np.ndarray, hist: LogHistogram, rows, prefix: str, in_runtime: np.ndarray) -> dict:
         oc = self.outcomes[groups].sum(axis=0)
         n_c = int(oc[Outcome.COMMITTED])
         lat_sum = math.fsum(np.stack(self.lat_sums)[:, groups].ravel()) if self.lat_sums else 0.0
-        out = _counts_out(prefix, int(oc.sum()), n_c, int(oc[Outcome.ABORTED]), self.window_s)
+        out = _counts_out(prefix, int(oc.sum()), n_c, int(oc[Outcome.ABORTED]), int(in_runtime[groups].sum()),
+                          self.window_s)
         out.update(_latency_out(prefix, lat_sum / n_c if n_c else math.nan, hist.percentiles(rows, PERCENTILES)))
         return out
 
-    def summary(self) -> dict:
-        """`summarize`'s keys, in its order."""
+    def summary(self, end_ms: float) -> dict:
+        """`summarize`'s keys, in its order, for a run that ended at `end_ms`."""
         G = np.arange(2 * self.T)
-        out = self._block(G, self.hist_op, [0, 1], "")
-        blocks = [self._block(G[G % 2 == code], self.hist_op, [code], f"{name}_") for code, name in enumerate(OPS)]
+        left = self._in_runtime(end_ms)
+        out = self._block(G, self.hist_op, [0, 1], "", left)
+        blocks = [self._block(G[G % 2 == code], self.hist_op, [code], f"{name}_", left)
+                  for code, name in enumerate(OPS)]
         sums = {**self.sums, "backoff_ms": math.fsum(self.backoff)}
         n_fin = self.attempts[1]
         out = _summary_out(out, self.window_s, int(self.outcomes[:, Outcome.UNFINISHED].sum()), blocks,
@@ -457,18 +508,19 @@ class StreamSummary:
         out.update(_lock_out(tuple(int(c) for c in self.lock_counts), self.window_s, wait, hold))
         return out
 
-    def per_table(self) -> list[dict]:
+    def per_table(self, end_ms: float) -> list[dict]:
         """`per_table`'s rows: ranks with window transactions, in order."""
+        left = self._in_runtime(end_ms)
         rows = []
         for t in range(self.T):
             groups = np.array([2 * t, 2 * t + 1])
             if self.outcomes[groups].sum() == 0:
                 continue
-            rows.append(_table_row(t + 1, self._block(groups, self.hist_table, [t], ""),
+            rows.append(_table_row(t + 1, self._block(groups, self.hist_table, [t], "", left),
                                    int(self.conflicts[t, 0]), int(self.conflicts[t, 1]),
                                    int(self.lock_grants[t]) / self.window_s))
         return rows
 
-    def per_writer(self) -> list[dict]:
+    def per_writer(self, end_ms: float) -> list[dict]:
         """`per_writer`'s rows (exact: per-writer tallies)."""
-        return self.writers.rows()
+        return self.writers.rows(end_ms)

@@ -1,7 +1,10 @@
 """Storage-provider latency profiles, read from `providers/<name>.yaml`.
 
-A profile is data, not code: GET, PUT (size-dependent) and CAS lognormals with one floor. The seed's
-percentile tables are held against these numbers by tests/test_providers.py.
+A profile is data, not code: GET, PUT (size-dependent) and CAS lognormals with one floor, and optionally a HEAD
+and a LIST of their own. A provider file holds one profile per profile set (`storage.profile_set`): `seed`, the
+write-up's figures (its top-level keys), and `measured`, one request latency per request kind fitted to one
+writer's measured conditional-write loop (its `measured` section, with the loop it was fitted to). The seed's
+percentile tables and the measured loops are held against these numbers by tests/test_providers.py.
 """
 from __future__ import annotations
 
@@ -13,16 +16,22 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Mapping
 
-import yaml
-
-from .schema import Field, check
-from .yamlio import load_yaml
+from .inputs import read_yaml
+from .schema import ConfigError, Field, check
 
 MIB = 1024 * 1024
 
 
+#: the profile sets a provider file may hold (`storage.profile_set`; docs/MODEL.md, "Storage providers")
+PROFILE_SETS = ("seed", "measured")
+
+
 class ProviderError(ValueError):
     pass
+
+
+class ProfileSetError(ProviderError):
+    """The provider exists but holds no profile of the set asked for."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,9 @@ class Profile:
     # optional: LIST latency (a log protocol's listing; else a LIST costs a GET)
     list_median_ms: float | None = None
     list_sigma: float | None = None
+    # optional: HEAD latency (the microbenchmark's first request; else a HEAD is a GET-profile draw, as the seed's)
+    head_median_ms: float | None = None
+    head_sigma: float | None = None
     # optional: per-object mutation limit, a token bucket per object name (GCS: one write per second)
     mutation_rate_per_s: float | None = None
     mutation_burst: float | None = None
@@ -86,13 +98,27 @@ def _lognormal(median_ms: Field) -> dict:
 
 _NUMBER = Field(float, required=True, ge=0)
 _MEDIAN = Field(float, required=True, gt=0)
-SHAPE = {
-    "name": Field(str, required=True), "description": Field(str, required=True), "min_latency_ms": _NUMBER,
-    "get": Field(_lognormal(_MEDIAN), required=True),
+_REQUESTS = {
+    "min_latency_ms": _NUMBER, "get": Field(_lognormal(_MEDIAN), required=True),
     "put": Field({"base_ms": _MEDIAN, "ms_per_mib": _NUMBER, "sigma": _NUMBER}, required=True),
     "cas": Field(_lognormal(_MEDIAN), required=True),
-    # optional: LIST latency; a per-object mutation limit (a token bucket, burst 1 unless given)
-    "list": Field(_lognormal(_NUMBER)), "mutation_rate_per_s": Field(float, gt=0), "mutation_burst": Field(float, ge=1),
+    "list": Field(_lognormal(_NUMBER)),   # optional: LIST latency
+}
+_FIGURE = Field(float, gt=0)
+# what a measured set was fitted to: one writer's conditional-write loop (read by the tests and
+# benchmarks/profiles_fit.py, never by the model)
+LOOP = {"source": Field(str, required=True), "threads": Field(int, required=True, ge=1),
+        "median_ms": Field(float, required=True, gt=0), "mean_ms": Field(float, required=True, gt=0),
+        "p95_ms": Field(float, required=True, gt=0), "p99_ms": Field(float, required=True, gt=0),
+        "min_ms": Field(float, required=True, gt=0), "ops_per_s": _FIGURE,
+        "p5_ms": _FIGURE, "p10_ms": _FIGURE, "p25_ms": _FIGURE, "p75_ms": _FIGURE}
+SHAPE = {
+    "name": Field(str, required=True), "description": Field(str, required=True), **_REQUESTS,
+    # optional: a per-object mutation limit (a token bucket, burst 1 unless given), the same under every set
+    "mutation_rate_per_s": Field(float, gt=0), "mutation_burst": Field(float, ge=1),
+    # optional: the measured set, with a HEAD of its own and the loop it was fitted to
+    "measured": Field({"description": Field(str, required=True), "loop": Field(LOOP),
+                       "head": Field(_lognormal(_MEDIAN), required=True), **_REQUESTS}),
 }
 
 
@@ -100,30 +126,47 @@ def _error(path: str, message: str) -> ProviderError:
     return ProviderError(f"{path}: {message}")
 
 
-@functools.lru_cache(maxsize=64)
-def _load_file(path: str, mtime_ns: int) -> Profile:
-    """Cached per file version (`mtime_ns`): an edited provider file is read again, even in a notebook."""
-    where = Path(path).name
-    try:
-        data = load_yaml(Path(path).read_text())
-    except yaml.YAMLError as exc:
-        raise ProviderError(f"{where}: not valid YAML: {exc}") from None
-    d = check(SHAPE, data, where, _error)
-    rate, lst = d.get("mutation_rate_per_s"), d.get("list", {})
-    if "mutation_burst" in d and rate is None:
-        raise _error(f"{where}.mutation_burst", "needs mutation_rate_per_s")
+@dataclass(frozen=True)
+class ProviderFile:
+    """A provider file read: its profile per set, and the loop its measured set was fitted to (None: none)."""
+    profiles: dict
+    loop: dict | None
+
+
+def _profile(name: str, description: str, d: dict, limit: dict) -> Profile:
+    """One set's profile from its checked keys (`_REQUESTS`, and a HEAD if it has one)."""
+    lst, head = d.get("list", {}), d.get("head", {})
     return Profile(
-        name=d["name"], description=d["description"], min_latency_ms=d["min_latency_ms"],
+        name=name, description=description, min_latency_ms=d["min_latency_ms"],
         get_median_ms=d["get"]["median_ms"], get_sigma=d["get"]["sigma"],
         put_base_ms=d["put"]["base_ms"], put_ms_per_mib=d["put"]["ms_per_mib"], put_sigma=d["put"]["sigma"],
         cas_median_ms=d["cas"]["median_ms"], cas_sigma=d["cas"]["sigma"],
         list_median_ms=lst.get("median_ms"), list_sigma=lst.get("sigma"),
-        mutation_rate_per_s=rate, mutation_burst=None if rate is None else d.get("mutation_burst", 1.0),
-    )
+        head_median_ms=head.get("median_ms"), head_sigma=head.get("sigma"), **limit)
 
 
-def load_provider(name: str) -> Profile:
-    """A profile by name (`s3`) or by path to a YAML file of the same shape."""
+@functools.lru_cache(maxsize=64)
+def _load_file(path: str, mtime_ns: int) -> ProviderFile:
+    """Cached per file version (`mtime_ns`): an edited provider file is read again, even in a notebook."""
+    where = Path(path).name
+    try:
+        data = read_yaml(path, "provider")
+    except ConfigError as exc:
+        raise ProviderError(str(exc)) from None
+    d = check(SHAPE, data, where, _error)
+    rate = d.get("mutation_rate_per_s")
+    if "mutation_burst" in d and rate is None:
+        raise _error(f"{where}.mutation_burst", "needs mutation_rate_per_s")
+    limit = dict(mutation_rate_per_s=rate, mutation_burst=None if rate is None else d.get("mutation_burst", 1.0))
+    profiles = {"seed": _profile(d["name"], d["description"], d, limit)}
+    measured = d.get("measured")
+    if measured is not None:
+        profiles["measured"] = _profile(d["name"], measured["description"], measured, limit)
+    return ProviderFile(profiles, None if measured is None else measured.get("loop"))
+
+
+def _provider_file(name: str) -> ProviderFile:
+    """A provider file by name (`s3`) or by path to a YAML file of the same shape."""
     path = Path(name)
     if path.suffix not in (".yaml", ".yml"):
         path = providers_dir() / f"{name}.yaml"
@@ -131,3 +174,22 @@ def load_provider(name: str) -> Profile:
         raise ProviderError(f"unknown provider {name!r} (expected one of: {', '.join(available())}, "
                             "or a path to a provider .yaml)")
     return _load_file(str(path.resolve()), path.stat().st_mtime_ns)
+
+
+def load_provider(name: str, profile_set: str = "seed") -> Profile:
+    """A provider's profile of one set (`storage.profile_set`), by name (`s3`) or by path to a YAML file."""
+    profiles = _provider_file(name).profiles
+    if profile_set not in profiles:
+        raise ProfileSetError(f"provider {name!r} has no {profile_set!r} profile set "
+                              f"(it has: {', '.join(profiles)})")
+    return profiles[profile_set]
+
+
+def profile_of(cfg) -> Profile:
+    """The profile a config runs on: its provider's (`storage.provider`) of its set (`storage.profile_set`)."""
+    return load_provider(cfg.storage.provider, cfg.storage.profile_set)
+
+
+def measured_loop(name: str) -> dict | None:
+    """The single-writer loop a provider's measured set was fitted to (its `measured.loop`), or None."""
+    return _provider_file(name).loop

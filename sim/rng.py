@@ -72,6 +72,8 @@ SOURCES = (
     RandomSource("put_timeline", "PUT_TIMELINE", 19, "latency.put_timeline", lambda p, n: 8 * n if p.hudi else 0),
     # Delta's DynamoDB log store: its GetItem, Query and completion PutItem
     RandomSource("log_store", "LOG_STORE", 20, "latency.log_store", lambda p, n: 3 * n if p.log_store else 0),
+    # the microbenchmark's HEAD, under a profile with a HEAD of its own (else the HEAD is a `get` draw)
+    RandomSource("head", "HEAD", 21, "latency.head", lambda p, n: n if p.own_head else 0),
 )
 
 

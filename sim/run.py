@@ -11,7 +11,7 @@ from pathlib import Path
 from . import metrics, records as records_mod
 from .config import Config, config_hash
 from .engines import ENGINES, make_engine
-from .providers import load_provider
+from .providers import profile_of
 from .sink import ROW_GROUP_ROWS, StreamSink
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ __all__ = ["ENGINES", "RunResult", "resolved_config", "run"]
 def resolved_config(cfg: Config) -> dict:
     """What a result is stored with: the config with defaults filled in, the provider profile it ran on, its
     hash."""
-    return {"config": cfg.to_dict(), "provider_profile": load_provider(cfg.storage.provider).to_dict(),
+    return {"config": cfg.to_dict(), "provider_profile": profile_of(cfg).to_dict(),
             "config_hash": config_hash(cfg)}
 
 
@@ -71,12 +71,14 @@ def run(cfg: Config, replication: int = 0, *, history: bool = False, engine: str
     window = eng.window
     if stream:
         cols = None
-        summary, per_table, total = sink.summary.summary(), sink.summary.per_table(), sink.summary.total
-        per_writer = sink.summary.per_writer()
+        ss = sink.summary
+        summary, per_table, total = ss.summary(eng.end_ms), ss.per_table(eng.end_ms), ss.total
+        per_writer = ss.per_writer(eng.end_ms)
     else:
         cols = records_mod.record_columns(eng.r)
-        summary, per_table = metrics.summarize(cols, window), metrics.per_table(cols, window)
-        per_writer = metrics.per_writer(cols, window)
+        summary = metrics.summarize(cols, window, eng.end_ms)
+        per_table = metrics.per_table(cols, window, eng.end_ms)
+        per_writer = metrics.per_writer(cols, window, eng.end_ms)
         total = {"transactions": len(cols["txn"]), "catalog_reads": int(cols["catalog_reads"].sum()),
                  "cases": int(cols["cases"].sum())}
     n = total["transactions"]

@@ -18,6 +18,11 @@ default keeps the old behaviour, a faster engine with the same records) leave it
 #    rebuilt, the log cleanup's LIST; log-spark new); design file re-reads the catalog before its CAS
 #    (boring-catalog); pointer is retired (fs-table new). Results of configs naming rest, log or file change;
 #    every configuration that names no design keeps its results (goldens)
+# 5: success is committed / window transactions that began to commit (MODEL.md 'Metrics'): one still in its runtime
+#    when the run ends (the runtime's long tail: about 1.3 % of a light s3 run's) is left out and reported as its own
+#    share (`unfinished_in_runtime_share`), instead of counting as a failure. Every run's records and histories keep
+#    their values (goldens); summaries with such a transaction change (`success_rate`, per kind, per table, per
+#    writer), and so do knees (their trials are `began_commit`)
 # 6: REST servers with finite capacity (sim/model/capacity.py): every database request takes a connection of the
 #    server's pool (reference 2, polaris 20, lakekeeper write 5 and read 10) and waits for one in order; the
 #    reference server re-reads its row before the CAS; Lakekeeper and Polaris DELETE a lost commit's metadata.json;

@@ -2,15 +2,13 @@
 
 PyYAML follows YAML 1.1, where a float needs a dot (`1.0e3`), so `2e5` reads as the string '2e5' and a config
 refuses it. This loader adds YAML 1.2's exponent form; everything else reads as `yaml.safe_load` reads it.
+A YAML error is told in one line (`describe_error`); reading the file it came from is `sim.inputs`.
 """
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import yaml
-
-from .schema import ConfigError
 
 
 class Loader(yaml.SafeLoader):
@@ -28,12 +26,17 @@ def load_yaml(text: str):
     return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
 
 
-def load_yaml_file(path: Path, kind: str):
-    """An input file's YAML; a missing file or bad YAML is a `ConfigError` naming the file (`kind`: config,
-    sweep)."""
-    try:
-        return load_yaml(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError("", f"{kind} file not found: {path}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError("", f"{path}: not valid YAML: {exc}") from None
+def describe_error(exc: yaml.YAMLError, text: str) -> str:
+    """One line for a YAML error: where (line, column) and what, without PyYAML's `in "<unicode string>"`
+    and its multi-line excerpt."""
+    if isinstance(exc, yaml.reader.ReaderError):       # a character YAML does not allow (binary data)
+        line = text[:exc.position].count("\n") + 1
+        return f"line {line}: not valid YAML: character #x{exc.character:04x} is not allowed"
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    if mark is None:
+        return "not valid YAML: " + " ".join(str(exc).split())
+    what = exc.problem or exc.context or "syntax error"
+    context, cmark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if exc.problem and context:
+        what += f" ({context}{f' from line {cmark.line + 1}' if cmark is not None else ''})"
+    return f"line {mark.line + 1}, column {mark.column + 1}: not valid YAML: {what}"

@@ -25,6 +25,7 @@ def test_defaults_are_the_documented_ones():
     ({"catalog": {"backend": "service"}}, "catalog.latency_ms", "exactly one"),
     ({"catalog": {"latency_ms": 5}}, "catalog.latency_ms", "backend is storage"),
     ({"storage": {"provider": "s4"}}, "storage.provider", "unknown provider"),
+    ({"storage": {"profile_set": "measurd"}}, "storage.profile_set", "expected one of seed, measured"),
     ({"retry": {"table": {"policy": "sometimes"}}}, "retry.table.policy", "one of"),
     ({"retry": {"table": {"policy": "fixed"}}}, "retry.table.delay_ms", "required"),
     ({"retry": {"table": {"policy": "immediate", "delay_ms": 5}}}, "retry.table.delay_ms", "not used"),
@@ -156,7 +157,14 @@ def test_cross_field_rules_name_their_path(data, path):
 
 @pytest.mark.parametrize("edit, message", [
     ({"bogus": 1}, "p.yaml.bogus: unknown key (expected one of: name, description, min_latency_ms, get, put, cas, "
-                   "list, mutation_rate_per_s, mutation_burst)"),
+                   "list, mutation_rate_per_s, mutation_burst, measured)"),
+    ({"measured": {"description": "m", "min_latency_ms": 1, "get": {"median_ms": 2, "sigma": 0.1},
+                   "put": {"base_ms": 6, "ms_per_mib": 10, "sigma": 0.2}, "cas": {"median_ms": 9, "sigma": 0.1}}},
+     "p.yaml.measured.head: missing"),
+    ({"measured": {"description": "m", "min_latency_ms": 1, "head": {"median_ms": 2, "sigma": 0.1},
+                   "get": {"median_ms": 2, "sigma": 0.1}, "put": {"base_ms": 6, "ms_per_mib": 10, "sigma": 0.2},
+                   "cas": {"median_ms": 9, "sigma": 0.1}, "loop": {"source": "x", "threads": 1}}},
+     "p.yaml.measured.loop.median_ms: missing"),
     ({"get": {"median_ms": 0, "sigma": 0.3}}, "p.yaml.get.median_ms: expected a value > 0, got 0.0"),
     ({"cas": {"median_ms": 20}}, "p.yaml.cas.sigma: missing"),
     ({"list": {"median_ms": 3, "sigma": "x"}}, "p.yaml.list.sigma: expected a number, got 'x'"),

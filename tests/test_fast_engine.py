@@ -77,6 +77,9 @@ WRITER_CASES = {
     "bench_s3": ({"count": 8}, BENCH),
     "bench_log": ({"count": 8}, merge(BENCH, {"design": "log"})),
     "bench_gcp": ({"count": 4}, merge(BENCH, {"storage": {"provider": "gcp"}})),
+    # the measured profile set: a HEAD of its own (its own random source), the conditional PUT alone as the CAS
+    "bench_s3_measured": ({"count": 8}, merge(BENCH, {"storage": {"profile_set": "measured"}})),
+    "bench_gcp_measured": ({"count": 4}, merge(BENCH, {"storage": {"provider": "gcp", "profile_set": "measured"}})),
     "bench_service_retry": ({"count": 4}, merge(BENCH, {"design": "rest", "catalog": {"latency_ms": 5},
                                                         "commit": {"max_retries": 2}})),
     # simultaneous starts on one connection and row locks: only SimPy's order decides who waits
@@ -104,6 +107,8 @@ CASES = {
     "default": {},
     **{f"provider_{p}": merge(CONTENDED, {"storage": {"provider": p}})
        for p in ("s3x", "s3", "azurex", "azure", "gcp", "instant")},
+    **{f"provider_{p}_measured": merge(CONTENDED, {"storage": {"provider": p, "profile_set": "measured"}})
+       for p in ("s3", "azure")},
     "service_constant": merge(CONTENDED, {"catalog": {"backend": "service", "latency_ms": 10}}),
     "service_constant_zero": merge(CONTENDED, {"catalog": {"backend": "service", "latency_ms": 0}}),
     "service_lognormal": merge(CONTENDED, {"catalog": {"backend": "service",

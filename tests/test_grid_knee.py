@@ -52,9 +52,8 @@ def test_grid_knee_ci_covers_the_crossing_at_its_nominal_rate():
     """Over 200 synthetic grids the 95 % CI covers the true crossing (measured: 188 of 200)."""
     hits = 0
     for seed in range(200):
-        status, fit = grid_knee(_grid_points(_synthetic(GAPS_MS, 3, seed), "inter_arrival_ms", False), 0.95, ("",))
-        _, lo, hi = fit.knee()
-        hits += status == "ok" and lo < KNEE_CPS < hi
+        k = grid_knee(_grid_points(_synthetic(GAPS_MS, 3, seed), "inter_arrival_ms", False), 0.95, ("",))
+        hits += k.status == "ok" and k.low < KNEE_CPS < k.high
     assert hits >= 180
 
 
@@ -71,7 +70,9 @@ def test_grid_that_never_crosses_is_below_or_above_range():
     below = knee_table(_synthetic([50.0, 25.0], 2, 0), [], "inter_arrival_ms").iloc[0]
     above = knee_table(_synthetic([2000.0, 1000.0], 2, 0), [], "inter_arrival_ms").iloc[0]
     assert below["knee_status"] == "below_range" and math.isnan(below["knee_offered_cps"])
+    assert below["knee_bound_cps"] == pytest.approx(20.0, rel=0.05)        # the lightest load's trials/s
     assert above["knee_status"] == "above_range" and math.isnan(above["knee_throughput_cps"])
+    assert above["knee_bound_cps"] == pytest.approx(0.95 * 1.0, rel=0.05)   # threshold x the heaviest's trials/s
     assert above["max_throughput_cps"] > 0
 
 
@@ -102,3 +103,56 @@ def test_grid_knee_and_knee_search_agree(tmp_path):
     g = knee_table(pd.DataFrame(rows), [], "inter_arrival_ms").iloc[0]
     assert g["knee_status"] == "ok"
     assert g["knee_offered_cps_low"] < hi and lo < g["knee_offered_cps_high"], (g.to_dict(), k)
+
+
+def test_a_report_names_the_commands_that_bound_its_open_knees_and_reads_their_answers(tmp_path):
+    """The report of a grid with a sweep file writes its base config and a knee sweep of the cells it does not
+    bound; each such row names `sim knee` on that cell; knees a search of those cells found replace the grid's
+    when the report is written again."""
+    from test_report import make_results
+    from sim.report import write_report
+    from sim.report.knee_commands import unbounded_command, unbounded_note
+    d = tmp_path / "grid"
+    d.mkdir()
+    make_results().to_parquet(d / "results.parquet", index=False)
+    base = {"catalog": {"backend": "storage"}, "workload": {"inter_arrival": {"distribution": "exponential"}}}
+    (d / "sweep.yaml").write_text(yaml.safe_dump({"name": "grid", "base": base, "grid": {}}))
+    write_report(d)
+    knee = pd.read_csv(d / "report" / "knee.csv", dtype={"knee_command": str, "knee_reason": str}).fillna(
+        {"knee_command": "", "knee_reason": ""})
+    assert yaml.safe_load((d / "report" / "base.yaml").read_text()) == base
+    open_ = knee[knee["knee_status"] != "ok"]
+    assert len(open_) == 2 and (knee.loc[knee["knee_status"] == "ok", "knee_command"] == "").all()
+    row = open_[open_["knee_status"] == "below_range"].iloc[0]        # gcp, one table, FA: every load fails
+    assert row["knee_command"] == (f"sim knee {d / 'report' / 'base.yaml'} --set storage.provider=gcp "
+                                   "--set workload.num_tables=1 --set workload.fast_append_ratio=1")
+    spec = yaml.safe_load((d / "report" / "knee-unbounded.yaml").read_text())
+    assert spec["base"] == base and spec["knee"]["start"] == [20.0, 1000.0]
+    assert spec["zip"] == [{"storage.provider": ["gcp", "gcp"], "workload.num_tables": [1, 1],
+                            "workload.fast_append_ratio": [0.9, 1.0]}]
+    assert unbounded_note(d).endswith(unbounded_command(d)) and "1 below_range, 1 undecided" in unbounded_note(d)
+    # a search of the two cells: one bounded, one still below range
+    searched = pd.DataFrame([
+        {"provider": "gcp", "num_tables": 1, "fast_append_ratio": 0.9, "knee_status": "ok", "knee_reason": "",
+         "knee_bound_cps": np.nan, "offered_cps": 2.0, "offered_cps_low": 1.8, "offered_cps_high": 2.1,
+         "knee_throughput_cps": 1.9, "knee_throughput_cps_low": 1.7, "knee_throughput_cps_high": 2.0,
+         "value": 500.0, "success_rate": 0.96, "vo_success_rate": 0.95, "commit_latency_mean_ms": 300.0},
+        {"provider": "gcp", "num_tables": 1, "fast_append_ratio": 1.0, "knee_status": "below_range",
+         "knee_reason": "", "knee_bound_cps": 0.05, "offered_cps": np.nan, "offered_cps_low": np.nan,
+         "offered_cps_high": np.nan, "knee_throughput_cps": np.nan, "knee_throughput_cps_low": np.nan,
+         "knee_throughput_cps_high": np.nan, "value": np.nan, "success_rate": np.nan, "vo_success_rate": np.nan,
+         "commit_latency_mean_ms": np.nan}])
+    (d / "knee-unbounded").mkdir()
+    searched.to_parquet(d / "knee-unbounded" / "knees.parquet", index=False)
+    write_report(d)
+    knee = pd.read_csv(d / "report" / "knee.csv", dtype={"knee_command": str}).fillna({"knee_command": ""})
+    knee = knee.set_index("fast_append_ratio")
+    gcp1 = knee[(knee["provider"] == "gcp") & (knee["num_tables"] == 1)]
+    assert gcp1["knee_source"].tolist() == ["search", "search"] and gcp1["knee_command"].tolist() == ["", ""]
+    assert gcp1.loc[0.9, "knee_status"] == "ok" and gcp1.loc[0.9, "knee_throughput_cps"] == 1.9
+    assert gcp1.loc[0.9, "knee_inter_arrival"] == 500.0 and gcp1.loc[0.9, "latency_mean_ms"] == 300.0
+    assert gcp1.loc[1.0, "knee_status"] == "below_range" and gcp1.loc[1.0, "knee_bound_cps"] == 0.05
+    assert (knee.loc[knee["provider"] == "s3", "knee_source"] == "grid").all()
+    assert unbounded_note(d) == "knees: 7 ok, 1 below_range; 1 still without a bounded knee after a knee search " \
+        "(knee_reason, knee_bound_cps)"                    # a rerun of the same searches would not change it
+    assert yaml.safe_load((d / "report" / "knee-unbounded.yaml").read_text())["zip"] == spec["zip"]   # both kept

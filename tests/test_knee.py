@@ -61,8 +61,10 @@ def test_search_finds_the_crossing_of_a_noisy_curve_within_its_ci(seed):
     assert abs(rec["offered_cps"] / KNEE_CPS - 1) < 0.03       # coverage: the next test
     assert rec["offered_cps_low"] < rec["offered_cps"] < rec["offered_cps_high"]
     assert rec["ci95_halfwidth_rel"] <= 0.05 and rec["decided"]
-    assert 4 <= rec["fit_runs"] <= rec["full_runs"] <= 24 and not math.isnan(rec["throughput_cps_ci95"])
-    assert rec["success_rate"] == pytest.approx(0.95, abs=0.01)      # at the knee, by least squares
+    assert 4 <= rec["fit_runs"] <= rec["full_runs"] <= 24
+    assert rec["knee_status"] == "ok" and math.isnan(rec["knee_bound_cps"])
+    assert 0 < rec["knee_throughput_cps_low"] < rec["knee_throughput_cps"] < rec["knee_throughput_cps_high"]
+    assert rec["success_rate"] == pytest.approx(0.95, abs=1e-9)      # at the knee: the fitted curve crosses there
 
 
 @pytest.mark.parametrize("adaptive", [False, True])
@@ -233,7 +235,9 @@ def test_knee_cli_json_end_to_end_and_cache_reuse(tmp_path):
     assert lo <= k["offered_cps"] < hi
     assert k["param"] == "workload.inter_arrival.mean_ms"
     assert k["offered_cps"] == pytest.approx(1000 / k["value"])
-    assert k["throughput_cps"]["value"] > 0
+    assert k["knee_status"] == "ok" and k["knee_text"].endswith(" c/s")
+    tlo, thi = k["throughput_cps"]["ci95"]             # commits/s at the knee: the offered CI scaled alike
+    assert 0 < tlo <= k["throughput_cps"]["value"] <= thi <= k["offered_cps"] * hi / k["offered_cps"]
     for op in ("all", "fa", "vo"):
         assert set(k["commit_latency"][op]) == {"mean_ms", "p99_ms"}
     assert out["common_random_numbers"] is True
@@ -261,10 +265,12 @@ def test_knee_section_in_a_sweep(tmp_path):
     write_report(tmp_path / "out")
     knees = pd.read_parquet(tmp_path / "out" / "knees.parquet")
     assert len(knees) == 2 and set(knees["num_tables"]) == {1, 5}
-    assert {"offered_cps", "offered_cps_low", "offered_cps_high", "throughput_cps", "runs"} <= set(knees.columns)
+    assert {"offered_cps", "offered_cps_low", "offered_cps_high", "knee_status", "knee_throughput_cps",
+            "knee_throughput_cps_low", "knee_throughput_cps_high", "runs"} <= set(knees.columns)
     assert (tmp_path / "out" / "knees.csv").is_file()
     html = (tmp_path / "out" / "report" / "index.html").read_text()
-    assert html.index('id="knee-picture"') < html.index('id="tiers"') < html.index('id="knees"')
+    order = [html.index(f'id="{i}"') for i in ("knee", "tiers", "knee-picture", "knees")]
+    assert order == sorted(order)
 
 
 # -------------------------------------------------------------------------------- common random numbers

@@ -214,8 +214,9 @@ def test_writers_knee_cli_end_to_end(tmp_path):
     again = json.loads(run_cli(*args).stdout)
     assert again["new_runs"] == 0 and again["knee"] == k       # every run came from the cache
     text = run_cli("knee", cfg, *args[3:])           # without --json: the line a user reads
-    assert f"knee (ok): {k['writers']} writers (95 % CI {k['writers_ci95'][0]} .. {k['writers_ci95'][1]}; " \
-           f"crossing {k['writers_crossing']:.2f}" in text.stdout
+    assert f"knee {k['knee_text']}; search ok: {k['writers']} writers (95 % CI {k['writers_ci95'][0]} .. " \
+           f"{k['writers_ci95'][1]}; crossing {k['writers_crossing']:.2f}" in text.stdout
+    assert k["knee_status"] == "ok" and k["knee_text"].endswith(" writers")
 
 
 def test_writers_knee_sweep(tmp_path):
@@ -235,9 +236,9 @@ def test_writers_knee_sweep(tmp_path):
     assert "writers" in points.columns and "offered_cps" not in points.columns
     text = write_report(tmp_path / "out").read_text()
     report = pd.read_csv(tmp_path / "out" / "report" / "writers_knees.csv")      # the knees as read, per cell
-    assert report["max_retries"].tolist() == [1, 3] and report["status"].tolist() == ["ok", "ok"]
-    for (_, k), label in zip(knees.iterrows(), report["knee"]):
-        want = f"{k['writers']:.0f} [{k['writers_low']:.0f}, {k['writers_high']:.0f}]"
+    assert report["max_retries"].tolist() == [1, 3] and report["knee_status"].tolist() == ["ok", "ok"]
+    for (_, k), label in zip(knees.iterrows(), report["knee_text"]):
+        want = f"{k['writers']:.0f} [{k['writers_low']:.0f}, {k['writers_high']:.0f}] writers"
         assert label == want and want in text
     assert (report["most_writers"] >= report["writers_high"]).all()       # the most writers the search ran
     assert (tmp_path / "out" / "report" / "figures" / "writers_knee.png").is_file()
@@ -258,13 +259,14 @@ def test_periodic_writers_count_ticks_as_trials():
 def test_periodic_writers_knee_reports_success_over_ticks():
     """The success rate a writers knee gives at the knee is what its fit counts: per tick, not per commit (every
     commit of these runs succeeds, two in five ticks do not)."""
-    from sim.knee.search import _at_knee_value
-    from sim.knee.points import with_ticks
-    run = with_ticks({"arrived": 30, "committed": 30, "success_rate": 1.0, "vo_arrived": 0, "vo_committed": 0,
-                      "vo_success_rate": math.nan, "missed_interval_share": 0.4})
-    assert _at_knee_value(run, "success_rate") == 0.6
-    assert math.isnan(_at_knee_value(run, "vo_success_rate"))       # no VO arrived: undefined, as in the summary
-    assert _at_knee_value(run, "throughput_cps") is None and _at_knee_value(run, "committed") == 30
+    from sim.knee.fit import logistic_crossing
+    from sim.knee.points import trials, with_ticks
+    run = with_ticks({"arrived": 30, "committed": 30, "began_commit": 30, "success_rate": 1.0, "vo_arrived": 0,
+                      "vo_committed": 0, "vo_success_rate": math.nan, "missed_interval_share": 0.4})
+    assert trials(run, "") == 50
+    fit = Fit(0.0, [(0.0, run)], {"": logistic_crossing([0.0], [30], [trials(run, "")], 0.95)})
+    assert fit.success_at("", 0.0) == 0.6                # one run: no fitted curve, its pooled success over ticks
+    assert math.isnan(fit.success_at("vo_", 0.0))        # not a checked kind: undefined
 
 
 def test_periodic_writers_pilot_spans_ten_intervals():

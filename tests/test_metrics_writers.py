@@ -16,6 +16,8 @@ from sim.records import RECORD_COLUMNS, empty_columns
 
 C, A, U = int(Outcome.COMMITTED), int(Outcome.ABORTED), int(Outcome.UNFINISHED)
 WINDOW = (1000.0, 11000.0)        # 10 s
+END_MS = 13000.0                  # when the run ended: an unfinished transaction whose runtime ends later never began
+                                  # to commit
 NEW_KEYS = ["attempts_cps", "attempt_failure_share", "aborted_latency_mean_ms", "aborted_latency_p50_ms",
             "aborted_latency_p95_ms", "aborted_latency_p99_ms", "writers_seen", "commits_per_writer_cps",
             "writer_utilisation", "commit_lag_mean_ms", "commit_lag_p99_ms", "missed_interval_share"]
@@ -59,7 +61,7 @@ def periodic() -> dict:
 
 
 def test_closed_loop_summary_by_hand():
-    s = summarize(closed_loop(), WINDOW)
+    s = summarize(closed_loop(), WINDOW, END_MS)
     assert s["throughput_cps"] == 0.2                       # 2 commits in 10 s
     assert s["attempts_cps"] == 0.9                         # 2 + 3 + 1 + 1 + 2 conditional writes
     assert s["attempt_failure_share"] == 7 / 9              # all but the 2 commits' last ones failed
@@ -78,14 +80,15 @@ def test_closed_loop_summary_by_hand():
 
 
 def test_closed_loop_per_writer_by_hand():
-    rows = per_writer(closed_loop(), WINDOW)
+    rows = per_writer(closed_loop(), WINDOW, END_MS)
     assert [r["writer"] for r in rows] == [0, 1]
     w0, w1 = rows
-    assert list(w0) == ["writer", "arrived", "committed", "aborted", "success_rate", "success_rate_finished",
+    assert list(w0) == ["writer", "arrived", "committed", "aborted", "began_commit", "success_rate",
+                        "success_rate_finished",
                         "throughput_cps", "attempts_cps", "utilisation", "commit_lag_mean_ms", "missed_interval_share"]
     assert (w0["arrived"], w0["committed"], w0["aborted"]) == (3, 1, 1)
     assert (w1["arrived"], w1["committed"], w1["aborted"]) == (2, 1, 1)
-    assert w0["success_rate"] == 1 / 3                          # writer 0's unfinished one is not a success
+    assert w0["success_rate"] == 1 / 3      # writer 0's unfinished one began to commit (10800 < END_MS): a failure
     assert w0["success_rate_finished"] == w1["success_rate"] == w1["success_rate_finished"] == 0.5
     assert w0["throughput_cps"] == w1["throughput_cps"] == 0.1
     assert (w0["attempts_cps"], w1["attempts_cps"]) == (0.6, 0.3)
@@ -93,17 +96,18 @@ def test_closed_loop_per_writer_by_hand():
     assert w1["utilisation"] == pytest.approx(0.22, abs=1e-15)
     assert math.isnan(w0["commit_lag_mean_ms"]) and math.isnan(w1["missed_interval_share"])
     mean_utilisation = (w0["utilisation"] + w1["utilisation"]) / 2
-    assert mean_utilisation == pytest.approx(summarize(closed_loop(), WINDOW)["writer_utilisation"], abs=1e-15)
+    want = summarize(closed_loop(), WINDOW, END_MS)["writer_utilisation"]
+    assert mean_utilisation == pytest.approx(want, abs=1e-15)
 
 
 def test_periodic_lag_and_missed_by_hand():
-    s = summarize(periodic(), WINDOW)
+    s = summarize(periodic(), WINDOW, END_MS)
     assert s["commit_lag_mean_ms"] == 375.0                   # (0 + 500 + 50 + 950) / 4
     assert s["commit_lag_p99_ms"] == pytest.approx(500 + 0.97 * 450, abs=1e-9)   # np.percentile's h = 2.97
     assert s["missed_interval_share"] == 3 / 7               # 3 ticks missed, 4 served
     assert s["attempts_cps"] == 0.5 and s["attempt_failure_share"] == 2 / 5
     assert s["aborted_latency_mean_ms"] == 100.0
-    w0, w1 = per_writer(periodic(), WINDOW)
+    w0, w1 = per_writer(periodic(), WINDOW, END_MS)
     assert (w0["commit_lag_mean_ms"], w1["commit_lag_mean_ms"]) == (250.0, 500.0)
     assert (w0["missed_interval_share"], w1["missed_interval_share"]) == (1 / 3, 0.5)
 
@@ -111,28 +115,50 @@ def test_periodic_lag_and_missed_by_hand():
 def test_open_loop_has_the_same_keys_nan_and_no_writer_rows():
     cols = closed_loop()
     cols["writer"][:] = -1
-    s, w = summarize(cols, WINDOW), summarize(closed_loop(), WINDOW)
+    s, w = summarize(cols, WINDOW, END_MS), summarize(closed_loop(), WINDOW, END_MS)
     assert list(s) == list(w) and list(s)[-len(NEW_KEYS) - len(LOCK_KEYS):] == NEW_KEYS + LOCK_KEYS
     assert s["writers_seen"] == 0
     for k in ("commits_per_writer_cps", "writer_utilisation", "commit_lag_mean_ms", "commit_lag_p99_ms",
               "missed_interval_share"):
         assert math.isnan(s[k]), k
     assert s["attempts_cps"] == 0.9                          # not a writer key: every run has it
-    assert per_writer(cols, WINDOW) == []
+    assert per_writer(cols, WINDOW, END_MS) == []
     assert {k: v for k, v in s.items() if k not in NEW_KEYS} == \
         {k: v for k, v in w.items() if k not in NEW_KEYS}     # the writer column changes no other key
+
+
+def test_success_is_over_transactions_that_began_to_commit():
+    """MODEL.md 'Metrics': an unfinished transaction still in its runtime at the run's end (its runtime end after
+    END_MS, or not drawn yet) is left out of the success rate and counted in its own share; one whose runtime had
+    ended (it began to commit) is a failure; per kind too; the finished-only rate leaves both out."""
+    cols = cols_of(writer=[-1] * 6, op=[0, 0, 0, 1, 1, 0],
+                   arrival_ms=[2000, 3000, 4000, 5000, 6000, 10900],
+                   runtime_end_ms=[2500, 3500, 12000, 14000, 6500, np.nan],
+                   end_ms=[2600, np.nan, np.nan, np.nan, 6600, np.nan],
+                   outcome=[C, U, U, U, A, U], cases=[1, 2, 1, 0, 1, 0], in_window=[True] * 6)
+    s = summarize(cols, WINDOW, END_MS)
+    assert (s["arrived"], s["began_commit"], s["committed"], s["aborted"]) == (6, 4, 1, 1)
+    assert s["success_rate"] == 1 / 4                  # txns 1 and 2 began to commit and had not ended: failures
+    assert s["success_rate_finished"] == 1 / 2
+    assert (s["unfinished"], s["unfinished_in_runtime"]) == (4, 2)
+    assert s["unfinished_in_runtime_share"] == 2 / 6
+    assert (s["fa_began_commit"], s["fa_success_rate"]) == (3, 1 / 3)
+    assert (s["vo_began_commit"], s["vo_success_rate"]) == (1, 0.0)
+    assert nested(s)["transactions"]["unfinished_in_runtime"] == 2
+    later = summarize(cols, WINDOW, 15000.0)          # had the run ended later, txn 3's runtime would have ended
+    assert (later["began_commit"], later["vo_success_rate"]) == (5, 0.0)
 
 
 def test_no_aborted_nor_attempts_is_nan():
     cols = cols_of(writer=[-1], arrival_ms=[2000], runtime_end_ms=[2500], end_ms=[np.nan], outcome=[U],
                    cases=[0], in_window=[True])
-    s = summarize(cols, WINDOW)
+    s = summarize(cols, WINDOW, END_MS)
     assert s["attempts_cps"] == 0.0
     assert math.isnan(s["attempt_failure_share"]) and math.isnan(s["aborted_latency_p99_ms"])
 
 
 def test_nested_writers_group():
-    n = nested(summarize(periodic(), WINDOW))["writers"]
+    n = nested(summarize(periodic(), WINDOW, END_MS))["writers"]
     assert n["count"] == 2 and n["commits_per_writer_cps"] == 0.15
     assert n["commit_lag_ms"] == {"mean": 375.0, "p99": pytest.approx(936.5)}
     assert n["attempt_failure_share"] == 2 / 5 and n["aborted_latency_ms"]["mean"] == 100.0
@@ -174,6 +200,7 @@ def records(draw):
     arrival = np.array(ints(0, 12000), dtype=float)
     runtime_end = arrival + np.array(ints(0, 3000))
     outcome = np.array(draw(st.lists(st.sampled_from([C, A, U]), min_size=n, max_size=n)))
+    runtime_end[(outcome == U) & np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))] = np.nan
     end = np.where(outcome == U, np.nan, runtime_end + np.array(ints(0, 2000)))
     due = arrival - np.array(ints(0, 1500)) if draw(st.booleans()) else np.full(n, np.nan)
     return cols_of(writer=writer, arrival_ms=arrival, runtime_end_ms=runtime_end, end_ms=end, outcome=outcome,
@@ -187,11 +214,11 @@ def records(draw):
 def test_streaming_equals_in_memory(cols, cuts, order):
     n = len(cols["txn"])
     ss = streamed(cols, [min(c, n) for c in cuts], list(order))
-    want, got = summarize(cols, WINDOW), ss.summary()
+    want, got = summarize(cols, WINDOW, END_MS), ss.summary(END_MS)
     assert list(got) == list(want)
     for k in want:
         assert_same(got[k], want[k], k)
-    rows_want, rows_got = per_writer(cols, WINDOW), ss.per_writer()
+    rows_want, rows_got = per_writer(cols, WINDOW, END_MS), ss.per_writer(END_MS)
     assert [r["writer"] for r in rows_got] == [r["writer"] for r in rows_want]
     for rg, rw in zip(rows_got, rows_want):
         assert list(rg) == list(rw)
@@ -204,10 +231,10 @@ def test_streaming_by_hand_chunks():
     for cols in (closed_loop(), periodic()):
         n = len(cols["txn"])
         ss = streamed(cols, list(range(1, n)), list(range(n))[::-1])
-        want, got = summarize(cols, WINDOW), ss.summary()
+        want, got = summarize(cols, WINDOW, END_MS), ss.summary(END_MS)
         for k in NEW_KEYS:
             assert_same(got[k], want[k], k)
-        rows_got, rows_want = ss.per_writer(), per_writer(cols, WINDOW)
+        rows_got, rows_want = ss.per_writer(END_MS), per_writer(cols, WINDOW, END_MS)
         assert len(rows_got) == len(rows_want) == 2
         for rg, rw in zip(rows_got, rows_want):
             for k in rw:
@@ -245,7 +272,7 @@ def test_writers_run(mode):
     a, b = run(cfg, stream=False), run(cfg, stream=True)
     s, rows = a.summary, a.per_writer
     assert s["writers_seen"] == len(rows) == 3 and [r["writer"] for r in rows] == [0, 1, 2]
-    for k in ("arrived", "committed", "aborted"):
+    for k in ("arrived", "committed", "aborted", "began_commit"):
         assert sum(r[k] for r in rows) == s[k]
     assert sum(r["attempts_cps"] for r in rows) == pytest.approx(s["attempts_cps"], rel=1e-12)
     assert s["attempts_cps"] == s["arrived"] / 40.0       # no retries: one conditional write per transaction

@@ -1,4 +1,5 @@
-"""The notebooks: committed without outputs, and they run headless (smoke budget) without a cell error.
+"""The notebooks: committed without outputs, they run headless (smoke budget) without a cell error, and neither
+they nor their executed copies in docs/notebooks/ print a machine's directories.
 
 Each notebook is executed with nbclient on the `python3` kernel, from notebooks/, with
 SIM_NOTEBOOK_BUDGET=smoke (each finishes in under two minutes on a 2-core machine) and SIM_NOTEBOOK_RESULTS
@@ -9,6 +10,8 @@ are `slow` (`python -m pytest -q -m '' tests/test_notebooks.py` runs all four, a
 from __future__ import annotations
 
 from pathlib import Path
+
+import re
 
 import pytest
 
@@ -24,6 +27,31 @@ CELL_TIMEOUT_S = 900          # generous: the first cell that runs a sweep may c
 
 def _read(name: str):
     return nbformat.read(NOTEBOOK_DIR / name, as_version=4)
+
+
+#: an absolute path of some machine (the notebooks print paths relative to the repository: _budget.shown)
+MACHINE_PATH = re.compile(r"(?<![\w.])/(?:work|home|tmp|root|Users|private|var/folders)/")
+
+
+def _printed(nb) -> list[str]:
+    """Every text a notebook's code cells printed or displayed (not images)."""
+    out = []
+    for cell in nb.cells:
+        for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            out.append(o.get("text", ""))
+            out += [v if isinstance(v, str) else "".join(v) for k, v in o.get("data", {}).items()
+                    if k.startswith("text/")]
+            out += o.get("traceback", [])
+    return out
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_executed_copies_print_no_machine_paths(name):
+    nb = nbformat.read(ROOT / "docs" / "notebooks" / name, as_version=4)
+    texts = _printed(nb)
+    assert texts, f"docs/notebooks/{name} holds no outputs: not an executed copy"
+    found = [m.group(0) + t[m.end():m.end() + 40] for t in texts for m in [MACHINE_PATH.search(t)] if m]
+    assert not found, f"docs/notebooks/{name} prints machine paths: {found[:3]}"
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -54,3 +82,5 @@ def test_notebook_runs_headless(name, tmp_path, monkeypatch):
     first_code = next(c for c in nb.cells if c.cell_type == "code")
     first = "".join(o.get("text", "") for o in first_code.get("outputs", []) if o.get("output_type") == "stream")
     assert "SMOKE budget" in first, f"{name}: the first code cell must print the active budget, got {first!r}"
+    leaks = [t for t in _printed(nb) if str(tmp_path) in t or str(ROOT) in t]
+    assert not leaks, f"{name}: prints a machine path (use _budget.shown): {leaks[0][:200]!r}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 from itertools import product
 from pathlib import Path
 
@@ -44,7 +45,7 @@ META = ["config_hash", "replication", "status", "error", "wall_s", "events"]
 SUCCESS = {20.0: 0.90, 100.0: 0.97, 1000.0: 0.995}
 VO_SUCCESS = {20.0: 0.80, 100.0: 0.96, 1000.0: 0.99}
 THROUGHPUT_FACTOR = {20.0: 3.0, 100.0: 2.0, 1000.0: 0.5}
-D = 0.01          # replication 0 is mean - D, replication 1 is mean + D (success rates)
+D = 0.005         # replication 0 is mean - D, replication 1 is mean + D (success rates)
 TP_D = 0.1        # same for throughput (relative to the base)
 
 
@@ -225,14 +226,20 @@ def test_knee_table(results):
             assert np.isnan(r["knee_throughput_cps"]) and np.isnan(r["knee_inter_arrival"])
             assert np.isnan(r["fa_p99_ms"]) and r["knee_status"] == "below_range"
             continue
+        if (provider, tables, mix) == ("gcp", 1, 0.9):     # VO 0.99 then 0.80: two points of two runs, whose CI
+            assert r["knee_status"] == "undecided"          # reaches below the lightest load (1/s): no extrapolation
+            assert r["knee_reason"].endswith("reaches past the loads run (1-50 arrivals/s)")
+            assert np.isnan(r["knee_throughput_cps"]) and np.isnan(r["knee_success_rate"])
+            continue
         # the crossing lies between the last passing grid point and the next heavier one, inside its CI
         heavier = INTER_ARRIVALS[INTER_ARRIVALS.index(exp) - 1]
         assert r["knee_status"] == "ok" and heavier < r["knee_inter_arrival"] < exp
+        assert 0 < r["knee_throughput_cps_low"] <= r["knee_throughput_cps"] <= r["knee_throughput_cps_high"]
+        assert 0 <= r["knee_success_rate"] <= 1 and (mix == 1.0) == np.isnan(r["knee_vo_success_rate"])
         assert r["knee_offered_cps_low"] < r["knee_offered_cps"] < r["knee_offered_cps_high"]
         assert r["knee_offered_cps"] == pytest.approx(1000.0 / r["knee_inter_arrival"])
-        _, _, tp_lo, _ = _design(provider, tables, mix, exp)
-        _, _, tp_hi, _ = _design(provider, tables, mix, heavier)
-        assert tp_lo < r["knee_throughput_cps"] < tp_hi
+        # commits/s at the knee: its offered rate x commits per arrival there (no runtime left out here)
+        assert r["knee_throughput_cps"] == pytest.approx(r["knee_offered_cps"] * r["knee_success_rate"])
         assert np.isfinite(r["fa_latency_mean_ms"]) and np.isfinite(r["fa_p99_ms"])
         assert np.isnan(r["vo_p99_ms"]) == (mix == 1.0)
         assert np.isnan(r["vo_latency_mean_ms"]) == (mix == 1.0)
@@ -248,29 +255,112 @@ def test_heatmap_marks_low_success_cells(results):
     ax.figure.savefig(Path("/dev/null"), format="png")
 
 
-@pytest.mark.filterwarnings("error")
-def test_write_report(results_dir):
-    index = write_report(results_dir)
-    rep = results_dir / "report"
-    assert index == rep / "index.html" and index.exists()
-    text = index.read_text()
+def test_share_scales_fit_their_data(results):
+    """An unfinished share of 1 % gets 0..1 %, not 0..100 % (all white); rates stay 0..100 %."""
+    from sim.report.plots import color_limits
+    agg = aggregate(results, ["provider", "num_tables", "fast_append_ratio", "inter_arrival_ms"])
+    assert color_limits(agg, ["unfinished_share"]) == (0.0, pytest.approx(0.01))
+    assert color_limits(agg, ["success_rate", "fa_success_rate"]) == (0.0, 1.0)
+    assert color_limits(agg.assign(unfinished_share=0.0), ["unfinished_share"]) == (0.0, 1.0)
+
+
+def test_knee_picture_band_reaching_zero_leaves_the_log_axis_alone():
+    """A band whose lower end is 0 (or whose upper end is unbounded) is not shaded, so the log axis stays near the
+    knees (it reached 1e-9); a status with its bound is an open triangle at the bound."""
+    from matplotlib.figure import Figure
+
+    from sim.report.plots.knees import _knee_axes, _knee_line
+    line = pd.DataFrame({"num_tables": [1, 2, 5, 10], "knee_cps": [3.0, 4.0, 8.0, np.nan],
+                         "knee_cps_low": [2.5, 0.0, 6.0, np.nan], "knee_cps_high": [3.5, np.nan, 9.0, np.nan],
+                         "knee_status": ["ok", "ok", "ok", "above_range"], "knee_bound_cps": [np.nan] * 3 + [20.0]})
+    ax = Figure().add_subplot()
+    _knee_line(ax, line, "num_tables", "C0", "s3")
+    _knee_axes(ax, "num_tables", [1, 2, 5, 10])
+    assert 1.0 < ax.get_ylim()[0] < 2.5 and ax.get_ylim()[1] > 20.0
+    assert [(m.get_marker(), list(m.get_ydata())) for m in ax.lines if m.get_marker() == "^"] == [("^", [20.0])]
+
+
+def test_knee_cell_wording():
+    """One wording for a knee in every table: the value with its band, or the status with its bound."""
+    from sim.report.labels import knee_cell
+    ok = {"knee_status": "ok", "knee_throughput_cps": 12.34, "knee_throughput_cps_low": 11.0,
+          "knee_throughput_cps_high": 13.1, "knee_command": "sim knee base.yaml"}   # the command: a column of its own
+    assert knee_cell(pd.Series(ok)) == "12.3 [11.0, 13.1] c/s"
+    assert knee_cell(pd.Series({"knee_status": "below_range", "knee_bound_cps": 0.4})) == "below_range (< 0.40 c/s)"
+    assert knee_cell(pd.Series({"knee_status": "above_range", "knee_bound_cps": 52.1})) == "above_range (> 52.1 c/s)"
+    assert knee_cell(pd.Series({"knee_status": "undecided", "knee_reason": "its 95 % CI is unbounded"})) == \
+        "undecided (its 95 % CI is unbounded)"
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> Path:
+    """The synthetic sweep's report, written once for the tests that read it (warnings are errors)."""
+    import warnings
+    d = tmp_path_factory.mktemp("sweep")
+    results = make_results()
+    results.to_parquet(d / "results.parquet", index=False)
+    make_per_table(results).to_parquet(d / "per_table.parquet", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert write_report(d) == d / "report" / "index.html"
+    return d
+
+
+class _Page(HTMLParser):
+    """index.html as the structural test reads it: ids in document order, links to them, and each table's class
+    and cell texts."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.order, self.links, self.tables, self.cell = [], [], [], None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.order.append(("id", a["id"]))
+        if tag == "a" and a.get("href", "").startswith("#"):
+            self.links.append(a["href"][1:])
+        if tag == "table":
+            self.tables.append({"class": a.get("class", ""), "cells": []})
+            self.order.append(("table", a.get("class", "")))
+        if tag == "img":
+            self.order.append(("img", a["src"]))
+        if tag in ("td", "th"):
+            self.cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.cell is not None:
+            self.tables[-1]["cells"].append((tag, "".join(self.cell).strip()))
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def test_write_report(written):
+    rep = written / "report"
+    text = (rep / "index.html").read_text()
     assert 'id="writers"' not in text and not (rep / "writers.csv").exists()   # an open-loop sweep: no writers
     srcs = re.findall(r'<img src="([^"]+)"', text)
-    assert srcs, "no figures referenced"
     for s in srcs:
         assert not s.startswith("/") and "://" not in s      # relative links
         assert (rep / s).exists() and (rep / s).stat().st_size > 1000
-    names = {Path(s).name for s in srcs}
-    for prefix in ("success_rate__", "commit_latency_p99_ms__", "throughput_cps__",
-                   "commit_latency_mean_ms__", "curves__", "per_rank__"):
-        assert any(n.startswith(prefix) for n in names), prefix
-    # one heatmap per facet combination (2 providers x 2 mixes)
-    assert len([n for n in names if n.startswith("success_rate__")]) == 4
-    assert len([n for n in names if n.startswith("per_rank__")]) == 4   # num_tables 10 only
-    assert text.count("<figcaption>") == len(srcs)
-    assert "Hatched" in text and "unfinished" in text.lower()
+    # the PNGs: the knee picture and a latency-throughput figure per provider x mix; heatmaps are tables
+    assert sorted(Path(s).name for s in srcs) == ["curves__provider-gcp_fast_append_ratio-0.9.png",
+                                                 "curves__provider-gcp_fast_append_ratio-1.png",
+                                                 "curves__provider-s3_fast_append_ratio-0.9.png",
+                                                 "curves__provider-s3_fast_append_ratio-1.png", "knee.png"]
+    page = _Page(text)
+    heat = [t for t in page.tables if t["class"] == "hm"]
+    # per provider: success, P99 and mean latency with FA and VO panels for 90/10 (3 x 3), throughput, catalog
+    # share of conflicts and unfinished share (3 x 2); per rank: 10 tables x 2 providers x 2 mixes x 2 metrics
+    assert len(heat) == 2 * 15 + 8
+    assert text.count("<figcaption>") == len(srcs) + len(heat)
     assert "RuntimeError: boom" in text                     # failed configuration listed
     assert 'id="designs"' not in text                       # no design axis, no design comparison
+    assert [i for k, i in page.order if k == "id"][:4] == ["knee", "tiers", "knee-picture", "heat__provider-s3"]
 
     knee = pd.read_csv(rep / "knee.csv")
     assert len(knee) == 8
@@ -285,18 +375,57 @@ def test_write_report(results_dir):
         if exp is None:
             assert np.isnan(r["knee_inter_arrival"])
         else:
-            assert INTER_ARRIVALS[INTER_ARRIVALS.index(exp) - 1] < r["knee_inter_arrival"] < exp
-    assert "knee throughput" in text
+            assert np.isnan(r["knee_inter_arrival"]) if r["knee_status"] == "undecided" else \
+                INTER_ARRIVALS[INTER_ARRIVALS.index(exp) - 1] < r["knee_inter_arrival"] < exp
+    # the summary: a row per provider and mix, a column per table count; gcp FA-only at 1 table has no knee
+    summary = [c for _, c in page.tables[0]["cells"]]
+    assert summary[:4] == ["provider", "FA ratio", "1 table", "10 tables"] and page.tables[0]["class"] == "knees"
+    assert summary[4:6] == ["s3", "1"] and summary[6].endswith(" c/s")
+    assert sum(c.startswith("below_range (< ") for c in summary) == 1
+    tiers = pd.read_csv(rep / "tiers.csv")
+    assert len(tiers) == 4                                             # gcp FA only: no gain, and why
+    gcp_fa = tiers[(tiers.provider == "gcp") & (tiers.fast_append_ratio == 1.0)].iloc[0]
+    assert gcp_fa["gain_status"] != "ok" and gcp_fa["single_knee_status"] == "below_range"
 
     summary = pd.read_csv(rep / "summary.csv")
     assert len(summary) == 24 and "success_rate_ci95" in summary.columns
     assert (summary["n_reps"] == 2).all()
 
     # unfinished share: 1 % of arrivals at 20 ms only
-    res = pd.read_parquet(results_dir / "results.parquet")
+    res = pd.read_parquet(written / "results.parquet")
     ok = res[res.status == "ok"]
     share = ok.unfinished.sum() / ok.arrived.sum()
     assert f"{100 * share:.1f} %" in text
+
+
+def test_report_page_structure(written):
+    """The page a reader opens (a structural test: no browser here): the knee and tier tables come before the
+    first heatmap and figure, the table of contents links to ids that exist, and no table cell is blank, `nan`
+    or `None`; the cells that hold no value (\u2013, n/a) are explained on the page."""
+    text = (written / "report" / "index.html").read_text()
+    page = _Page(text)
+    ids = [i for k, i in page.order if k == "id"]
+    assert len(ids) == len(set(ids))
+    assert page.links and set(page.links) <= set(ids)
+    nav = re.search(r"<nav[^>]*>(.*?)</nav>", text, re.S).group(1)
+    assert re.findall(r'href="#([^"]+)"', nav) == re.findall(r'<h2 id="([^"]+)"', text)    # every section, in order
+    kinds = [(k, v) for k, v in page.order if k in ("table", "img")]
+    first_heat = kinds.index(("table", "hm"))
+    assert kinds[:2] == [("table", "knees"), ("table", "knees")] and first_heat > 2
+    assert [k for k, _ in kinds[:first_heat]].count("img") == 1          # the knee picture, then the heatmaps
+    cells = [(t["class"], tag, c) for t in page.tables for tag, c in t["cells"]]
+    assert len(cells) > 500
+    for cls, tag, c in cells:
+        assert c and c.lower() not in ("nan", "none", "inf", "<na>", "nat"), (cls, tag, c)
+        assert "nan" not in c.lower().split(), (cls, tag, c)
+    values = {c for _, _, c in cells}
+    assert "\u2013" in values and "\u2013: no knee, so no value at it" in text     # the knee table's reason
+    if "n/a" in values:
+        assert "n/a: undefined" in text
+    # marked cells: s3 FA only, success at 20 ms (90 %) for both table counts
+    s3 = text[text.index('id="heat__provider-s3"'):text.index('id="heat__provider-gcp"')]
+    first = s3[s3.index('<table class="hm">'):s3.index("</table>")]
+    assert first.count('class="x"') == 2
 
 
 @pytest.mark.filterwarnings("error")
@@ -355,11 +484,11 @@ def test_default_layout_4a_like():
 # design comparison
 
 def make_design_results() -> pd.DataFrame:
-    """A tiny design sweep: file and pointer on s3 and gcp, 1 and 50 tables, FA and 90/10, three loads.
-    Success falls with load; pointer on 50 tables passes at every load (above range); file on gcp
+    """A tiny design sweep: file and pointer on s3 and gcp, 1 and 50 tables, FA and 90/10, three loads, two
+    replications. Success falls with load; pointer on 50 tables passes at every load (above range); file on gcp
     never qualifies; gcp's knees carry unfinished transactions and throttled resends."""
     base = make_results()
-    one = base[(base.status == "ok") & (base.replication == 0) & (base.provider == "s3") & (base.num_tables == 1)]
+    one = base[(base.status == "ok") & (base.provider == "s3") & (base.num_tables == 1)]
     rows = []
     for design, provider, tables in product(["file", "pointer"], ["s3", "gcp"], [1, 50]):
         for _, r in one.iterrows():
@@ -393,21 +522,24 @@ def test_design_knees_and_headline():
                     & (knee.fast_append_ratio == mix)].iloc[0]
     # the crossing interpolated between the passing 100 ms and the failing 20 ms, inside its CI
     f = at("file", "s3", 1)
-    assert f.knee_status == "ok" and 20.0 < f.knee_inter_arrival < 100.0 and not f.knee_at_edge
+    assert f.knee_status == "ok" and 20.0 < f.knee_inter_arrival < 100.0
     assert f.knee_offered_cps_low < f.knee_offered_cps < f.knee_offered_cps_high
-    # every load passes: above range, no knee (the heaviest load's throughput is its lower bound)
+    # every load passes: above range, no knee; its bound: the threshold x the heaviest load's trials/s (50/s)
     p = at("pointer", "s3", 50)
-    assert p.knee_status == "above_range" and p.knee_at_edge and np.isnan(p.knee_throughput_cps)
-    assert p.max_throughput_cps == pytest.approx(50 * 50)
-    assert at("file", "gcp", 50).knee_status == "below_range" and np.isnan(at("file", "gcp", 50).knee_throughput_cps)
+    assert p.knee_status == "above_range" and np.isnan(p.knee_throughput_cps)
+    assert p.knee_bound_cps == pytest.approx(0.95 * 50) and p.max_throughput_cps == pytest.approx(50 * 50)
+    g = at("file", "gcp", 50)      # the lightest load (1/s) fails: below range, the knee below its trials/s
+    assert g.knee_status == "below_range" and np.isnan(g.knee_throughput_cps) and g.knee_bound_cps == pytest.approx(1.0)
     assert at("pointer", "s3", 1).ratio_to_file == pytest.approx(1.0)      # the same success and throughput
     assert at("pointer", "gcp", 1).unfinished_share_at_knee == pytest.approx(0.3)
     head = headline(knee)
     assert list(head.columns) == ["tables", "mix", "design", "s3", "gcp"]
     assert len(head) == 2 * 2 * 2
     cell = head[(head.tables == 50) & (head.mix == "FA") & (head.design == "pointer")].iloc[0]
-    assert cell.s3 == ">= 2500" and "unfinished 30 %" in cell.gcp and "2 429/commit" in cell.gcp
-    assert head[(head.tables == 1) & (head.design == "file")].gcp.eq("below range").all()
+    assert cell.s3 == cell.gcp == "above_range (> 47.5 c/s)"
+    cell = head[(head.tables == 1) & (head.mix == "FA") & (head.design == "pointer")].iloc[0]
+    assert cell.gcp.endswith(" c/s (unfinished 30 %, 2 429/commit)")
+    assert head[(head.tables == 1) & (head.design == "file")].gcp.eq("below_range (< 1.00 c/s)").all()
 
 
 @pytest.mark.filterwarnings("error")
@@ -424,7 +556,8 @@ def test_write_report_design_section_first(tmp_path):
     assert (d / "report" / "design_knees.csv").exists()
     knee = pd.read_csv(d / "report" / "design_knees.csv")
     f = knee[(knee.design == "file") & (knee.num_tables == 1)].iloc[0]       # interpolated, not a grid point
-    assert "&gt;= 2500" in text and f"{f.knee_throughput_cps:.1f}" in text and 10.0 < f.knee_throughput_cps < 50.0
+    assert "above_range (&gt; 47.5 c/s)" in text and f"{f.knee_throughput_cps:.1f}" in text
+    assert 10.0 < f.knee_throughput_cps < 50.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -526,6 +659,13 @@ def test_write_report_writers_facets(tmp_path):
 
 # -------------------------------------------------------------------------------- writers-knee sweeps
 
+#: the knee as the search reports it (sim.knee.search `_reported`) per search status; "inf": an unbounded crossing
+REPORTED = {k: {"knee_status": st, "knee_reason": why, "knee_bound_writers": bound} for k, st, why, bound in (
+    ("ok", "ok", "", np.nan), ("max_points", "ok", "", np.nan),
+    ("inf", "undecided", "its 95 % CI is unbounded", np.nan), ("below_range", "below_range", "", 1.0),
+    ("above_range", "above_range", "", np.nan), ("failed", "undecided", "the search failed: boom", np.nan))}
+
+
 def make_writers_knees() -> tuple[pd.DataFrame, pd.DataFrame]:
     """A writers-knee sweep's knees.parquet and knee_points.parquet as sim.sweep.knee writes them: interval x
     provider x design (the design fixes its retries), every status; the points give each cell's most writers."""
@@ -545,7 +685,7 @@ def make_writers_knees() -> tuple[pd.DataFrame, pd.DataFrame]:
         params = {"workload.writers.interval_ms": interval, "storage.provider": prov, "design": design,
                   "catalog": "{}", "provider": prov, "max_retries": 10 if design == "file" else 15,
                   "interval_ms": float(interval), "writers_mode": "periodic"}
-        knees.append({**params, "status": status, "unit": "writers",
+        knees.append({**params, "status": status, "unit": "writers", **REPORTED[status if w[5] != inf else "inf"],
                       **dict(zip(["writers", "writers_low", "writers_high", "writers_crossing",
                                   "writers_crossing_low", "writers_crossing_high"], map(float, w))),
                       "offered_cps": nan, "offered_cps_low": nan, "offered_cps_high": nan,
@@ -568,17 +708,19 @@ def test_writers_knees_table_reads_every_status():
     assert table[["interval_ms", "design", "provider"]].values.tolist()[:4] == [
         [10000.0, "file", "s3"], [10000.0, "file", "gcp"], [10000.0, "log", "s3"], [10000.0, "log", "gcp"]]
     key = list(zip(table["interval_ms"], table["provider"], table["design"]))
-    assert dict(zip(key, table["knee"])) == {
-        (10000.0, "s3", "file"): "32 [30, 33]", (10000.0, "s3", "log"): "81 [81, \u221e]",
-        (10000.0, "gcp", "file"): "3 [2, 3]", (10000.0, "gcp", "log"): "0 (below_range)",
-        (60000.0, "s3", "file"): "> 512 (above_range)", (60000.0, "s3", "log"): "> 512 (above_range)",
-        (60000.0, "gcp", "file"): "\u2013 (failed)", (60000.0, "gcp", "log"): "52 [51, 53] (max_points)"}
-    assert table["plotted"].tolist() == pytest.approx([32, 3, 81, 0, 512, np.nan, 512, 52], nan_ok=True)
+    assert dict(zip(key, table["knee_text"])) == {
+        (10000.0, "s3", "file"): "32 [30, 33] writers", (10000.0, "s3", "log"): "undecided (its 95 % CI is unbounded)",
+        (10000.0, "gcp", "file"): "3 [2, 3] writers", (10000.0, "gcp", "log"): "below_range (< 1 writer)",
+        (60000.0, "s3", "file"): "above_range (> 512 writers)", (60000.0, "s3", "log"): "above_range (> 512 writers)",
+        (60000.0, "gcp", "file"): "undecided (the search failed: boom)",
+        (60000.0, "gcp", "log"): "52 [51, 53] writers"}
+    assert table["plotted"].tolist() == pytest.approx([32, 3, np.nan, 0, 512, np.nan, 512, 52], nan_ok=True)
     assert table["most_writers"].tolist() == [128, 128, 128, 128, 512, 128, 512, 128]
-    assert wk.writers_knees_table(knees, None)[0]["knee"].iloc[4] == "above_range"      # no points: no bound
+    assert wk.writers_knees_table(knees, None)[0]["knee_text"].iloc[4] == "above_range"      # no points: no bound
     wide = wk.pivot(table, lay)
     assert list(wide.columns) == ["interval_ms", "design", "s3", "gcp"]
-    assert wide.values.tolist()[1] == ["10s", "log", "81 [81, \u221e]", "0 (below_range)"]
+    assert wide.values.tolist()[1] == ["10s", "log", "undecided (its 95 % CI is unbounded)",
+                                       "below_range (< 1 writer)"]
     # a parameter that the provider and the design do not fix gets figures of its own
     more = pd.concat([knees.assign(**{"commit.max_retries": r}) for r in (1, 3)], ignore_index=True)
     assert wk.layout(more)["groups"] == ["commit.max_retries"]
@@ -597,11 +739,11 @@ def test_write_report_of_a_writers_knee_sweep(tmp_path):
     assert srcs == ["figures/writers_knee.png"] and (out / srcs[0]).stat().st_size > 10_000
     md = (out / "writers_knees.md").read_text().splitlines()
     assert md[0] == "| interval_ms | design | s3 | gcp |" and len(md) == 2 + 4
-    assert md[5] == "| 60s | log | > 512 (above_range) | 52 [51, 53] (max_points) |"
+    assert md[5] == "| 60s | log | above_range (> 512 writers) | 52 [51, 53] writers |"
     csv = pd.read_csv(out / "writers_knees.csv")
-    assert len(csv) == 8 and csv["status"].tolist().count("below_range") == 1
-    for cell in ("0 (below_range)", "&gt; 512 (above_range)", "81 [81, \u221e]", "81.9 [81.2, \u221e]",
-                 "0.70 [0.50, 0.90]"):
+    assert len(csv) == 8 and csv["knee_status"].tolist().count("below_range") == 1
+    for cell in ("below_range (&lt; 1 writer)", "above_range (&gt; 512 writers)",
+                 "undecided (its 95 % CI is unbounded)", "81.9 [81.2, \u221e]", "0.70 [0.50, 0.90]"):
         assert cell in text
 
 

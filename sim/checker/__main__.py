@@ -12,7 +12,12 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m sim.checker DIR_OR_HISTORY_PARQUET", file=sys.stderr)
         return 2
-    viols = check_history(load_history(argv[0]))
+    try:
+        hist = load_history(argv[0])
+    except (OSError, ValueError) as exc:    # missing, a directory, not parquet (pyarrow's ArrowInvalid: ValueError)
+        print(f"error: {argv[0]}: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    viols = check_history(hist)
     for viol in viols:
         print(format_violation(viol))
     print(f"{len(viols)} violation(s)" if viols else "all invariants hold")

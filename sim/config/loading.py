@@ -11,7 +11,8 @@ import yaml
 
 from ..designs import DESIGNS, RETIRED, expand, is_whole
 from ..schema import ConfigError, check, shape_of
-from ..yamlio import load_yaml, load_yaml_file
+from ..inputs import naming, read_mapping
+from ..yamlio import describe_error, load_yaml
 from .resolve import _resolve
 from .types import Config
 
@@ -34,16 +35,13 @@ def from_dict(data: Mapping | None) -> Config:
 
 
 def load(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Config:
-    """Read a YAML config, apply dotted-path overrides, validate."""
-    path = Path(path)
-    data = load_yaml_file(path, "config")
-    if data is None:          # an empty file: every default
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError("", f"{path}: a config must be a mapping, got {type(data).__name__} {data!r:.60}")
-    for key, value in (overrides or {}).items():
-        set_path(data, key, value)
-    return from_dict(data)
+    """Read a YAML config, apply dotted-path overrides, validate. An empty file is an error, not every default:
+    it is more often a file cut short or never saved than a choice (`{}` is every default)."""
+    data = read_mapping(path, "config", "; write {} for every default")
+    with naming(path, " with overrides" if overrides else ""):
+        for key, value in (overrides or {}).items():
+            set_path(data, key, value)
+        return from_dict(data)
 
 
 def set_path(data: dict, path: str, value: Any) -> None:
@@ -68,7 +66,7 @@ def parse_override(text: str) -> tuple[str, Any]:
     try:
         return path.strip(), load_yaml(raw)
     except yaml.YAMLError as exc:
-        raise ConfigError(path.strip(), f"--set value is not valid YAML: {exc}") from None
+        raise ConfigError(path.strip(), f"--set value {raw!r}: {describe_error(exc, raw)}") from None
 
 
 def replaced(cfg: Config, overrides: Mapping[str, Any]) -> Config:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..providers import ProviderError, load_provider
+from ..providers import ProfileSetError, ProviderError, profile_of
 from ..schema import ConfigError
 from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETRY, LOCK_VARIANTS, LOG_STORE_DEFAULTS,
                        RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
@@ -320,7 +320,9 @@ def _resolve(cfg: Config) -> Config:
     _check_clock_skew(cfg)
     _check_tables(cfg.workload)
     try:
-        load_provider(cfg.storage.provider)
+        profile_of(cfg)
+    except ProfileSetError as exc:
+        raise ConfigError("storage.profile_set", str(exc)) from None
     except ProviderError as exc:
         raise ConfigError("storage.provider", str(exc)) from None
     workload = dataclasses.replace(cfg.workload, writers=_resolve_writers(cfg.workload))

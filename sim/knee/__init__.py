@@ -4,8 +4,10 @@ instead of read off a load grid.
 Definition. The knee is the highest offered rate r (arrivals/s; r = 1000 / the mean inter-arrival gap in ms)
 at which the success rate, and for a mix (fast_append_ratio < 1) the VO success rate too, is at least the
 threshold: the crossing of the mean success curve (the lower crossing over the checked metrics). Success is
-over window arrivals: a transaction still unfinished at the drain limit counts as not successful, per kind
-too (an overloaded run finishes few transactions, and those succeed; `run_success`).
+committed / window transactions that began to commit (`points.trials`), per kind too: one still in its runtime
+when the drain ends is left out, one that began to commit and had not ended is a failure (`run_success`). A knee
+is reported as a value with a bounded CI, or as a status with its bound (`status`: `knee_text` words it the same
+everywhere).
 
 The writers knee: the most writers (`workload.writers.count`, closed loop or periodic) at which success is at
 least the threshold. The same search moves the writer count (the level is N, the fit is in log N); the answer is
@@ -20,7 +22,8 @@ The search, in the order a reader follows it:
 - `full`: phase 2, independent full-length runs: their monotone bracket, the fit, the stop rules;
 - `placement`: where each full-length run goes (walking, narrowing, the c-optimal design around the crossing);
 - `fit`: the binomial regression over the full runs and its crossing's Fieller interval;
-- `points`: a point (one level) and its runs' success; `stats`: the interval statistics.
+- `points`: a point (one level) and its runs' success; `stats`: the interval statistics;
+- `grid`: the knee read off a grid sweep's runs by the same fit; `status`: how a knee is reported.
 
 Coverage: on a synthetic curve with run noise and per-run shifts (2x the binomial sd) the 95 % CI covers the
 true crossing in 94.3 % of 400 searches stopped at 8 full runs and 95.5 % with the adaptive stop (87 % if z

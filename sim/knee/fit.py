@@ -1,11 +1,11 @@
-"""The fit: a binomial regression of each run's success (committed / window arrivals) on log rate with a logit
-link (iteratively reweighted least squares), over the full runs within two spreads of the bracket's crossing.
-Over-dispersion (transactions of one run are correlated; gcp's collapse comes in some runs and not in others) is
-Pearson's chi^2 / (m - 2), at least 1; the crossing of the threshold is the ratio (level above the threshold at
-the runs' weighted mean log rate) / (slope), with Fieller's 95 % interval, Student-t with m - 2 degrees of
-freedom. Every full run near the crossing counts, probes included, and the interval's degrees of freedom grow
-with runs rather than replications of a pair. For a mix the knee is the lower of the crossings of the metrics
-that fail somewhere in the window, its CI [lowest low, lowest high]."""
+"""The fit: a binomial regression of each run's success (committed / window transactions that began to commit,
+`points.trials`) on log rate with a logit link (iteratively reweighted least squares), over the full runs within
+two spreads of the bracket's crossing. Over-dispersion (transactions of one run are correlated; gcp's collapse
+comes in some runs and not in others) is Pearson's chi^2 / (m - 2), at least 1; the crossing of the threshold is
+the ratio (level above the threshold at the runs' weighted mean log rate) / (slope), with Fieller's 95 %
+interval, Student-t with m - 2 degrees of freedom. Every full run near the crossing counts, probes included, and
+the interval's degrees of freedom grow with runs rather than replications of a pair. For a mix the knee is the
+lower of the crossings of the metrics that fail somewhere in the window, its CI [lowest low, lowest high]."""
 from __future__ import annotations
 
 import math
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from .points import trials
 from .stats import fieller
 
 #: the fit's runs must include this many on each side of the crossing
@@ -29,7 +30,7 @@ class Crossing:
     high: float
     slope: float             # d logit(success) / d log rate: < 0 when success falls with load
     dispersion: float        # Pearson chi^2 / (m - 2), at least 1 (binomial)
-    arrived: float           # mean window arrivals of this kind per run
+    arrived: float           # mean trials (window transactions that began to commit) of this kind per run
     se: float = math.inf     # the crossing's standard error by the delta method (to project the half-width)
     design: tuple = ()       # (weighted mean log rate, logit success there, sum of weights, weighted Sxx)
     all_pass: bool = False   # every run of the fit has success >= the threshold: the metric does not bind here
@@ -50,20 +51,28 @@ class Crossing:
         mu = special.expit(a + self.slope * (x - xm))
         return self.arrived * math.exp(x - xm) * mu * (1 - mu)
 
+    def success_at(self, x: float) -> float:
+        """The fitted success at log rate `x` (in (0, 1); the threshold at the crossing); NaN without a fit (fewer
+        than 3 runs, one rate, or every trial succeeded or failed)."""
+        if not self.design:
+            return math.nan
+        xm, a, _, _ = self.design
+        return float(special.expit(a + self.slope * (x - xm)))
+
     @property
     def inside(self) -> bool:
         """MIN_SIDE runs on each side: the crossing is interpolated, and the slope is measured across it."""
         return min(self.sides) >= MIN_SIDE
 
 
-def logistic_crossing(x, committed, arrived, thr: float) -> Crossing:
+def logistic_crossing(x, committed, trials, thr: float) -> Crossing:
     """The log rate where success crosses `thr`, from a binomial regression of each run's success (committed /
-    window arrivals) on log rate with a logit link, fitted by iteratively reweighted least squares over
-    independent runs. Over-dispersion (transactions of one run are correlated; gcp's collapse happens in some
-    runs and not others) is Pearson's chi^2 / (m - 2), at least 1; the interval is Fieller's for the ratio
-    (level above the threshold at the weighted mean log rate) / (slope), Student-t with m - 2 degrees of
-    freedom. A fourth-power failure curve 1 / (1 + c r^4) is exactly linear in this link."""
-    x, k, n = (np.asarray(v, float) for v in (x, committed, arrived))
+    trials: window transactions that began to commit) on log rate with a logit link, fitted by iteratively
+    reweighted least squares over independent runs. Over-dispersion (transactions of one run are correlated;
+    gcp's collapse happens in some runs and not others) is Pearson's chi^2 / (m - 2), at least 1; the interval is
+    Fieller's for the ratio (level above the threshold at the weighted mean log rate) / (slope), Student-t with
+    m - 2 degrees of freedom. A fourth-power failure curve 1 / (1 + c r^4) is exactly linear in this link."""
+    x, k, n = (np.asarray(v, float) for v in (x, committed, trials))
     x, k, n = x[n > 0], k[n > 0], n[n > 0]
     m = x.size
     all_pass = bool(np.all(k >= thr * n))
@@ -127,6 +136,25 @@ class Fit:
             return math.nan, 0.0, math.inf
         xs = self._active()
         return (math.exp(self.binding.x), math.exp(min(c.low for c in xs)), math.exp(min(c.high for c in xs)))
+
+    def success_at(self, prefix: str, x: float) -> float:
+        """The fitted success of one kind at log level `x` (the threshold at its own crossing; in [0, 1]); the
+        pooled success of the fit's runs when that kind's fit is degenerate (every trial succeeded, or too few
+        runs); NaN when the kind is not checked."""
+        if prefix not in self.crossings:
+            return math.nan
+        s = self.crossings[prefix].success_at(x)
+        if math.isnan(s):
+            n = sum(trials(r, prefix) for _, r in self.runs if f"{prefix}arrived" in r)
+            s = sum(r[f"{prefix}committed"] for _, r in self.runs if f"{prefix}arrived" in r) / n if n else math.nan
+        return s
+
+    def commits_per_arrival(self, x: float) -> float:
+        """Commits per window arrival at log level `x`: the fit runs' share of arrivals that began to commit times
+        the whole mix's fitted success there (a knee's commits/s is its offered rate times this)."""
+        arrived = sum(r.get("arrived", 0) for _, r in self.runs)
+        began = sum(trials(r, "") for _, r in self.runs)
+        return began / arrived * self.success_at("", x) if arrived else math.nan
 
     def halfwidth(self) -> float:
         knee, low, high = self.knee()

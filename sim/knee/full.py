@@ -23,7 +23,7 @@ from scipy import optimize, stats
 from .fit import Fit, logistic_crossing
 from .pilot import Pilot
 from .placement import narrow_target, next_log_rate, spread_for, walk_target
-from .points import Point, by_rate, log_crossing, point_at
+from .points import Point, by_rate, log_crossing, point_at, trials
 from .spec import KneeSpec
 
 #: at most MAX_PROBES probes are run (walking to a full-length bracket, and narrowing it)
@@ -149,7 +149,7 @@ class FullLength:
                 if abs(math.log(p.load) - center) <= half]
         xs = [x for x, _ in runs]
         crossings = {c: logistic_crossing(xs, [r[f"{c}committed"] for _, r in runs],
-                                          [r[f"{c}arrived"] for _, r in runs], self.spec.threshold)
+                                          [trials(r, c) for _, r in runs], self.spec.threshold)
                      for c in self.check}
         return Fit(center, runs, crossings)
 
@@ -168,15 +168,15 @@ class FullLength:
 
 
 def monotone_success(pts: list[Point], check: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Success over `pts` (slowest first) by a non-increasing fit weighted by arrivals, the lowest over the
-    checked metrics; and the floor of each point's failure share (half a transaction, of the checked metric with
-    the fewest arrivals)."""
+    """Success over `pts` (slowest first) by a non-increasing fit weighted by trials (`points.trials`), the lowest
+    over the checked metrics; and the floor of each point's failure share (half a transaction, of the checked
+    metric with the fewest trials)."""
     value, floor = np.ones(len(pts)), np.zeros(len(pts))
     for c in check:
-        arrived = np.array([sum(r[f"{c}arrived"] for r in p.runs) for p in pts], float)
+        n = np.array([sum(trials(r, c) for r in p.runs) for p in pts], float)
         committed = np.array([sum(r[f"{c}committed"] for r in p.runs) for p in pts], float)
-        y = np.where(arrived > 0, committed / np.maximum(arrived, 1), 1.0)
-        iso = optimize.isotonic_regression(y, weights=np.maximum(arrived, 1), increasing=False).x
+        y = np.where(n > 0, committed / np.maximum(n, 1), 1.0)
+        iso = optimize.isotonic_regression(y, weights=np.maximum(n, 1), increasing=False).x
         value = np.minimum(value, iso)
-        floor = np.maximum(floor, 0.5 / np.maximum(arrived, 1))
+        floor = np.maximum(floor, 0.5 / np.maximum(n, 1))
     return value, floor

@@ -13,7 +13,7 @@ import math
 from scipy import special, stats
 
 from .fit import MIN_SIDE, Fit
-from .points import Point, log_crossing
+from .points import Point, log_crossing, trials
 from .spec import KneeSpec
 
 #: a probe moves by at most this factor at a time (growing to MOVE^2, MOVE^4 while on one side)
@@ -84,7 +84,7 @@ def spread_for(fit: Fit, lo: Point, hi: Point, spec: KneeSpec, check: tuple[str,
         k = max(check, key=lambda k: 1 - hi.checks[k][0])
         lg = [special.logit(min(max(p.checks[k][0], 1e-6), 1 - 1e-6)) for p in (lo, hi)]
         slope = (lg[0] - lg[1]) / math.log(hi.load / lo.load)
-        phi, n = 1.0, min(sum(r[f"{k}arrived"] for r in p.runs) / p.n for p in (lo, hi))
+        phi, n = 1.0, min(sum(trials(r, k) for r in p.runs) / p.n for p in (lo, hi))
     if not slope > 0 or not n > 0:
         return spec.spread
     t = stats.t.ppf(0.975, max(m - 2, 1))

@@ -42,42 +42,58 @@ class Point:
         """log(failure share / allowed failure share) of the binding metric: < 0 passes."""
         worst = 0.0
         for prefix, (m, *_) in self.checks.items():
-            arrived = sum(r[f"{prefix}arrived"] for r in self.runs)
-            worst = max(worst, max(1.0 - m, 0.5 / max(arrived, 1)))
+            n = sum(trials(r, prefix) for r in self.runs)
+            worst = max(worst, max(1.0 - m, 0.5 / max(n, 1)))
         return math.log(worst / max(1.0 - thr, 1e-9))
+
+
+def trials(run: dict, prefix: str) -> float:
+    """A run's success trials of one kind: its window transactions that began to commit (`began_commit`, MODEL.md
+    'Metrics'; one still in its runtime when the run ended is left out). A summary without the count (a
+    synthetic one, or a results table of a model before version 5) has every window arrival as a trial."""
+    n = run.get(f"{prefix}began_commit")
+    return run[f"{prefix}arrived"] if n is None or n != n else n
+
+
+def trial_rate(p: Point) -> float:
+    """A point's trials (window transactions that began to commit) per second: its level (offered /s) times their
+    share of its arrivals."""
+    arrived = sum(r["arrived"] for r in p.runs)
+    return p.load * sum(trials(r, "") for r in p.runs) / arrived if arrived else p.load
 
 
 def with_ticks(summary: dict) -> dict:
     """A periodic writers' run counts its ticks as its trials: a tick succeeds only when a commit of its own
     served it and committed, so a tick merged into a later commit (overrun wait) or dropped (skip) is not a
     success, and a run that keeps its writers' commits succeeding by letting them fall behind does not pass.
-    Every window transaction of periodic writers serves a tick, so ticks = arrived / (1 - missed share).
-    Other runs are returned as they are."""
+    Every window transaction of periodic writers serves a tick, so the missed ticks are arrived x share /
+    (1 - share) (share: the missed share of ticks), added to the trials (`began_commit`). Other runs are
+    returned as they are."""
     share = summary.get("missed_interval_share", math.nan)
     if share is None or math.isnan(share) or share <= 0.0:
         return summary
-    return {**summary, "arrived": int(round(summary["arrived"] / (1.0 - share)))}
+    missed = int(round(summary["arrived"] * share / (1.0 - share)))
+    return {**summary, "arrived": summary["arrived"] + missed, "began_commit": trials(summary, "") + missed}
 
 
 def run_success(run: dict, prefix: str) -> float:
-    """A run's success share of one kind over its window arrivals: transactions still unfinished at the drain
-    limit count as not successful (the summary's `success_rate`; `success_rate_finished` leaves them out, and an
-    overloaded run, gcp's 1 write/s per object collapsing into 429 resends, finishes few transactions, all
-    successful, and would pass); per kind too (`{op}_arrived` counts a kind's unfinished ones). 1 when none of
-    that kind arrived."""
-    arrived = run[f"{prefix}arrived"]
-    return run[f"{prefix}committed"] / arrived if arrived else 1.0
+    """A run's success share of one kind over its trials (`trials`: window transactions that began to commit, so
+    one that began and had not ended when the run stopped is a failure: a run stopped while transactions are stuck
+    in gcp's 429 resends must not pass, as the finished-only `success_rate_finished` might); per kind too. 1 when
+    none of that kind began to commit."""
+    n = trials(run, prefix)
+    return run[f"{prefix}committed"] / n if n else 1.0
 
 
 def success_interval(runs: list[dict], prefix: str, design_effect: float) -> tuple[float, float, float]:
-    """(mean, low, high) of `prefix` success over a point's runs (`run_success`: unfinished transactions count
-    as failures): Wilson's interval with the design effect, widened to the runs' Student-t interval when there
-    are several. For the trace's decisions; the knee's CI comes from the fit."""
+    """(mean, low, high) of `prefix` success over a point's runs (`run_success`): Wilson's interval with the
+    design effect, widened to the runs' Student-t interval when there are several. For the trace's decisions;
+    the knee's CI comes from the fit."""
     committed = sum(r[f"{prefix}committed"] for r in runs)
-    arrived = sum(r[f"{prefix}arrived"] for r in runs)
-    if arrived == 0:
-        return 1.0, 1.0, 1.0   # nothing of this kind arrived: nothing failed either
-    lo, hi = wilson(committed / design_effect, arrived / design_effect)
+    n = sum(trials(r, prefix) for r in runs)
+    if n == 0:
+        return 1.0, 1.0, 1.0   # nothing of this kind began to commit: nothing failed either
+    lo, hi = wilson(committed / design_effect, n / design_effect)
     mean, half = mean_ci95([run_success(r, prefix) for r in runs])
     if not math.isnan(half):
         lo, hi = min(lo, mean - half), max(hi, mean + half)

@@ -15,17 +15,21 @@ from ..config import Config
 from .fit import Fit
 from .full import FullLength
 from .pilot import Pilot
-from .points import Point, run_success, success_interval, with_ticks
+from .points import Point, by_rate, success_interval, trial_rate, with_ticks
 from .param import search_param, with_writers
 from .spec import KneeSpec
+from .status import undecided_reason
 from .stats import regression_at
 
-#: metrics reported at the knee, with their 95 % CIs (least squares over the fit's runs)
+#: metrics reported at the knee, with their 95 % CIs (least squares over the fit's runs); success there is the
+#: fit's own (`Fit.success_at`), commits/s the knee times `Fit.commits_per_arrival` (`knee_throughput_cps`)
 #: a writers knee's record also has these at the knee (each writer's cadence and load)
 WRITERS_AT_KNEE = ("missed_interval_share", "commit_lag_mean_ms", "commit_lag_p99_ms", "writer_utilisation")
-AT_KNEE = ("success_rate", "vo_success_rate", "throughput_cps", "offered_cps",
-           "commit_latency_mean_ms", "commit_latency_p99_ms", "fa_commit_latency_mean_ms",
+AT_KNEE = ("offered_cps", "commit_latency_mean_ms", "commit_latency_p99_ms", "fa_commit_latency_mean_ms",
            "fa_commit_latency_p99_ms", "vo_commit_latency_mean_ms", "vo_commit_latency_p99_ms")
+#: the knee as reported (sim.knee.status), beside the search's own `status`
+KNEE_KEYS = ("knee_status", "knee_reason", "knee_bound_cps", "knee_throughput_cps", "knee_throughput_cps_low",
+             "knee_throughput_cps_high", "success_rate", "vo_success_rate")
 
 
 #: a periodic writers' pilot window holds at least this many intervals: a backlog of late ticks builds over
@@ -131,11 +135,44 @@ class KneeSearch:
         if fit is not None:
             knee, low, high = fit.knee()
         out.update(self._no_knee(fit) if math.isnan(knee) else self._at_knee(fit, knee, low, high))
-        if not self.param.integer:
-            return out
-        if knee < 1:
+        if self.param.integer and knee < 1:
             out["status"] = "below_range"      # not even one writer meets the threshold
-        return writers_record(out)
+        out.update(self._reported(out, fit, knee, low, high))
+        return writers_record(out) if self.param.integer else out
+
+    def _reported(self, record: dict, fit: Fit | None, knee: float, low: float, high: float) -> dict:
+        """The knee as reported (sim.knee.status) beside the search's `record`: `knee_status` with `knee_reason` and
+        the bound of a range status (`knee_bound_cps`; writers: `knee_bound_writers`), the commits/s at the knee
+        with its CI scaled alike, and the fitted success of each kind there; every value NaN unless `ok`."""
+        status, writers = record["status"], self.param.integer
+        bound_key = "knee_bound_writers" if writers else "knee_bound_cps"
+        pts = by_rate({p.load: p for p in self._points()})
+        out = {"knee_status": "undecided", "knee_reason": "", bound_key: math.nan,
+               **{k: math.nan for k in KNEE_KEYS[3:]}}
+        if status == "below_range":     # the lightest load fails (writers: one writer)
+            return {**out, "knee_status": "below_range", bound_key: 1.0 if writers else trial_rate(pts[0])}
+        if status == "above_range":     # the heaviest passes; a pilot point's crossing sits pilot_bias too high
+            top = pts[-1]
+            bound = top.load if writers else (self.spec.threshold * trial_rate(top)
+                                              / (self.param.pilot_bias if top.pilot else 1.0))
+            return {**out, "knee_status": "above_range", bound_key: bound}
+        if fit is None:
+            why = {"failed": f"the search failed: {self.error}", "max_points": "no full-length bracket in the points "
+                   "allowed", "searching": "the search has not ended"}.get(status, status)
+            return {**out, "knee_reason": why}
+        levels = [math.exp(x) for x, _ in fit.runs] + [p.load for p in pts]     # the loads run, pilots' too
+        reason = undecided_reason(knee, low, high, min(levels), max(levels), self.param.unit)
+        if reason:
+            return {**out, "knee_reason": reason}
+        x = math.log(knee)
+        factor = fit.commits_per_arrival(x)
+        if writers:   # the CI is in writers: commits/s only at the knee, from its offered rate there
+            out["knee_throughput_cps"] = record["measured_offered_cps"] * factor
+        else:
+            out.update(knee_throughput_cps=knee * factor, knee_throughput_cps_low=low * factor,
+                       knee_throughput_cps_high=high * factor)
+        return {**out, "knee_status": "ok", "success_rate": fit.success_at("", x),
+                "vo_success_rate": fit.success_at("vo_", x)}
 
     @staticmethod
     def _no_knee(fit: Fit | None) -> dict:
@@ -157,7 +194,7 @@ class KneeSearch:
         at = math.log(self.param.knee_value(knee) if self.param.integer and knee >= 1 else knee)
         for m in AT_KNEE + (WRITERS_AT_KNEE if self.param.integer else ()):
             key = "measured_offered_cps" if m == "offered_cps" else m
-            out[key], out[f"{key}_ci95"] = regression_at(xs, [_at_knee_value(r, m) for _, r in fit.runs], at)
+            out[key], out[f"{key}_ci95"] = regression_at(xs, [r.get(m) for _, r in fit.runs], at)
         return out
 
     def trace(self) -> list[dict]:
@@ -175,15 +212,6 @@ class KneeSearch:
                 row.update({f"{c}success_rate": m, f"{c}success_low": lo, f"{c}success_high": hi})
             rows.append(row)
         return rows
-
-
-def _at_knee_value(run: dict, metric: str):
-    """A fit run's `metric`; success over the fit's own trials (`run_success`: window arrivals, ticks for
-    periodic writers), so the success at the knee is the fitted quantity."""
-    if metric in ("success_rate", "vo_success_rate"):
-        prefix = metric[:-len("success_rate")]
-        return run_success(run, prefix) if run.get(f"{prefix}arrived") else run.get(metric)
-    return run.get(metric)
 
 
 def writers_record(out: dict) -> dict:

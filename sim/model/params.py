@@ -6,7 +6,7 @@ from typing import NamedTuple, get_type_hints
 import numpy as np
 
 from ..config import Config, RetryPolicy
-from ..providers import load_provider
+from ..providers import profile_of
 from ..rules import mutation_limit
 from .retry import delay_table
 from .state import DISCIPLINES, LogCleanup, Params
@@ -34,7 +34,7 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
     srv = cfg.catalog.server
     pol_srv, jit_srv, bo_srv = delay_table(srv.retry or RetryPolicy(), srv.retries or 0)
     pol_lock, jit_lock, bo_lock = delay_table(cfg.lock.poll or RetryPolicy(), POLLS)
-    limit = mutation_limit(cfg, load_provider(cfg.storage.provider))
+    limit = mutation_limit(cfg, profile_of(cfg))
     rate_per_s, burst = limit if limit is not None else (0.0, 0.0)
     p = dict(
         f=cat.linearization_fraction, g=1.0 - cat.linearization_fraction, duration_ms=cfg.duration_ms,
@@ -110,8 +110,8 @@ def _log(cfg: Config) -> dict:
 
 def _shape(cfg: Config) -> dict:
     obj = cfg.commit.shape == "object"
-    return dict(object_shape=obj,
-                head=obj and cfg.catalog.backend == "storage" and cfg.commit.protocol == "rewrite")
+    head = obj and cfg.catalog.backend == "storage" and cfg.commit.protocol == "rewrite"
+    return dict(object_shape=obj, head=head, own_head=head and profile_of(cfg).head_median_ms is not None)
 
 
 def _writers(cfg: Config) -> dict:

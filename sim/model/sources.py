@@ -80,7 +80,7 @@ def _uncontended_ms(cfg: Config) -> float:
     lat = latency_model(cfg)
     ends = lat.catalog_read.mean_ms() + lat.catalog_cas.mean_ms()
     if cfg.commit.shape == "object":
-        return ends + lat.get.mean_ms()
+        return ends + lat.head.mean_ms()
     io = 2 * lat.get.mean_ms() + lat.put_manifest_list.mean_ms() + lat.put_table_metadata.mean_ms()
     return ends + lat.catalog_read.mean_ms() + runtime_dist(cfg.workload).mean_ms() + io
 

@@ -158,6 +158,7 @@ class Params(NamedTuple):
     log: bool
     object_shape: bool           # commit.shape object: no metadata I/O, the object's read and conditional write
     head: bool                   # ... whose first read is a HEAD then a GET (a storage catalog, rewrite)
+    own_head: bool               # ... the HEAD drawn from the profile's own HEAD (`Src.HEAD`), else a GET draw
     writers: int                 # 0: open-loop arrivals
     periodic: bool
     interval_ms: float

@@ -55,10 +55,10 @@ def begin(m, now, writer):
 @model_function
 def first_read(m, j, pc):
     """INIT: the transaction reads its base snapshot (a log's: LIST), handled at `pc`; the microbenchmark's first
-    read of a storage object is a HEAD, then the GET."""
+    read of a storage object is a HEAD (the profile's own, else a GET draw), then the GET."""
     head = 0.0
     if m.p.head:
-        head = take(m, Src.GET)
+        head = take(m, Src.HEAD) if m.p.own_head else take(m, Src.GET)
         m.tx[j].gets += 1
     return next_read(m, j, pc, head)
 

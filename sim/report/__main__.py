@@ -17,7 +17,7 @@ def main(argv=None) -> int:
         from ..yamlio import load_yaml
         spec_report = (load_yaml(Path(a.spec).read_text()) or {}).get("report")
     from . import write_report
-    print(write_report(a.results_dir, spec_report))
+    print(write_report(a.results_dir, spec_report, progress=True))
     return 0
 
 

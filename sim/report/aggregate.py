@@ -190,7 +190,7 @@ def has_vo(agg: pd.DataFrame) -> pd.Series:
 
 
 def qualifies(agg: pd.DataFrame, threshold: float = SUCCESS_THRESHOLD) -> pd.Series:
-    """Load points whose mean success (over window arrivals: unfinished transactions are not successes) exceeds
+    """Load points whose mean success (committed / window transactions that began to commit) exceeds
     ``threshold`` and, where VO transactions exist, VO success too (NaN never qualifies)."""
     ok = pd.to_numeric(agg["success_rate"], errors="coerce").gt(threshold).fillna(False)
     if "vo_success_rate" in agg.columns:
@@ -200,10 +200,8 @@ def qualifies(agg: pd.DataFrame, threshold: float = SUCCESS_THRESHOLD) -> pd.Ser
     return (ok & (~has_vo(agg) | vo_ok)).astype(bool)
 
 
+#: latencies read at the knee: least squares on log rate over the fit's runs (`ok` rows only)
 _KNEE_VALUES = {
-    # output column: metric read at the knee (least squares on log rate over the fit's runs)
-    "knee_success_rate": "success_rate",
-    "knee_vo_success_rate": "vo_success_rate",
     "latency_mean_ms": "commit_latency_mean_ms",
     "p99_ms": "commit_latency_p99_ms",
     "fa_latency_mean_ms": "fa_commit_latency_mean_ms",
@@ -211,30 +209,41 @@ _KNEE_VALUES = {
     "fa_p99_ms": "fa_commit_latency_p99_ms",
     "vo_p99_ms": "vo_commit_latency_p99_ms",
 }
-#: knee_table's value columns (floats), after the group keys and knee_status; n_points and n_qualifying follow
-_KNEE_FLOAT_COLUMNS = (["knee_offered_cps", "knee_offered_cps_low", "knee_offered_cps_high", "knee_throughput_cps",
-                        "knee_throughput_cps_ci95", "knee_inter_arrival", *_KNEE_VALUES,
+#: knee_table's value columns (floats), after the group keys, knee_status and knee_reason; knee_command (a string:
+#: empty for `ok` rows or when no command is known), n_points and n_qualifying follow
+_KNEE_FLOAT_COLUMNS = (["knee_bound_cps", "knee_offered_cps", "knee_offered_cps_low", "knee_offered_cps_high",
+                        "knee_throughput_cps", "knee_throughput_cps_low", "knee_throughput_cps_high",
+                        "knee_inter_arrival", "knee_success_rate", "knee_vo_success_rate", *_KNEE_VALUES,
                         "max_throughput_cps", "max_throughput_inter_arrival"])
-#: the counts the grid knee's fit reads per run
-_COUNTS = ("arrived", "committed", "vo_arrived", "vo_committed")
+#: the counts the grid knee's fit reads per run (the began_commit ones when the results table has them)
+_COUNTS = ("arrived", "committed", "began_commit", "vo_arrived", "vo_committed", "vo_began_commit")
 
 
 def knee_table(df: pd.DataFrame, group_by: list[str], load: str = "inter_arrival_ms",
-               threshold: float = SUCCESS_THRESHOLD, at_knee: Iterable[str] = ()) -> pd.DataFrame:
+               threshold: float = SUCCESS_THRESHOLD, at_knee: Iterable[str] = (),
+               knee_config: str | None = None) -> pd.DataFrame:
     """MODEL.md's knee per group, read off the grid by the knee search's fit (`sim.knee.grid`): the offered
-    rate where success (over window arrivals; for a mix, VO success too) crosses ``threshold``, interpolated by
-    the binomial regression over the runs of the grid points near the crossing, with its 95 % CI.
+    rate where success (committed / window transactions that began to commit; for a mix, VO success too) crosses
+    ``threshold``, interpolated by the binomial regression over the runs of the grid points near the crossing,
+    with its 95 % CI; or a status with its bound (`sim.knee.status`).
 
     ``df`` is the raw results table (one run per row: the fit's runs) or :func:`aggregate`'s output (recognised
     by ``n_reps``; each point's replications then pool into one run of their summed counts). ``group_by`` holds
-    every parameter that varies except ``load``.
+    every parameter that varies except ``load``. ``knee_config``: a config file holding the sweep's base; a row
+    that is not ``ok`` then names the command that will bound its knee (``knee_command``: ``sim knee`` on it with
+    the group's swept values as ``--set``).
 
-    Columns: the group keys, ``knee_status`` (ok; below_range: the lightest load fails; above_range: the
-    heaviest passes; no_fit: the fitted success does not fall with load), ``knee_offered_cps`` with
-    ``_low``/``_high``, ``knee_throughput_cps`` (+ ``_ci95``) and ``knee_inter_arrival`` (the ``load`` value at
-    the crossing, interpolated in log-log), the _KNEE_VALUES and ``at_knee`` metrics (``<m>_at_knee``) at the
-    knee, ``max_throughput_cps`` and ``max_throughput_inter_arrival`` (regardless of success), ``n_points``
-    and ``n_qualifying`` (points whose mean success exceeds the threshold)."""
+    Columns: the group keys; ``knee_status`` (ok, below_range, above_range, undecided) and ``knee_reason`` (why
+    undecided); ``knee_bound_cps`` (commits/s: below_range, the knee is below it; above_range, above it; NaN
+    otherwise); ``knee_offered_cps`` with ``_low``/``_high`` (the crossing, arrivals/s, and its CI);
+    ``knee_throughput_cps`` with ``_low``/``_high`` (commits/s at the knee and the CI scaled the same:
+    ``sim.knee.grid.GridKnee.commit_factor``); ``knee_inter_arrival`` (the ``load`` value at the crossing,
+    interpolated in log-log); ``knee_success_rate`` and ``knee_vo_success_rate`` (the fitted success at the knee:
+    the threshold where that kind binds); the _KNEE_VALUES latencies and ``at_knee`` metrics
+    (``<m>_at_knee``) at the knee; every knee value NaN unless ``ok``; ``max_throughput_cps`` and
+    ``max_throughput_inter_arrival`` (regardless of success); ``knee_command``; ``n_points`` and
+    ``n_qualifying`` (points whose mean success exceeds the threshold)."""
+    from .knee_commands import knee_command
     group_by, at_knee = list(group_by), list(at_knee)
     raw = "n_reps" not in df.columns
     agg = aggregate(df, group_by + [load]) if raw else df
@@ -248,12 +257,14 @@ def knee_table(df: pd.DataFrame, group_by: list[str], load: str = "inter_arrival
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
         part = run_groups.get(_key(key), runs.iloc[:0])
-        rows.append({**dict(zip(group_by, key)),
-                     **_grid_knee(part, g, load, threshold, at_knee, pooled=not raw),
-                     **_max_throughput_point(g, load), "n_points": len(g), "n_qualifying": int(g["_q"].sum())})
+        row = {**dict(zip(group_by, key)), **_grid_knee(part, g, load, threshold, at_knee, pooled=not raw),
+               **_max_throughput_point(g, load), "n_points": len(g), "n_qualifying": int(g["_q"].sum())}
+        row["knee_command"] = (knee_command(knee_config, part, load) if knee_config and row["knee_status"] != "ok"
+                               else "")
+        rows.append(row)
     extra = [f"{m}_at_knee" for m in at_knee]
-    out = pd.DataFrame(rows, columns=group_by + ["knee_status"] + _KNEE_FLOAT_COLUMNS + extra
-                       + ["n_points", "n_qualifying"])
+    out = pd.DataFrame(rows, columns=group_by + ["knee_status", "knee_reason"] + _KNEE_FLOAT_COLUMNS + extra
+                       + ["knee_command", "n_points", "n_qualifying"])
     for c in _KNEE_FLOAT_COLUMNS + extra:
         out[c] = pd.to_numeric(out[c], errors="coerce").astype(float)
     return out
@@ -265,44 +276,44 @@ def _key(key) -> tuple:
     return tuple("<nan>" if isinstance(v, float) and math.isnan(v) else v for v in key)
 
 
-def _grid_points(runs: pd.DataFrame, load: str, pooled: bool) -> list:
+def _grid_points(runs: pd.DataFrame, load: str, pooled: bool, values: Iterable[str] = ()) -> list:
     """The knee search's points of one group: one per ``load`` value, at its mean offered rate, each run a
-    summary of its counts (``pooled``: an aggregated row, its means times n_reps)."""
+    summary of its counts (``pooled``: an aggregated row, its means times n_reps) and of the ``values`` read at
+    the knee. Only those columns are read, as numbers (a results table has about 100 columns, and building a
+    dict of each whole row was most of a report's knee table)."""
+    counts = [c for c in _COUNTS if c in runs.columns or not c.endswith("began_commit")]
+    values = [c for c in dict.fromkeys(values) if c in runs.columns and c not in counts]
+    num = {c: pd.to_numeric(runs[c], errors="coerce").to_numpy(float) if c in runs.columns
+           else np.zeros(len(runs)) for c in counts + values}
+    rate = pd.to_numeric(runs["offered_cps"], errors="coerce").to_numpy(float)
+    reps = pd.to_numeric(runs["n_reps"], errors="coerce").to_numpy(float) if pooled else np.ones(len(runs))
+    for c in counts:
+        num[c] = np.where(np.isfinite(num[c]), num[c] * reps, 0.0)
     pts = []
-    for value, g in runs.groupby(load, sort=True):
-        rate = float(pd.to_numeric(g["offered_cps"], errors="coerce").mean())
-        if not rate > 0:
+    for value, idx in runs.groupby(load, sort=True).indices.items():
+        r = float(rate[idx].mean())
+        if not r > 0:
             continue
-        reps = g["n_reps"].to_numpy(float) if pooled else np.ones(len(g))
-        recs = g.to_dict("records")
-        for r, n in zip(recs, reps):
-            for c in _COUNTS:
-                v = pd.to_numeric(r.get(c, 0.0), errors="coerce")
-                r[c] = float(v) * n if np.isfinite(v) else 0.0
-        pts.append(Point(rate, value, runs=recs))
+        recs = [{c: float(num[c][i]) for c in counts + values} for i in idx]
+        pts.append(Point(r, value, runs=recs))
     return pts
 
 
 def _grid_knee(runs: pd.DataFrame, g: pd.DataFrame, load: str, threshold: float, at_knee: list[str],
                pooled: bool) -> dict:
-    """One group's knee (`sim.knee.grid.grid_knee`) and the metrics at it; NaN outside the grid's range."""
+    """One group's knee (`sim.knee.grid.grid_knee`) and the values at it (NaN unless `ok`)."""
     check = ("", "vo_") if bool(has_vo(g).any()) else ("",)
-    status, fit = grid_knee(_grid_points(runs, load, pooled), threshold, check)
-    knee, low, high = fit.knee() if fit is not None else (math.nan, math.nan, math.nan)
-    if fit is not None and math.isnan(knee):
-        status = "no_fit"
-    out = {"knee_status": status, "knee_offered_cps": knee, "knee_offered_cps_low": low,
-           "knee_offered_cps_high": high, "knee_inter_arrival": _load_at(g, load, knee)}
-    values = {"knee_throughput_cps": "throughput_cps", **_KNEE_VALUES, **{f"{m}_at_knee": m for m in at_knee}}
-    if status == "above_range":     # no knee: what the heaviest load run shows (the knee lies beyond it)
-        top = g.loc[pd.to_numeric(g["offered_cps"], errors="coerce").idxmax()]
-        return {**out, **{name: top.get(col, np.nan) if name != "knee_throughput_cps" else np.nan
-                          for name, col in values.items()}, "knee_throughput_cps_ci95": np.nan}
+    values = {**_KNEE_VALUES, **{f"{m}_at_knee": m for m in at_knee}}
+    k = grid_knee(_grid_points(runs, load, pooled, values.values()), threshold, check)
+    factor = k.commit_factor()
+    out = {"knee_status": k.status, "knee_reason": k.reason, "knee_bound_cps": k.bound_cps,
+           "knee_offered_cps": k.knee, "knee_offered_cps_low": k.low, "knee_offered_cps_high": k.high,
+           "knee_throughput_cps": k.knee * factor, "knee_throughput_cps_low": k.low * factor,
+           "knee_throughput_cps_high": k.high * factor, "knee_inter_arrival": _load_at(g, load, k.knee),
+           "knee_success_rate": k.success_at_knee(""), "knee_vo_success_rate": k.success_at_knee("vo_")}
     for name, col in values.items():
-        out[name], ci = (regression_at([x for x, _ in fit.runs], [r.get(col) for _, r in fit.runs], math.log(knee))
-                         if not math.isnan(knee) else (math.nan, math.nan))
-        if name == "knee_throughput_cps":
-            out["knee_throughput_cps_ci95"] = ci
+        out[name] = (regression_at([x for x, _ in k.fit.runs], [r.get(col) for _, r in k.fit.runs],
+                                   math.log(k.knee))[0] if k.status == "ok" else math.nan)
     return out
 
 
@@ -436,19 +447,15 @@ def format_value(v) -> str:
 # --------------------------------------------------------------------------------------------
 
 def knee_commits(knees: pd.DataFrame) -> pd.DataFrame:
-    """``knees`` with ``knee_cps`` (commits/s at the knee) and its 95 % band ``knee_cps_low/high``.
-
-    From a knee search (``offered_cps`` with ``offered_cps_low/high``): the throughput measured at the knee,
-    its band the offered-rate CI scaled by the knee's throughput / offered rate (the band says where the knee
-    lies). From the grid knee table (:func:`knee_table`, ``knee_offered_cps*``): the same, by its fit."""
+    """``knees`` with ``knee_cps`` (commits/s at the knee) and its 95 % band ``knee_cps_low/high``: the knee table's
+    ``knee_throughput_cps`` with ``_low``/``_high`` (the grid knee table, :func:`knee_table`, and a knee search's
+    knees.parquet carry them alike: the offered-rate CI scaled by the commits per arrival at the knee, so the
+    band says where the knee lies); NaN unless ``knee_status`` is ``ok``."""
     out = knees.copy()
-    grid = "knee_offered_cps_low" in out.columns
-    tp = pd.to_numeric(out["knee_throughput_cps" if grid else "throughput_cps"], errors="coerce")
-    offered = "knee_offered_cps" if grid else "offered_cps"
-    scale = tp / pd.to_numeric(out[offered], errors="coerce")
-    out["knee_cps"] = tp
-    out["knee_cps_low"] = pd.to_numeric(out[f"{offered}_low"], errors="coerce") * scale
-    out["knee_cps_high"] = pd.to_numeric(out[f"{offered}_high"], errors="coerce").replace(np.inf, np.nan) * scale
+    ok = out["knee_status"].astype(str).eq("ok")
+    for c, src in (("knee_cps", "knee_throughput_cps"), ("knee_cps_low", "knee_throughput_cps_low"),
+                   ("knee_cps_high", "knee_throughput_cps_high")):
+        out[c] = pd.to_numeric(out[src], errors="coerce").where(ok)
     return out
 
 
@@ -461,23 +468,53 @@ def knee_picture_layout(knees: pd.DataFrame) -> dict:
     return {"x": "num_tables", "hue": hue, "facet": facet}
 
 
+#: a knee row's columns a tier takes (prefixed `single_` / `multi_`): what `sim.knee.status.knee_text` reads
+TIER_COLUMNS = ("knee_status", "knee_reason", "knee_bound_cps", "knee_throughput_cps", "knee_throughput_cps_low",
+                "knee_throughput_cps_high", "knee_command")
+
+
 def tiers_table(knees: pd.DataFrame, layout: dict) -> pd.DataFrame:
-    """The write-up's tiers: per line (provider) and mix, the single-table knee and the knee at the most
-    tables, commits/s with their 95 % bands, and the multi-table gain."""
-    k = knee_commits(knees)
-    keys = [c for c in (layout["hue"], layout["facet"]) if c]
+    """The write-up's tiers: per line (provider) and mix, the single-table knee and the knee at the most tables
+    (``single_`` / ``multi_`` + TIER_COLUMNS: each a knee with its band in commits/s, or a status with its bound;
+    `sim.knee.status.knee_text(row, prefix)` words them), and the multi-table gain (:func:`gain`)."""
     x = layout["x"]
+    keys = [c for c in (layout["hue"], layout["facet"]) if c]
     rows = []
-    for key, g in (k.groupby(keys, dropna=False, sort=True) if keys else [((), k)]):
+    for key, g in (knees.groupby(keys, dropna=False, sort=True) if keys else [((), knees)]):
         key = key if isinstance(key, tuple) else (key,)
         g = g.sort_values(x)
-        first, last = g.iloc[0], g.iloc[-1]
         row = dict(zip(keys, key))
-        for tag, r in (("single", first), ("multi", last)):
+        for tag, r in (("single", g.iloc[0]), ("multi", g.iloc[-1])):
             row[f"{tag}_tables"] = r[x]
-            row[f"{tag}_cps"] = r["knee_cps"]
-            row[f"{tag}_cps_low"] = r["knee_cps_low"]
-            row[f"{tag}_cps_high"] = r["knee_cps_high"]
-        row["gain"] = row["multi_cps"] / row["single_cps"] if row["single_cps"] else np.nan
+            row.update({f"{tag}_{c}": r.get(c, np.nan if c.endswith("_cps") or "_cps_" in c else "")
+                        for c in TIER_COLUMNS})
+        row.update(gain(row))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def gain(tier: dict) -> dict:
+    """The multi-table knee over the single-table one: ``gain_status`` ok with ``gain`` and its band [multi low /
+    single high, multi high / single low] when both are ``ok``; ``above_range`` with ``gain_bound`` (the gain
+    exceeds it) when the multi-table knee is above range or the single-table one below range and the other side
+    bounds it; ``below_range`` symmetrically; else ``undecided``."""
+    st = {t: str(tier[f"{t}_knee_status"]) for t in ("single", "multi")}
+    v = {t: float(tier[f"{t}_knee_throughput_cps"]) for t in ("single", "multi")}
+    lo = {t: float(tier[f"{t}_knee_throughput_cps_low"]) for t in ("single", "multi")}
+    hi = {t: float(tier[f"{t}_knee_throughput_cps_high"]) for t in ("single", "multi")}
+    bound = {t: float(tier[f"{t}_knee_bound_cps"]) for t in ("single", "multi")}
+    out = {"gain_status": "undecided", "gain": np.nan, "gain_low": np.nan, "gain_high": np.nan, "gain_bound": np.nan}
+    # a lower bound of the multi-table knee over an upper bound of the single-table one: the gain exceeds it
+    m_lo = lo["multi"] if st["multi"] == "ok" else bound["multi"] if st["multi"] == "above_range" else np.nan
+    s_hi = hi["single"] if st["single"] == "ok" else bound["single"] if st["single"] == "below_range" else np.nan
+    m_hi = hi["multi"] if st["multi"] == "ok" else bound["multi"] if st["multi"] == "below_range" else np.nan
+    s_lo = lo["single"] if st["single"] == "ok" else bound["single"] if st["single"] == "above_range" else np.nan
+    if st["multi"] == st["single"] == "ok":
+        out.update(gain_status="ok", gain=v["multi"] / v["single"], gain_low=m_lo / s_hi, gain_high=m_hi / s_lo)
+    elif st["multi"] == "above_range" or st["single"] == "below_range":
+        if m_lo > 0 and s_hi > 0:
+            out.update(gain_status="above_range", gain_bound=m_lo / s_hi)
+    elif st["multi"] == "below_range" or st["single"] == "above_range":
+        if m_hi > 0 and s_lo > 0:
+            out.update(gain_status="below_range", gain_bound=m_hi / s_lo)
+    return out

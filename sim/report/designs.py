@@ -1,11 +1,11 @@
 """The design comparison (MODEL.md 'Named designs'): knee per design x provider x tables x FA ratio.
 
 A sweep with a `design` column taking more than one value is read as a comparison of catalog designs. The knee is
-the report's (aggregate.knee_table: where success over window arrivals, and VO success for a mix, crosses 95 %, by
-the knee search's binomial regression over the grid's runs near the crossing, with its CI), found per design and
-configuration; beside it, what was happening at the knee (least squares over the same runs): the share of window
-transactions still unfinished when the run stopped (GCS's 429 resend loops) and the throttled resends per commit.
-No plotting here (plots.design_knees).
+the report's (aggregate.knee_table: where success over the transactions that began to commit, and VO success for a
+mix, crosses 95 %, by the knee search's binomial regression over the grid's runs near the crossing, with its CI; or
+a status with its bound), found per design and configuration; beside it, what was happening at the knee (least
+squares over the same runs): the share of window transactions still unfinished when the run stopped (GCS's 429
+resend loops) and the throttled resends per commit. No plotting here (plots.design_knees).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..knee.status import knee_text
 from .aggregate import _hashable, format_value, knee_table, parameter_columns, varying_parameters
 
 #: the comparison's axes: figure x, hue, facet rows, facet columns
@@ -54,14 +55,12 @@ def design_group_columns(df: pd.DataFrame, load: str = "inter_arrival_ms") -> li
 
 
 def design_knees(df: pd.DataFrame, load: str = "inter_arrival_ms") -> pd.DataFrame:
-    """The knee per design group (aggregate.knee_table's columns) with AT_KNEE at the knee (`<metric>_at_knee`)
-    and `knee_at_edge`: the heaviest load run still passes (`above_range`), so the knee lies beyond the loads run
-    (the group's highest throughput is a lower bound). `df` is the raw results table (the fit's runs) or
+    """The knee per design group (aggregate.knee_table's columns: a knee with its CI, or a status with its bound)
+    with AT_KNEE at the knee (`<metric>_at_knee`, `ok` rows). `df` is the raw results table (the fit's runs) or
     aggregate()'s output (each point's replications pooled)."""
     keys = design_group_columns(df, load)
     cols = [m for m in AT_KNEE if m in df.columns]
     knee = knee_table(df, keys, load, at_knee=cols)
-    knee["knee_at_edge"] = knee["knee_status"] == "above_range"
     for m in AT_KNEE:
         if f"{m}_at_knee" not in knee.columns:
             knee[f"{m}_at_knee"] = np.nan
@@ -70,7 +69,7 @@ def design_knees(df: pd.DataFrame, load: str = "inter_arrival_ms") -> pd.DataFra
 
 def with_ratio_to(knee: pd.DataFrame, baseline: str = "file") -> pd.DataFrame:
     """`knee` with `ratio_to_<baseline>`: each design's knee over the baseline design's knee in the same
-    provider / tables / FA ratio (and any other group key)."""
+    provider / tables / FA ratio (and any other group key); NaN unless both are `ok`."""
     keys = [c for c in design_group_columns_of(knee) if c != "design"]
     base = knee[knee["design"] == baseline][keys + ["knee_throughput_cps"]].rename(
         columns={"knee_throughput_cps": "_base"})
@@ -80,18 +79,12 @@ def with_ratio_to(knee: pd.DataFrame, baseline: str = "file") -> pd.DataFrame:
 
 
 def knee_cell(r) -> str:
-    """One headline cell: knee c/s with its 95 % band ('>=' the highest throughput when the heaviest load still
-    passes, 'below range' when the lightest fails), with the unfinished share and throttled resends per commit at
-    the knee where they are not negligible."""
-    at_edge = bool(r.get("knee_at_edge", False))
-    v = r["max_throughput_cps"] if at_edge else r["knee_throughput_cps"]
-    if not isinstance(v, (int, float, np.floating)) or not math.isfinite(v):
-        return {"below_range": "below range"}.get(r.get("knee_status"), "no knee")
-    s = (">= " if at_edge else "") + _cps(v)
-    lo, hi = r.get("knee_offered_cps_low", np.nan), r.get("knee_offered_cps_high", np.nan)
-    if not at_edge and math.isfinite(lo) and math.isfinite(hi) and r["knee_offered_cps"] > 0:
-        scale = v / r["knee_offered_cps"]
-        s += f" [{_cps(lo * scale)}, {_cps(hi * scale)}]"
+    """One headline cell: the knee as `sim.knee.status.knee_text` words it (c/s with its 95 % band, or a status
+    with its bound), with the unfinished share and throttled resends per commit at the knee where they are not
+    negligible."""
+    s = knee_text(r)
+    if r.get("knee_status") != "ok":
+        return s
     notes = []
     u = r.get("unfinished_share_at_knee", np.nan)
     if isinstance(u, (int, float, np.floating)) and math.isfinite(u) and u >= 0.05:
@@ -100,10 +93,6 @@ def knee_cell(r) -> str:
     if isinstance(t, (int, float, np.floating)) and math.isfinite(t) and t >= 0.05:
         notes.append(f"{t:.2g} 429/commit")
     return s + (f" ({', '.join(notes)})" if notes else "")
-
-
-def _cps(v: float) -> str:
-    return f"{v:.2f}" if v < 10 else f"{v:.1f}" if v < 100 else f"{v:.0f}"
 
 
 def headline(knee: pd.DataFrame, tables=(1, 50), mixes=(1.0, 0.9)) -> pd.DataFrame:

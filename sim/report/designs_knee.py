@@ -13,18 +13,23 @@ import math
 
 import pandas as pd
 
+from ..knee.status import knee_text
+
 #: designs whose tables share one resource besides a global catalog object: the DynamoDB log store's capacity, a
 #: REST server's connection pools
 SHARED_DESIGNS = ("delta-dynamodb", "rest", "rest-lakekeeper")
 #: the service whose round trip a design's label names (else "db", the catalog's database; HMS for `hive`)
 SERVICE_NAME = {"hudi": "zk", "delta-dynamodb": "ddb"}
-#: knee columns the table reads (sim.sweep.knee's knees.parquet)
-KNEE, LOW, HIGH = "offered_cps", "offered_cps_low", "offered_cps_high"
+#: the knee columns the table reads (sim.sweep.knee's knees.parquet: sim.knee.search's record), scaled N x for a
+#: per-table design at N tables
+SCALED = ("knee_bound_cps", "knee_throughput_cps", "knee_throughput_cps_low", "knee_throughput_cps_high")
 
 
 def cell_knees(knees: pd.DataFrame, tables=(1, 10, 50)) -> pd.DataFrame:
-    """One row per design x service latency x provider x FA ratio x table count: the knee (offered arrivals/s at
-    95 % success) with its CI, `status`, and `scaled` (True: N x the one-table search)."""
+    """One row per design x service latency x provider x FA ratio x table count: the knee (commits/s at 95 %
+    success) with its CI, or its status with its bound (`knee_status`, `knee_reason`, `knee_bound_cps`, as
+    sim.knee.status words them), `decided` (the CI met the search's half-width target) and `scaled` (True: N x the
+    one-table search)."""
     rows = []
     for _, r in knees.iterrows():
         shared = r["scope"] == "global" or r["design"] in SHARED_DESIGNS
@@ -37,8 +42,9 @@ def cell_knees(knees: pd.DataFrame, tables=(1, 10, 50)) -> pd.DataFrame:
             k = 1 if shared else n
             rows.append({"design": r["design"], "catalog_latency_ms": _service_ms(r),
                          "provider": r["provider"], "fast_append_ratio": r["fast_append_ratio"], "tables": n,
-                         "knee_cps": k * r[KNEE], "low_cps": k * r[LOW], "high_cps": k * r[HIGH],
-                         "status": r["status"], "decided": bool(r["decided"]), "scaled": not shared and n > 1})
+                         "knee_status": r["knee_status"], "knee_reason": r.get("knee_reason", ""),
+                         **{c: k * r[c] for c in SCALED},
+                         "decided": bool(r["decided"]), "scaled": not shared and n > 1})
     return pd.DataFrame(rows)
 
 
@@ -52,18 +58,15 @@ def _service_ms(r) -> float:
 
 
 def _label(row) -> str:
-    """'4.81 [4.70, 4.93]'; a search that ended outside its range says so."""
-    if row["status"] == "above_range":
-        return "above range"
-    if row["status"] == "below_range" or not math.isfinite(row["knee_cps"]):
-        return "below range" if row["status"] == "below_range" else f"no knee ({row['status']})"
-    text = f"{row['knee_cps']:.3g} [{row['low_cps']:.3g}, {row['high_cps']:.3g}]"
-    return text if row["decided"] else text + " (undecided)"
+    """The knee as `sim.knee.status.knee_text` words it; an `ok` knee whose CI is wider than the search's
+    half-width target says so."""
+    text = knee_text(row)
+    return text if row["knee_status"] != "ok" or row["decided"] else text + " (CI wider than the target)"
 
 
 def headline(knees: pd.DataFrame, providers=("s3x", "s3", "azurex", "azure", "gcp"), tables=(1, 10, 50)) -> pd.DataFrame:
     """The comparison as a table: rows tables x mix x design (service designs per database latency), a column
-    per provider, each cell the knee [95 % CI] in offered commits/s."""
+    per provider, each cell the knee [95 % CI] in commits/s, or its status with its bound."""
     cells = cell_knees(knees, tables)
     cells["mix"] = cells["fast_append_ratio"].map(lambda x: "FA" if x == 1.0 else f"{x * 100:.0f}/{100 - x * 100:.0f}")
     cells["design_label"] = [d if not math.isfinite(ms) else f"{d} ({SERVICE_NAME.get(d, 'db')} {ms:g} ms)"

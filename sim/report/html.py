@@ -1,182 +1,223 @@
-"""The report directory: figures, knee table, notes and ``index.html``.
+"""The report directory: the page (``index.html``), its figures and tables.
 
 ``write_report(DIR)`` reads ``DIR/results.parquet`` (and ``DIR/per_table.parquet`` when
 present) and writes ``DIR/report/``::
 
     index.html          open from disk; relative links only
     knee.csv            knee ("usable throughput") per group
+    tiers.csv           per line and mix, the knee at the fewest and the most tables, and the gain
     summary.csv         replication means and 95 % CI half-widths per configuration
     writers.csv, .md    a writers sweep's (``workload.writers.count`` varies): success/s, attempts/s and
                         failure share per provider x writers, means and 95 % CIs (sim.report.writers); such
                         a report has no heatmaps, curves nor knee.csv (no inter-arrival grid)
     writers_knees.csv, .md  a writers-knee sweep's (knees.parquet with `unit` writers): the knee [95 % CI] and
                         status per cell (sim.report.writers_knees), in place of the knee picture and tiers.csv
-    figures/*.png       heatmaps, latency-throughput curves, per-rank heatmaps
+    figures/*.png       the knee picture, latency-throughput curves (heatmaps are HTML tables in the page)
+
+A grid sweep's page opens on its answer: the knee per line, mix and table count, the tiers, the knee picture.
+Then its heatmaps and latency curves, one section per value of the first facet (the provider), then the full
+knee table, the runs and layout, unfinished transactions and failed runs.
 """
 
 from __future__ import annotations
 
-import html
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ..results_io import atomic_write_csv, atomic_write_text, staged_dir
 from . import designs as design_cmp
+from . import html_heatmaps as heat
 from . import plots
 from . import writers as writers_cmp
 from . import writers_knees as wknees
-from .aggregate import (SUCCESS_THRESHOLD, _hashable, aggregate, format_value, knee_commits, knee_group_columns,
-                        knee_picture_layout, knee_table, ok_rows, parameter_columns, resolve_layout, tiers_table,
+from .aggregate import (_hashable, aggregate, format_value, knee_commits, knee_group_columns,
+                        knee_picture_layout, ok_rows, parameter_columns, resolve_layout, tiers_table,
                         varying_parameters)
-from .labels import axis_label, fmt_duration, fmt_number, metric_title
+from .knee_commands import report_knees
+from .knee_html import STATUS_NOTE, knee_search_html, knee_summary, knee_table_html, tiers_html
+from .labels import axis_label, order_key, slug
+from .markup import dur as _dur
+from .markup import e as _e
+from .markup import figures as _figures
+from .markup import num as _num
+from .markup import pct as _pct
+from .markup import table as _table
+from .markup import val as _val
+from .plots.canvas import facet_groups
 
 #: heatmap metrics, in report order
 HEATMAP_METRICS = ["success_rate", "commit_latency_p99_ms", "throughput_cps", "commit_latency_mean_ms"]
 #: shown when they carry information
-OPTIONAL_HEATMAP_METRICS = ["catalog_conflict_share", "unfinished_share"]
+OPTIONAL_HEATMAP_METRICS = ["catalog_conflict_share", "unfinished_in_runtime_share", "unfinished_share"]
 
 _CSS = """
-body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto;
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 1.2em auto;
        max-width: 1400px; padding: 0 1em; color: #222; line-height: 1.4; }
-h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
-figure { margin: 1.5em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+h1 { margin: 0 0 0.2em; font-size: 1.6em; }
+h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 1.6em; }
+h3 { margin: 1.1em 0 0.2em; font-size: 1.05em; }
+figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: 0.9em; color: #444; max-width: 75em; }
-table { border-collapse: collapse; font-size: 0.85em; margin: 0.8em 0; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.6em 0; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
 th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+table.knees td { white-space: nowrap; font-variant-numeric: tabular-nums; }
 .note { background: #fff8e1; border-left: 4px solid #f0b400; padding: 0.5em 1em; margin: 1em 0; }
-.muted { color: #666; font-size: 0.9em; }
-nav ul { columns: 2; }
-"""
+.muted, .cap { color: #555; font-size: 0.9em; margin: 0.2em 0; }
+nav ul { display: flex; flex-wrap: wrap; gap: 0.1em 1.4em; list-style: none; padding: 0; margin: 0.4em 0; }
+""" + heat.CSS
 
 
 # --------------------------------------------------------------------------------------------
-# small HTML helpers
+# entry point
 # --------------------------------------------------------------------------------------------
 
-def _e(s) -> str:
-    return html.escape(str(s))
+def write_report(results_dir, spec_report: dict | None = None, out_dir=None, progress: bool = False) -> Path:
+    """Write the report of a sweep's results directory and return the path of its index.html.
+
+    ``results_dir`` holds ``results.parquet`` (and optionally ``per_table.parquet``);
+    ``spec_report`` is the sweep file's optional ``report:`` section (keys ``rows``, ``cols``,
+    ``facets``, optional ``title``). Output goes to ``results_dir/report/`` unless ``out_dir``.
+    ``progress``: a progress line when stderr is a terminal (a 900-run report takes seconds; each step named).
+    """
+    results_dir = Path(results_dir)
+    out = Path(out_dir) if out_dir is not None else results_dir / "report"
+    with _Steps(progress) as steps, staged_dir(out, replace=True) as staging:
+        _write_report_into(staging, results_dir, dict(spec_report or {}), steps)
+    return out / "index.html"
 
 
-def _table(df: pd.DataFrame, left: set[str] = frozenset()) -> str:
-    head = "".join(f'<th class="{"l" if c in left else ""}">{_e(c)}</th>' for c in df.columns)
-    body = []
-    for _, r in df.iterrows():
-        cells = "".join(f'<td class="{"l" if c in left else ""}">{_e(r[c])}</td>' for c in df.columns)
-        body.append(f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+class _Steps:
+    """The progress line on a terminal's stderr: the report's steps, each named as it starts (the one before it is
+    then done). Not on a pipe or a file, whose reader wants the error line alone; cleared if the report fails."""
+
+    def __init__(self, enabled: bool):
+        from tqdm.auto import tqdm
+        self.bar = tqdm(total=None, unit="step", desc="report", disable=None if enabled else True,
+                        dynamic_ncols=True)
+        self.started = False
+
+    def plan(self, n: int) -> None:
+        """The number of steps, once the layout is known."""
+        self.bar.total = n
+        self.bar.refresh()
+
+    def __call__(self, what: str) -> None:
+        if self.started:
+            self.bar.update()
+        self.started = True
+        self.bar.set_postfix_str(what)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, *_):
+        if kind is None and self.started:
+            self.bar.update()
+        self.bar.leave = kind is None
+        self.bar.close()
+        return False
 
 
-def _figure(path: Path, caption: str, base: Path) -> str:
-    rel = path.relative_to(base).as_posix()
-    return (f'<figure><a href="{_e(rel)}"><img src="{_e(rel)}" alt="{_e(path.stem)}" '
-            f'loading="lazy"></a><figcaption>{_e(caption)}</figcaption></figure>')
+@dataclass(frozen=True)
+class _Sweep:
+    """What the sections of a grid sweep's report are written from, and where to."""
+
+    out: Path                  # the (staging) report directory
+    results_dir: Path
+    results: pd.DataFrame      # every run
+    ok: pd.DataFrame           # the finished runs
+    layout: dict               # rows / cols / facets of the heatmaps
+    varying: list[str]         # the parameters that take more than one value
+
+    @property
+    def figdir(self) -> Path:
+        return self.out / "figures"
 
 
-def _figures(figs: list[tuple[Path, str]], base: Path) -> str:
-    return "".join(_figure(p, c, base) for p, c in figs)
-
-
-def _num(v, f=fmt_number) -> str:
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return str(v)
-    return "\u2013" if not math.isfinite(v) else f(v)
-
-
-def _val(v) -> str:
-    return "\u2013" if isinstance(v, float) and math.isnan(v) else format_value(v)
-
-
-def _pct(v) -> str:
-    return _num(v, lambda x: f"{100 * x:.1f} %")
-
-
-def _dur(v) -> str:
-    return _num(v, fmt_duration)
+def _write_report_into(out: Path, results_dir: Path, spec_report: dict, steps: _Steps) -> Path:
+    """The report, written into a fresh directory `out` (a staging directory that replaces the old report whole
+    only once every file is written, so a full disk leaves the old report, not half a new one)."""
+    title = spec_report.get("title") or f"Sweep report: {results_dir.resolve().name}"
+    steps("reading")
+    if (results_dir / "knees.parquet").is_file():      # a knee sweep: its knees are the report
+        knees = pd.read_parquet(results_dir / "knees.parquet")
+        if wknees.is_writers_knees(knees):
+            return _write_index(out, title, _writers_knee_sections(knees, results_dir, out))
+        keys = [c for c in parameter_columns(knees) if c in knees.columns and knees[c].astype(str).nunique() > 1]
+        sections = _answer(knees, keys, out, "Knees measured by knee search (docs/knee.md).")
+        sections.append(("knees", "Knees per cell", knee_search_html(knees, _searches(knees))))
+        return _write_index(out, title, sections, _searches(knees) + ".")
+    results = pd.read_parquet(results_dir / "results.parquet")
+    ok = ok_rows(results)
+    layout, notes = resolve_layout(ok if len(ok) else results, spec_report)
+    sweep = _Sweep(out, results_dir, results, ok, layout, varying_parameters(results))
+    writers = writers_cmp.is_writers_sweep(ok)
+    overview = _overview_html(sweep, [] if writers else notes, heatmaps=not writers)
+    failed = ("failed", "Failed runs", _failed_html(results, ok, sweep.varying))
+    if ok.empty:
+        return _write_index(out, title, [("overview", "Runs and layout", overview), failed], _lede(sweep))
+    steps("aggregating")
+    agg = aggregate(ok)
+    atomic_write_csv(out / "summary.csv", agg)
+    unfinished = ("unfinished", "Unfinished transactions", _unfinished_html(ok, agg, sweep.varying))
+    if writers:     # the writer count is the load: no inter-arrival grid to read heatmaps and knees off
+        overview += '<p class="muted">Files: <a href="summary.csv">summary.csv</a>.</p>'
+        return _write_index(out, title, [("writers", "Writers", _writers_html(sweep)),
+                                         ("overview", "Runs and layout", overview), unfinished, failed],
+                            _lede(sweep))
+    overview += ('<p class="muted">Files: <a href="summary.csv">summary.csv</a>, '
+                 '<a href="knee.csv">knee.csv</a>.</p>')
+    groups = _heat_groups(agg, layout)
+    steps.plan(6 + len(groups))
+    steps("knee table")
+    keys, load = knee_group_columns(layout), layout["cols"]
+    knee = report_knees(results_dir, out, ok, keys, load)
+    atomic_write_csv(out / "knee.csv", knee)
+    steps("knee picture")
+    sections = []
+    if design_cmp.is_design_sweep(ok):
+        sections.append(("designs", "Catalog designs", _designs_html(ok, load, out, sweep.figdir)))
+    sections += _answer(knee, keys, out, f"Knees read off the {load} grid (where success crosses the threshold, "
+                        "by the knee search's binomial regression over the grid's runs near the crossing; bands: its "
+                        "95 % CI). `sim knee` and `knee:` sweeps place their runs for it instead.")
+    sections += _heat_sections(sweep, agg, groups, steps)
+    steps("per table rank")
+    sections += _per_rank_sections(sweep)
+    steps("page")
+    sections += [("knee-table", "Knee table, all columns", knee_table_html(knee, keys, load)),
+                 ("overview", "Runs and layout", overview), unfinished, failed]
+    return _write_index(out, title, sections, _lede(sweep))
 
 
 # --------------------------------------------------------------------------------------------
-# sections
+# the answer: knees, tiers, knee picture
 # --------------------------------------------------------------------------------------------
 
-def _knee_html(knee: pd.DataFrame, keys: list[str], load: str) -> str:
-    rows = []
-    for _, r in knee.iterrows():
-        d = {k: format_value(r[k]) for k in keys}
-        tp = _num(r["knee_throughput_cps"])
-        ci = r.get("knee_throughput_cps_ci95", np.nan)
-        if isinstance(ci, float) and math.isfinite(ci) and tp != "\u2013":
-            tp += f" \u00b1 {fmt_number(ci)}"
-        d["knee throughput (c/s)"] = tp
-        d["knee"] = r["knee_status"]
-        d["offered (/s) [95 % CI]"] = (f"{_num(r['knee_offered_cps'])} [{_num(r['knee_offered_cps_low'])}, "
-                                       f"{_num(r['knee_offered_cps_high'])}]" if r["knee_status"] == "ok" else "\u2013")
-        d[f"at {axis_label(load)}"] = _val(r["knee_inter_arrival"])
-        d["success"] = _pct(r["knee_success_rate"])
-        d["VO success"] = _pct(r["knee_vo_success_rate"])
-        d["FA mean"] = _dur(r["fa_latency_mean_ms"])
-        d["VO mean"] = _dur(r["vo_latency_mean_ms"])
-        d["FA P99"] = _dur(r["fa_p99_ms"])
-        d["VO P99"] = _dur(r["vo_p99_ms"])
-        d["max throughput (c/s)"] = _num(r["max_throughput_cps"])
-        d[f"max at {axis_label(load)}"] = _val(r["max_throughput_inter_arrival"])
-        rows.append(d)
-    return _table(pd.DataFrame(rows), left=set(keys))
-
-
-def _band(v, lo, hi) -> str:
-    return f"{_num(v)} [{_num(lo)}, {_num(hi)}]" if v == v else "\u2013"
-
-
-def _knee_first(knees: pd.DataFrame, out: Path, figdir: Path, what: str) -> list[tuple[str, str, str]]:
-    """The report's first screen: the knee picture, then the tiers table generated from the same knees."""
-    layout = knee_picture_layout(knees)
+def _answer(knees: pd.DataFrame, keys: list[str], out: Path, what: str) -> list[tuple[str, str, str]]:
+    """The page's first screen: the knee per line, mix and table count (a value with its band, or a status with its
+    bound), the tiers read off the same knees, and the knee picture. ``what``: where the knees come from."""
     k = knee_commits(knees)
-    path, cap = plots.knee_picture(k, layout, figdir, what)
+    x = "num_tables" if "num_tables" in keys else (keys[-1] if keys else None)
+    if x is None:
+        return []
+    sections = [("knee", "Usable throughput: the knee",
+                 knee_summary(k, keys, x) + f'<p class="cap">{STATUS_NOTE} All columns: <a href="#knee-table">'
+                 'knee table</a>.</p>')]
+    if x != "num_tables" or k["num_tables"].nunique() < 2:
+        return sections
+    layout = knee_picture_layout(knees)
     tiers = tiers_table(knees, layout)
-    rows = []
-    for _, r in tiers.iterrows():
-        d = {axis_label(c): format_value(r[c]) for c in (layout["hue"], layout["facet"]) if c}
-        d[f"single-table knee (c/s) at {format_value(r['single_tables'])}"] = _band(
-            r["single_cps"], r["single_cps_low"], r["single_cps_high"])
-        d[f"multi-table knee (c/s) at {format_value(r['multi_tables'])}"] = _band(
-            r["multi_cps"], r["multi_cps_low"], r["multi_cps_high"])
-        d["gain"] = f"{r['gain']:.1f}x" if r["gain"] == r["gain"] else "\u2013"
-        rows.append(d)
-    tiers.to_csv(out / "tiers.csv", index=False)
-    body = ("<p>Tiers: per line and mix, the knee with one table and with the most tables, commits/s with "
-            "the 95 % band in brackets (<a href=\"tiers.csv\">tiers.csv</a>).</p>" + _table(pd.DataFrame(rows)))
-    return [("knee-picture", "Usable throughput", _figure(path, cap, out)), ("tiers", "Tiers", body)]
-
-
-def _knee_search_html(knees: pd.DataFrame) -> str:
-    """The long table of a knee sweep: one row per cell."""
-    keys = [c for c in parameter_columns(knees) if c in knees.columns and _nunique_safe(knees[c]) > 1]
-    rows = []
-    for _, r in knees.iterrows():
-        d = {axis_label(c): format_value(r[c]) for c in keys}
-        d["status"] = r["status"]
-        d["knee (arrivals/s) [95 % CI]"] = _band(r["offered_cps"], r["offered_cps_low"], r["offered_cps_high"])
-        d["CI half-width"] = _pct(r["ci95_halfwidth_rel"])
-        d["throughput (c/s)"] = _num(r["throughput_cps"])
-        d["success"] = _pct(r["success_rate"])
-        d["VO success"] = _pct(r["vo_success_rate"])
-        d["mean latency"] = _dur(r["commit_latency_mean_ms"])
-        d["P99"] = _dur(r["commit_latency_p99_ms"])
-        d["runs"] = int(r["runs"])
-        rows.append(d)
-    head = (f"<p>{_searches(knees)} (<a href=\"../knees.csv\">knees.csv</a>). The knee is the highest offered "
-            "rate at which success (and VO success for a mix) is at least the threshold, estimated where the "
-            "success curve crosses it by a binomial (logistic) regression of success on log rate over independent "
-            "full-length runs around it, with a Fieller 95 % CI (over-dispersion estimated from the runs). "
-            "Throughput and latencies are read off least-squares lines through the same runs, at the knee.</p>")
-    return head + _table(pd.DataFrame(rows), left=set(axis_label(c) for c in keys))
+    atomic_write_csv(out / "tiers.csv", tiers)
+    sections.append(("tiers", "Tiers", tiers_html(tiers, k, layout) + '<p class="cap">Per line and mix, the knee '
+                     "with the fewest and with the most tables, and the multi-table gain (their ratio) where both "
+                     'are values (<a href="tiers.csv">tiers.csv</a>).</p>'))
+    if pd.to_numeric(k["knee_cps"], errors="coerce").gt(0).any():
+        path, cap = plots.knee_picture(k, layout, out / "figures", what)
+        sections.append(("knee-picture", "Knee against tables", _figures([(path, cap)], out)))
+    return sections
 
 
 def _searches(knees: pd.DataFrame) -> str:
@@ -185,29 +226,102 @@ def _searches(knees: pd.DataFrame) -> str:
     return f"{len(knees)} knee searches, {int(knees['runs'].sum())} runs, {hours:,.0f} simulated hours"
 
 
-def _nunique_safe(s: pd.Series) -> int:
-    return int(s.astype(str).nunique())
+def _lede(sweep: _Sweep) -> str:
+    """The sentence under the title: what ran, and what success means on this page."""
+    results = sweep.results
+    n_cfg = results["config_hash"].nunique() if "config_hash" in results.columns else len(results)
+    return (f"{len(results)} runs of {n_cfg} configurations: {len(sweep.ok)} finished, "
+            f"{len(results) - len(sweep.ok)} failed. Success = committed / window transactions that began to "
+            "commit; one still in its runtime when the drain ended is left out and reported as its own share "
+            "(unfinished transactions, below).")
 
+
+# --------------------------------------------------------------------------------------------
+# heatmaps and curves, one section per value of the first facet
+# --------------------------------------------------------------------------------------------
+
+def _heat_groups(agg: pd.DataFrame, layout: dict) -> list[tuple[dict, pd.DataFrame]]:
+    """(values, rows) per value of the first facet (the provider), in page order; all rows when no facet."""
+    facets = list(layout.get("facets", []))
+    if not facets:
+        return [({}, agg)]
+    return sorted(facet_groups(agg, facets[:1]), key=lambda g: order_key(facets[0], g[0][facets[0]]))
+
+
+def _heat_sections(sweep: _Sweep, agg: pd.DataFrame, groups: list, steps: _Steps) -> list[tuple[str, str, str]]:
+    """Per group: a heatmap per metric (a panel per value of the other facets; FA and VO panels for a mix), then
+    the latency-throughput curves. Colour scales are shared by every group's panels of a metric."""
+    layout = sweep.layout
+    rows, cols, inner = layout["rows"], layout["cols"], list(layout.get("facets", []))[1:]
+    metrics = _heatmap_metrics(agg)
+    lims = {m: heat.family_limits(agg, m) for m in metrics}
+    lines = sorted(_hashable(agg, [rows])[rows].dropna().unique().tolist())
+    curves = {"throughput_cps", "commit_latency_mean_ms"} <= set(agg.columns)
+    sections = []
+    for parts, sub in groups:
+        label = ", ".join(f"{axis_label(c)} {format_value(v)}" for c, v in parts.items())
+        steps(f"heatmaps {label}".strip())
+        load = ", load falling from left to right" if "inter_arrival" in cols else ""
+        body = [f'<p class="cap">Rows: {_e(axis_label(rows))}; columns: {_e(axis_label(cols))}{load}. '
+                f"{heat.marking_note(sub)} {_e(heat.NA_NOTE)}{_e(plots.canvas.reps_note(sub))}</p>"]
+        body += [heat.metric_block(sub, m, rows, cols, inner, lims[m]) for m in metrics]
+        if curves:
+            figs = plots.latency_throughput_curves(sub, layout, sweep.figdir, line_values=lines)
+            body.append("<h3>Latency vs throughput</h3>" + _figures(figs, sweep.out))
+        sections.append((f"heat{slug(parts)}", f"Heatmaps: {label}" if label else "Heatmaps", "".join(body)))
+    return sections
+
+
+def _heatmap_metrics(agg: pd.DataFrame) -> list[str]:
+    """HEATMAP_METRICS present, then the optional ones that are positive somewhere."""
+    metrics = [m for m in HEATMAP_METRICS if m in agg.columns]
+    for m in OPTIONAL_HEATMAP_METRICS:
+        if m in agg.columns and pd.to_numeric(agg[m], errors="coerce").fillna(0).gt(0).any():
+            metrics.append(m)
+    return metrics
+
+
+def _per_rank_sections(sweep: _Sweep) -> list[tuple[str, str, str]]:
+    """Zipf runs' per-table heatmaps, when the sweep wrote per_table.parquet."""
+    pta = _per_table_agg(sweep.results_dir, sweep.results)
+    body = heat.per_rank_blocks(pta, sweep.layout) if pta is not None and len(pta) else ""
+    return [("per-rank", "Per table rank (Zipf)", body)] if body else []
+
+
+# --------------------------------------------------------------------------------------------
+# runs, unfinished transactions, failures
+# --------------------------------------------------------------------------------------------
 
 def _config_label(row, cols: list[str]) -> str:
     return ", ".join(f"{c}={format_value(row[c])}" for c in cols if c in row.index) or "(single configuration)"
 
 
 def _unfinished_html(ok: pd.DataFrame, agg: pd.DataFrame, varying: list[str]) -> str:
+    """How many window transactions had not ended when the drain limit stopped the run, and how many of those were
+    still in their runtime (left out of the success rate) rather than in their commit (failures)."""
     if ok.empty or "unfinished" not in ok.columns or "arrived" not in ok.columns:
         return "<p>No unfinished-transaction counts in the results table.</p>"
     arrived = pd.to_numeric(ok["arrived"], errors="coerce").sum()
     unfinished = pd.to_numeric(ok["unfinished"], errors="coerce").sum()
     share = unfinished / arrived if arrived > 0 else float("nan")
-    per = pd.to_numeric(agg.get("unfinished_share", pd.Series(dtype=float)), errors="coerce")
     parts = [
-        "<p>Transactions arriving in the measurement window that had not ended when the run's drain "
-        "limit (<code>drain_limit_ms</code>) expired are <em>unfinished</em>: they are counted, but "
-        "left out of the success rate and the commit latencies. Over all successful runs, "
-        f"<strong>{int(unfinished):,} of {int(arrived):,} window transactions "
-        f"({_pct(share)}) were unfinished</strong>.</p>"]
+        "<p>A window transaction that had not ended when the run's drain limit (<code>drain_limit_ms</code>) "
+        "expired is <em>unfinished</em>. One still in its runtime (it never began to commit) is no outcome of "
+        "contention: it is left out of the success rate (committed / window transactions that began to commit) and "
+        "reported here as its own share. One that began to commit and had not ended is a failure. Latencies are "
+        "of committed transactions. Over all finished runs, "
+        f"<strong>{int(unfinished):,} of {int(arrived):,} window transactions ({_pct(share)}) were "
+        "unfinished</strong>"]
+    if "unfinished_in_runtime" in ok.columns:
+        runtime = pd.to_numeric(ok["unfinished_in_runtime"], errors="coerce").sum()
+        parts.append(f", {int(runtime):,} of them ({_pct(runtime / arrived if arrived > 0 else float('nan'))} of "
+                     "the window) still in their runtime")
+    parts.append(".</p>")
+    share_col = next((c for c in ("unfinished_in_runtime_share", "unfinished_share") if c in agg.columns), None)
+    per = pd.to_numeric(agg[share_col], errors="coerce") if share_col else pd.Series(dtype=float)
     if per.notna().any():
-        parts.append(f"<p>Per configuration (mean over replications): median {_pct(per.median())}, "
+        what = "still in their runtime" if share_col == "unfinished_in_runtime_share" else "unfinished"
+        parts.append(f"<p>Share {what}, per configuration (mean over replications): median {_pct(per.median())}, "
                      f"maximum {_pct(per.max())}; {int((per > 0.01).sum())} of {int(per.notna().sum())} "
                      "configurations above 1 %.</p>")
         top = agg.assign(_u=per).sort_values("_u", ascending=False)
@@ -215,11 +329,10 @@ def _unfinished_html(ok: pd.DataFrame, agg: pd.DataFrame, varying: list[str]) ->
         if len(top):
             t = pd.DataFrame({
                 "configuration": [_config_label(r, varying) for _, r in top.iterrows()],
-                "unfinished share": [_pct(v) for v in top["_u"]],
-                "success rate": [_pct(v) for v in top.get("success_rate", pd.Series(np.nan, index=top.index))],
+                f"share {what}": [_pct(v) for v in top["_u"]],
+                "success rate": [_pct(v) for v in top.get("success_rate", pd.Series(float("nan"), index=top.index))],
             })
-            parts.append("<p>Configurations with the largest unfinished share:</p>"
-                         + _table(t, left={"configuration"}))
+            parts.append("<p>Configurations with the largest share:</p>" + _table(t, left={"configuration"}))
     return "".join(parts)
 
 
@@ -273,75 +386,6 @@ def _per_table_agg(results_dir: Path, results: pd.DataFrame) -> pd.DataFrame | N
     return aggregate(pt, by)
 
 
-# --------------------------------------------------------------------------------------------
-# entry point
-# --------------------------------------------------------------------------------------------
-
-def write_report(results_dir, spec_report: dict | None = None, out_dir=None) -> Path:
-    """Write the report of a sweep's results directory and return the path of its index.html.
-
-    ``results_dir`` holds ``results.parquet`` (and optionally ``per_table.parquet``);
-    ``spec_report`` is the sweep file's optional ``report:`` section (keys ``rows``, ``cols``,
-    ``facets``, optional ``title``). Output goes to ``results_dir/report/`` unless ``out_dir``.
-    """
-    results_dir = Path(results_dir)
-    out = Path(out_dir) if out_dir is not None else results_dir / "report"
-    with staged_dir(out, replace=True) as staging:
-        _write_report_into(staging, results_dir, dict(spec_report or {}))
-    return out / "index.html"
-
-
-@dataclass(frozen=True)
-class _Sweep:
-    """What the sections of a grid sweep's report are written from, and where to."""
-
-    out: Path                  # the (staging) report directory
-    results_dir: Path
-    results: pd.DataFrame      # every run
-    ok: pd.DataFrame           # the finished runs
-    layout: dict               # rows / cols / facets of the heatmaps
-    varying: list[str]         # the parameters that take more than one value
-
-    @property
-    def figdir(self) -> Path:
-        return self.out / "figures"
-
-
-def _write_report_into(out: Path, results_dir: Path, spec_report: dict) -> Path:
-    """The report, written into a fresh directory `out` (a staging directory that replaces the old report whole
-    only once every file is written, so a full disk leaves the old report, not half a new one)."""
-    title = spec_report.get("title") or f"Sweep report: {results_dir.resolve().name}"
-    if (results_dir / "knees.parquet").is_file():      # a knee sweep: its knees are the report
-        knees = pd.read_parquet(results_dir / "knees.parquet")
-        if wknees.is_writers_knees(knees):
-            return _write_index(out, title, _writers_knee_sections(knees, results_dir, out))
-        sections = _knee_first(knees, out, out / "figures", "Knees measured by knee search (docs/knee.md).")
-        sections.append(("knees", "Knees per cell", _knee_search_html(knees)))
-        return _write_index(out, title, sections)
-    results = pd.read_parquet(results_dir / "results.parquet")
-    ok = ok_rows(results)
-    layout, notes = resolve_layout(ok if len(ok) else results, spec_report)
-    sweep = _Sweep(out, results_dir, results, ok, layout, varying_parameters(results))
-    writers = writers_cmp.is_writers_sweep(ok)
-    overview = _overview_html(sweep, [] if writers else notes, heatmaps=not writers)
-    failed = ("failed", "Failed configurations", _failed_html(results, ok, sweep.varying))
-    if ok.empty:
-        return _write_index(out, title, [("overview", "Overview", overview), failed])
-    agg = aggregate(ok)
-    atomic_write_csv(out / "summary.csv", agg)
-    unfinished = ("unfinished", "Unfinished transactions", _unfinished_html(ok, agg, sweep.varying))
-    if writers:     # the writer count is the load: no inter-arrival grid to read heatmaps and knees off
-        overview += '<p class="muted">Files: <a href="summary.csv">summary.csv</a>.</p>'
-        return _write_index(out, title, [("writers", "Writers", _writers_html(sweep)),
-                                         ("overview", "Overview", overview), unfinished, failed])
-    overview += ('<p class="muted">Files: <a href="summary.csv">summary.csv</a>, '
-                 '<a href="knee.csv">knee.csv</a>.</p>')
-    first, knee = _knee_sections(sweep, agg)
-    sections = [*first, ("overview", "Overview", overview), knee, *_figure_sections(sweep, agg),
-                unfinished, failed]
-    return _write_index(out, title, sections)
-
-
 def _overview_html(sweep: _Sweep, notes: list[str], heatmaps: bool = True) -> str:
     """Runs, configurations and replications; the swept parameters and their values; the heatmap layout (if
     the report has heatmaps)."""
@@ -384,63 +428,6 @@ def _swept_values(results: pd.DataFrame, varying: list[str]) -> pd.DataFrame:
         vals.append({"parameter": c, "values": ", ".join(format_value(v) for v in u)})
     return pd.DataFrame(vals)
 
-
-def _knee_sections(sweep: _Sweep, agg: pd.DataFrame) -> tuple[list[tuple[str, str, str]], tuple[str, str, str]]:
-    """knee.csv and its section; and the sections that come before the overview: the design comparison (the
-    comparison the sweep was run for), then the knee picture with its tiers."""
-    keys = knee_group_columns(sweep.layout)
-    load = sweep.layout["cols"]
-    knee = knee_table(sweep.ok, keys, load)
-    atomic_write_csv(sweep.out / "knee.csv", knee)
-    first = []
-    if "num_tables" in knee.columns and knee["knee_throughput_cps"].notna().any():
-        first = _knee_first(knee, sweep.out, sweep.figdir, f"Knees read off the {load} "
-                            "grid (where success crosses the threshold, by the knee search's binomial regression over "
-                            "the grid's runs near the crossing; bands: its 95 % CI). `python -m sim knee` and "
-                            "`knee:` sweeps place their runs for it instead.")
-    if design_cmp.is_design_sweep(sweep.ok):
-        first.insert(0, ("designs", "Catalog designs", _designs_html(sweep.ok, load, sweep.out, sweep.figdir)))
-    n_none = int(knee["knee_throughput_cps"].isna().sum())
-    kh = [f"<p>The knee (\"usable throughput\") of each {_e(', '.join(keys))} combination is where success "
-          f"(committed / window arrivals: an unfinished transaction is not a success; for a mix, VO success too) "
-          f"crosses {SUCCESS_THRESHOLD:.0%} over the <code>{_e(load)}</code> sweep: the binomial (logistic) "
-          "regression of the knee search (<code>sim knee</code>) over the runs of the grid points near the "
-          "crossing, interpolated, with its 95 % CI. Throughput, success and latencies are at the knee by least "
-          "squares over the same runs; \u00b1 is the 95 % CI half-width of the knee throughput there. "
-          "The last columns give the highest throughput seen regardless of success.</p>"]
-    if n_none:
-        kh.append(f'<p class="note">{n_none} of {len(knee)} groups have no knee in the grid (below range: '
-                  "the lightest load already fails; above range: the heaviest still passes; shown as "
-                  "\u2013).</p>")
-    kh.append(_knee_html(knee, keys, load))
-    return first, ("knee", "Knee: usable throughput", "".join(kh))
-
-
-def _figure_sections(sweep: _Sweep, agg: pd.DataFrame) -> list[tuple[str, str, str]]:
-    """Heatmaps per metric, latency-throughput curves, per-rank heatmaps of Zipf runs."""
-    out, figdir = sweep.out, sweep.figdir
-    sections = []
-    for m in _heatmap_metrics(agg):
-        figs = plots.facet_heatmaps(agg, m, sweep.layout, figdir)
-        sections.append((f"heat-{m}", f"Heatmaps: {metric_title(m)}", _figures(figs, out)))
-    if {"throughput_cps", "commit_latency_mean_ms"} <= set(agg.columns):
-        figs = plots.latency_throughput_curves(agg, sweep.layout, figdir)
-        sections.append(("curves", "Latency vs throughput", _figures(figs, out)))
-    pta = _per_table_agg(sweep.results_dir, sweep.results)
-    if pta is not None and len(pta):
-        figs = plots.per_rank_heatmaps(pta, sweep.layout, figdir)
-        if figs:
-            sections.append(("per-rank", "Per table rank (Zipf)", _figures(figs, out)))
-    return sections
-
-
-def _heatmap_metrics(agg: pd.DataFrame) -> list[str]:
-    """HEATMAP_METRICS present, then the optional ones that are positive somewhere."""
-    metrics = [m for m in HEATMAP_METRICS if m in agg.columns]
-    for m in OPTIONAL_HEATMAP_METRICS:
-        if m in agg.columns and pd.to_numeric(agg[m], errors="coerce").fillna(0).gt(0).any():
-            metrics.append(m)
-    return metrics
 
 
 def _designs_html(agg: pd.DataFrame, load: str, out: Path, figdir: Path) -> str:
@@ -504,8 +491,8 @@ def _writers_cells_html(table: pd.DataFrame, keys: list[str], knees: pd.DataFram
     rows = []
     for _, r in table.iterrows():
         d = {c.split(".")[-1]: wknees.value_label(c, r[c]) for c in keys}
-        d["status"] = r["status"]
-        d["writers knee [95 % CI]"] = r["knee"]
+        d["search status"] = r["status"]
+        d["writers knee [95 % CI]"] = r["knee_text"]
         d["crossing N* [95 % CI]"] = wknees.crossing_label(r["writers_crossing"], r["writers_crossing_low"],
                                                            r["writers_crossing_high"])
         d["most writers run"] = _val(r["most_writers"])
@@ -522,12 +509,14 @@ def _writers_cells_html(table: pd.DataFrame, keys: list[str], knees: pd.DataFram
     return head + _table(pd.DataFrame(rows), left={c.split(".")[-1] for c in keys} | {"status"})
 
 
-def _write_index(out: Path, title: str, sections) -> Path:
+def _write_index(out: Path, title: str, sections, lede: str = "") -> Path:
+    """index.html: the title, a sentence on what ran, the table of contents, the sections."""
     nav = "".join(f'<li><a href="#{a}">{_e(h)}</a></li>' for a, h, _ in sections)
     body = "".join(f'<h2 id="{a}">{_e(h)}</h2>{s}' for a, h, s in sections)
     doc = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{_e(title)}</title>'
            f"<style>{_CSS}</style></head><body><h1>{_e(title)}</h1>"
-           f"<nav><ul>{nav}</ul></nav>{body}</body></html>")
+           + (f'<p class="muted">{_e(lede)}</p>' if lede else "")
+           + f'<nav aria-label="contents"><ul>{nav}</ul></nav>{body}</body></html>')
     index = out / "index.html"
     atomic_write_text(index, doc)
     return index

@@ -3,13 +3,23 @@ labels and file-name slugs. Shared by the figures (plots/) and the HTML tables (
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Callable
 
+import numpy as np
+
 from .aggregate import format_value
+from .designs import PROVIDER_ORDER
+
+try:        # the one wording of a knee and its status (issue 28), where the knee package has it
+    from ..knee.status import knee_text
+except ImportError:
+    knee_text = None
 
 _DESCRIPTIONS = {
-    "success_rate": "Success rate = committed / window arrivals (unfinished transactions are not successes)",
+    "success_rate": ("Success rate = committed / window transactions that began to commit (one still in its "
+                     "runtime when the drain ended is left out, and counted in the unfinished share)"),
     "success_rate_finished": "Success rate of finished = committed / (committed + aborted) (unfinished left out)",
     "throughput_cps": "Throughput = commits per second over the measurement window",
     "offered_cps": "Offered rate = arrivals per second",
@@ -19,6 +29,8 @@ _DESCRIPTIONS = {
     "commit_latency_p99_ms": "P99 commit latency (runtime end to successful CAS; committed transactions only)",
     "catalog_conflict_share": "Share of conflicts that were catalog conflicts = catalog / (catalog + table)",
     "unfinished_share": "Share of window transactions still unfinished when the drain limit ended the run",
+    "unfinished_in_runtime_share": ("Share of window transactions still in their runtime when the drain limit "
+                                    "ended the run (left out of the success rate)"),
 }
 
 _TITLES = {
@@ -32,6 +44,7 @@ _TITLES = {
     "commit_latency_p99_ms": "P99 commit latency",
     "catalog_conflict_share": "Catalog share of conflicts",
     "unfinished_share": "Unfinished share",
+    "unfinished_in_runtime_share": "Share still in its runtime",
 }
 
 _AXIS_LABELS = {
@@ -164,3 +177,45 @@ def slug(parts: dict) -> str:
 
 def facet_label(parts: dict) -> str:
     return ", ".join(f"{k} = {format_value(v)}" for k, v in parts.items())
+
+
+def order_key(col: str, value) -> tuple:
+    """Where a value of ``col`` sorts on the page: providers in the experiments' order (fastest first), mixes from
+    FA only down, numbers ascending, anything else by its text."""
+    if col == "provider" and value in PROVIDER_ORDER:
+        return (0, PROVIDER_ORDER.index(value), "")
+    if isinstance(value, (int, float, np.integer, np.floating)) and not math.isnan(value):
+        return (0, -float(value) if col == "fast_append_ratio" else float(value), "")
+    return (1, 0.0, str(value))
+
+
+# --------------------------------------------------------------------------------------------
+# the knee
+# --------------------------------------------------------------------------------------------
+
+def knee_cell(row) -> str:
+    """A knee as every table of the report writes it: commits/s at the knee with its 95 % band,
+    ``12.3 [11.0, 13.1] c/s``, or its status with its bound, ``below_range (< 0.40 c/s)``, ``above_range
+    (> 52.1 c/s)``, ``undecided``. ``row``: a knee row with ``knee_cps``, ``knee_cps_low`` / ``_high``
+    (`aggregate.knee_commits`), ``knee_status`` (a grid's) or ``status`` (a search's), and ``knee_bound_cps``
+    where the status has a bound. The knee package's ``knee_text`` where it exists, else the same wording here."""
+    if knee_text is not None:   # the command that bounds it has a column of its own (`knee_table_html`)
+        return knee_text(row.drop(labels="knee_command", errors="ignore") if hasattr(row, "drop") else row)
+    status = str(row.get("knee_status", row.get("status", "")))
+    if status == "ok":
+        v, lo, hi = (_float(row.get(c)) for c in ("knee_cps", "knee_cps_low", "knee_cps_high"))
+        if not math.isfinite(v):
+            return "ok, no throughput at the knee"
+        low = fmt_number(lo) if math.isfinite(lo) and lo > 0 else "0"
+        high = fmt_number(hi) if math.isfinite(hi) else "\u221e"
+        return f"{fmt_number(v)} [{low}, {high}] c/s"
+    bound = _float(row.get("knee_bound_cps"))
+    side = {"below_range": "<", "above_range": ">"}.get(status)
+    return f"{status} ({side} {fmt_number(bound)} c/s)" if side and math.isfinite(bound) else status
+
+
+def _float(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan

@@ -1,7 +1,8 @@
 """The report of a writers-knee sweep (a `knee:` sweep whose knees are writer counts, docs/knee.md#writers-knee):
-per cell the writers knee floor(N*) with its CI [floor(lo), floor(hi)] and the search's status. A cell whose
-search found not even one writer passing (`below_range`) is shown as 0 writers; one whose most writers tried
-still passed (`above_range`) as "more than" that count, read off the cell's points (`knee_points.parquet`).
+per cell the writers knee floor(N*) with its CI [floor(lo), floor(hi)], or its status with its bound, worded as
+every knee is (sim.knee.status.knee_text): a cell whose search found not even one writer passing is
+`below_range (< 1 writer)`; one whose most writers tried still passed `above_range (> N writers)` (N read off the
+record, or the cell's points, `knee_points.parquet`); one whose search did not bound it `undecided (why)`.
 
 Layout: x the swept axis (a commit interval first), one line per provider, one panel per design; any other
 parameter the three do not determine makes a figure (and table block) of its own. No plotting here
@@ -15,6 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..knee.status import knee_text
 from .aggregate import _hashable, format_value, parameter_columns, varying_parameters
 from .designs import DESIGN_ORDER, PROVIDER_ORDER, ordered
 from .labels import fmt_number, fmt_tick
@@ -23,7 +25,7 @@ from .labels import fmt_number, fmt_tick
 X_PREFERRED = ["interval_ms", "workload.writers.interval_ms", "think_ms", "workload.writers.think_ms",
                "num_tables", "workload.num_tables", "max_retries", "commit.max_retries"]
 #: metrics at the knee shown beside it when the knee record carries them (least squares at the knee)
-AT_KNEE = {"success_rate": "success", "throughput_cps": "throughput (c/s)",
+AT_KNEE = {"success_rate": "success", "knee_throughput_cps": "throughput (c/s)",
            "measured_offered_cps": "arrivals/s", "commit_latency_mean_ms": "mean latency",
            "commit_latency_p99_ms": "P99", "missed_interval_share": "missed intervals",
            "commit_lag_mean_ms": "mean commit lag", "commit_lag_p99_ms": "P99 commit lag"}
@@ -81,10 +83,6 @@ def most_writers(knees: pd.DataFrame, points: pd.DataFrame | None) -> pd.Series:
     return cells.merge(most, on=keys, how="left").set_index("index")["_most"].reindex(knees.index)
 
 
-def _int(v) -> str:
-    return "\u221e" if v == math.inf else "\u2013" if not math.isfinite(v) else str(int(v))
-
-
 def crossing_label(v: float, low: float, high: float) -> str:
     """The continuous crossing N* with its interval: '32.8 [30.8, 33.9]' (an unbounded side: ∞)."""
     def f(x):
@@ -92,42 +90,38 @@ def crossing_label(v: float, low: float, high: float) -> str:
     return f"{f(v)} [{f(low)}, {f(high)}]" if math.isfinite(v) else "\u2013"
 
 
-def knee_label(status: str, writers: float, low: float, high: float, most: float) -> str:
-    """The knee as read: '32 [30, 33]', '0 (below_range)', '> 512 (above_range)', '– (failed)'."""
-    if status == "below_range":
-        return "0 (below_range)"
-    if status == "above_range":
-        return f"> {_int(most)} (above_range)" if math.isfinite(most) else "above_range"
-    if not math.isfinite(writers):
-        return f"\u2013 ({status})"
-    text = f"{_int(writers)} [{_int(low)}, {_int(high)}]"
-    return text if status == "ok" else f"{text} ({status})"
-
-
-def plotted(status: str, writers: float, most: float) -> float:
-    """Where the figure draws a cell: its knee; 0 below range; the most writers tried above range."""
-    return 0.0 if status == "below_range" else most if status == "above_range" else writers
+def plotted(knee_status: str, writers: float, bound: float) -> float:
+    """Where the figure draws a cell: its knee; 0 below range; the bound (the most writers run) above range;
+    nowhere (NaN) when undecided."""
+    return {"ok": writers, "below_range": 0.0, "above_range": bound}.get(knee_status, math.nan)
 
 
 def writers_knees_table(knees: pd.DataFrame, points: pd.DataFrame | None) -> tuple[pd.DataFrame, dict]:
-    """One row per cell: the layout's keys, status, `knee` (as read), the writers knee and its CI, the crossing
-    N* and its interval, `most_writers`, `plotted` (the figure's value), the AT_KNEE metrics the record carries,
-    runs and simulated hours; rows in the report's order. And the layout."""
+    """One row per cell: the layout's keys, the search's `status`, the knee as reported (`knee_status`,
+    `knee_reason`, `knee_bound_writers`: the most writers run above range, read off the cell's points when the
+    record has no bound) and `knee_text` (sim.knee.status.knee_text), the writers knee and its CI, the crossing N*
+    and its interval, `most_writers`, `plotted` (the figure's value), the AT_KNEE metrics the record carries, runs
+    and simulated hours; rows in the report's order. And the layout."""
     lay = layout(knees)
     keys = key_columns(lay)
     num = {c: pd.to_numeric(knees[c], errors="coerce") if c in knees.columns else pd.Series(np.nan, index=knees.index)
            for c in ("writers", "writers_low", "writers_high", "writers_crossing", "writers_crossing_low",
-                     "writers_crossing_high")}
+                     "writers_crossing_high", "knee_bound_writers")}
     most = most_writers(knees, points)
-    status = knees["status"].astype(str)
     out = knees[keys].copy() if keys else pd.DataFrame(index=knees.index)
-    out["status"] = status
-    out["knee"] = [knee_label(s, w, lo, hi, m)
-                   for s, w, lo, hi, m in zip(status, num["writers"], num["writers_low"], num["writers_high"], most)]
+    out["status"] = knees["status"].astype(str)
+    out["knee_status"] = knees["knee_status"].astype(str)
+    out["knee_reason"] = knees["knee_reason"].fillna("").astype(str) if "knee_reason" in knees.columns else ""
     for c, v in num.items():
         out[c] = v
+    above = out["knee_status"].eq("above_range") & out["knee_bound_writers"].isna()
+    out.loc[above, "knee_bound_writers"] = most[above]
+    out["unit"] = "writers"
+    out["knee_text"] = [knee_text(r) for _, r in out.iterrows()]
+    out = out.drop(columns="unit")
     out["most_writers"] = most
-    out["plotted"] = [plotted(s, w, m) for s, w, m in zip(status, num["writers"], most)]
+    out["plotted"] = [plotted(s, w, b) for s, w, b in zip(out["knee_status"], num["writers"],
+                                                          out["knee_bound_writers"])]
     for c in [m for m in AT_KNEE if m in knees.columns] + ["runs", "full_runs", "simulated_hours"]:
         if c in knees.columns:
             out[c] = knees[c]
@@ -162,8 +156,8 @@ def value_label(col: str, v) -> str:
 
 
 def pivot(table: pd.DataFrame, lay: dict) -> pd.DataFrame:
-    """The knees as read (`knee`), one row per groups x x x facet, one column per line (provider): the shape of
-    docs/knee.md's measured table."""
+    """The knees as read (`knee_text`), one row per groups x x x facet, one column per line (provider): the shape
+    of docs/knee.md's measured table."""
     rows_keys = [c for c in (*lay["groups"], lay["x"], lay["facet"]) if c]
     hue = lay["hue"]
     lines = list(dict.fromkeys(table[hue])) if hue else [None]
@@ -173,6 +167,7 @@ def pivot(table: pd.DataFrame, lay: dict) -> pd.DataFrame:
         d = {c.split(".")[-1]: value_label(c, r[c]) for c in rows_keys}
         for lv in lines:
             cell = g if lv is None else g[g[hue] == lv]
-            d["writers knee" if lv is None else format_value(lv)] = cell["knee"].iloc[0] if len(cell) else "\u2013"
+            d["writers knee" if lv is None else format_value(lv)] = (cell["knee_text"].iloc[0] if len(cell)
+                                                                      else "\u2013")
         rows.append(d)
     return pd.DataFrame(rows)

@@ -41,8 +41,12 @@ def cmd_sweep(args) -> int:
           f"in {outcome.wall_s:.1f} s with {args.jobs or default_jobs()} job(s); results: {out / 'results.parquet'}")
     if not args.no_report:
         from ..report import write_report
-        index = write_report(out, sweep.report or None)
+        from ..report.knee_commands import unbounded_note
+        index = write_report(out, sweep.report or None, progress=not args.no_progress)
         print(f"report: {index}")
+        note = unbounded_note(out)
+        if note:
+            print(note)
     return 1 if outcome.failed else 0
 
 
@@ -57,7 +61,7 @@ def _knee_sweep(sweep, out: Path, args) -> int:
           f"results: {out / 'knees.parquet'}")
     if not args.no_report:
         from ..report import write_report
-        print(f"report: {write_report(out, sweep.report or None)}")
+        print(f"report: {write_report(out, sweep.report or None, progress=not args.no_progress)}")
     return 1 if (knees["status"] == "failed").any() else 0
 
 
@@ -67,8 +71,6 @@ def _stderr(msg: str) -> None:
 
 def cmd_knee(args) -> int:
     """`python -m sim knee CONFIG`: one configuration's knee (sim.knee), its runs cached under --out."""
-    import json
-
     from ..config import load, parse_override
     from ..knee import KneeSearch, parse_spec
     from ..results_io import atomic_write_text, dumps
@@ -77,7 +79,7 @@ def cmd_knee(args) -> int:
     cfg = load(args.config, dict(parse_override(s) for s in args.set or []))
     spec = parse_spec({}, where="--", param=args.param, threshold=args.threshold, precision=args.precision,
                       max_runs=args.max_runs, halfwidth=args.halfwidth,
-                      start=[float(x) for x in args.start.split(",")] if args.start else None,
+                      start=_numbers("--start", args.start) if args.start else None,
                       common_random_numbers=False if args.no_crn else None)
     search = KneeSearch(cfg, spec)
     out = Path(args.out) if args.out else Path("results") / f"knee-{Path(args.config).stem}"
@@ -93,13 +95,20 @@ def cmd_knee(args) -> int:
         lo, hi = k["offered_cps_ci95"]
         where = (f"{_f(k['offered_cps'])} arrivals/s (95 % CI {_f(lo)} .. {_f(hi)}) at {k['param']} = {_f(k['value'])}"
                  if "writers" not in k else _writers_line(k))
-        print(f"knee ({k['status']}): {where}; throughput {_f(k['throughput_cps']['value'])} c/s, success "
-              f"{_f(k['success_rate']['value'], '.4f')}; commit latency mean "
+        print(f"knee {k['knee_text']}; search {k['status']}: {where}; success {_f(k['success_rate'], '.4f')} "
+              f"(fitted); commit latency mean "
               f"{_f(k['commit_latency']['all']['mean_ms']['value'], '.1f')} ms, P99 "
               f"{_f(k['commit_latency']['all']['p99_ms']['value'], '.1f')} ms")
         print(f"{doc['runs']} runs ({outcome.new_runs} new), {doc['simulated_hours']:.1f} simulated hours, "
               f"common random numbers {'on' if doc['common_random_numbers'] else 'off'}; wrote {out / 'knee.json'}")
     return 0 if rec["status"] != "failed" else 1
+
+
+def _numbers(option: str, text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",")]
+    except ValueError:
+        raise ConfigError(option, f"expected numbers separated by a comma, got {text!r}") from None
 
 
 def _writers_line(k: dict) -> str:
@@ -113,17 +122,37 @@ def _f(x, spec=".3f"):
     return "n/a" if x is None or x != x else f"{x:{spec}}"
 
 
+#: what `report DIR` reads (sim/report/html.py): a knee sweep's knees or else a sweep's results, with columns
+#: every such table has, and the tables it reads when they are there
+REPORT_TABLES = (("knees.parquet", "knees table", ("status",)),
+                 ("results.parquet", "results table", ("config_hash", "replication", "status")))
+REPORT_EXTRAS = (("per_table.parquet", "per-table results"), ("knee_points.parquet", "knee points table"))
+
+
 def cmd_report(args) -> int:
+    """Every file the report reads is checked first, so a results directory that is not one (or is damaged) is
+    one line naming the file, not a traceback from the middle of the report."""
+    from ..inputs import check_parquet
     from ..report import write_report
-    from ..yamlio import load_yaml
+    from .spec import stored_layout
 
     d = Path(args.dir)
-    if not (d / "results.parquet").is_file() and not (d / "knees.parquet").is_file():
+    if d.exists() and not d.is_dir():
+        raise ConfigError("", f"{d}: not a directory; `report DIR` takes the results directory of a sweep")
+    main = next(((name, kind, need) for name, kind, need in REPORT_TABLES if (d / name).exists()), None)
+    if main is None:
         raise ConfigError("", f"no results.parquet in {d} (run `python -m sim sweep FILE --out {d}` first)")
-    spec = None
-    if (d / "sweep.yaml").is_file():
-        spec = (load_yaml((d / "sweep.yaml").read_text()) or {}).get("report")
-    print(f"report: {write_report(d, spec or None)}")
+    name, kind, need = main
+    check_parquet(d / name, kind, need)
+    for name, kind in REPORT_EXTRAS:
+        if (d / name).exists():
+            check_parquet(d / name, kind)
+    spec = stored_layout(d / "sweep.yaml") if (d / "sweep.yaml").exists() else None
+    print(f"report: {write_report(d, spec or None, progress=True)}")
+    from ..report.knee_commands import unbounded_note
+    note = unbounded_note(d)
+    if note:
+        print(note)
     return 0
 
 
@@ -135,7 +164,8 @@ def add_commands(sub) -> None:
     s.add_argument("--replications", type=int, help="override the file's replications")
     s.add_argument("--dry-run", action="store_true", help="print the number of configurations; run nothing")
     s.add_argument("--force", action="store_true", help="recompute runs already in the results directory")
-    s.add_argument("--executor", choices=("local", "dask"), default="local")
+    s.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="local (processes on this machine, default) or dask (one Dask task per run)")
     s.add_argument("--scheduler", help="Dask scheduler address (with --executor dask); default: a LocalCluster")
     s.add_argument("--engine", choices=("fast", "simpy"), default="fast",
                    help="fast (compiled, default) or simpy (reference); results are identical")
@@ -163,11 +193,14 @@ def add_commands(sub) -> None:
     k.add_argument("--out", help="run cache and knee.json (default: results/knee-<config name>)")
     k.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
     k.add_argument("--force", action="store_true", help="recompute runs already in the cache")
-    k.add_argument("--executor", choices=("local", "dask"), default="local")
+    k.add_argument("--executor", choices=("local", "dask"), default="local",
+                   help="local (processes on this machine, default) or dask (one Dask task per run)")
     k.add_argument("--scheduler", help="Dask scheduler address (with --executor dask)")
-    k.add_argument("--engine", choices=("fast", "simpy"), default="fast")
+    k.add_argument("--engine", choices=("fast", "simpy"), default="fast",
+                   help="fast (compiled, default) or simpy (reference); results are identical")
     k.set_defaults(func=cmd_knee)
 
     r = sub.add_parser("report", help="write DIR/report/ from DIR/results.parquet")
-    r.add_argument("dir")
+    r.add_argument("dir", metavar="DIR", help="a sweep's results directory (results.parquet, or a knee sweep's "
+                   "knees.parquet; sweep.yaml's report: layout)")
     r.set_defaults(func=cmd_report)

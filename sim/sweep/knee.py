@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..config import from_dict
 from ..knee import KneeSearch, KneeSpec
+from ..knee.status import knee_text
 from ..results_io import atomic_write_parquet, atomic_write_text
 from .executors import default_jobs, make_executor
 from .runner import precompile
@@ -100,14 +101,18 @@ def knee_json(search: KneeSearch, rec: dict) -> dict:
         "unit": rec["unit"], "writers": rec["writers"], "writers_ci95": [rec["writers_low"], rec["writers_high"]],
         "writers_crossing": rec["writers_crossing"],
         "writers_crossing_ci95": [rec["writers_crossing_low"], rec["writers_crossing_high"]]}
+    bound = "knee_bound_writers" if "unit" in rec else "knee_bound_cps"
     return {
         "knee": {
-            "status": rec["status"], **writers, "offered_cps": rec["offered_cps"],
+            "status": rec["status"], "knee_status": rec["knee_status"], "knee_text": knee_text(rec),
+            "knee_reason": rec["knee_reason"], bound: rec[bound], **writers, "offered_cps": rec["offered_cps"],
             "offered_cps_ci95": [rec["offered_cps_low"], rec["offered_cps_high"]],
             "ci95_halfwidth_rel": rec["ci95_halfwidth_rel"],
             "param": rec["param"], "value": rec["value"],
-            "success_rate": ci("success_rate"), "vo_success_rate": ci("vo_success_rate"),
-            "throughput_cps": ci("throughput_cps"), "commit_latency": lat,
+            "success_rate": rec["success_rate"], "vo_success_rate": rec["vo_success_rate"],
+            "throughput_cps": {"value": rec["knee_throughput_cps"],
+                               "ci95": [rec["knee_throughput_cps_low"], rec["knee_throughput_cps_high"]]},
+            "commit_latency": lat,
             "full_runs": rec["full_runs"], "fit_runs": rec["fit_runs"], "decided": rec["decided"],
         },
         "threshold": rec["threshold"], "precision": rec["precision"],

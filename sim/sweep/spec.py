@@ -18,7 +18,7 @@ from ..config import Config, ConfigError, build_structure, check_path, set_path
 from ..config import from_dict as config_from_dict
 from ..knee import LOAD_PARAMS, WRITERS_PARAM, parse_spec, search_param
 from ..schema import Field, check
-from ..yamlio import load_yaml_file
+from ..inputs import naming, read_mapping
 
 # a report layout's values are column names (facets: a list of them), which the report checks against the results
 REPORT = {"rows": Field(), "cols": Field(), "facets": Field(), "title": Field()}
@@ -164,6 +164,16 @@ def _knee_spec(data: dict, swept: list[str]):
     return spec
 
 
+def stored_layout(path: str | Path) -> dict:
+    """The `report:` section of a results directory's `sweep.yaml` (the sweep file as the sweep read it),
+    checked; the rest is left alone (the grid is not expanded again, and a key a later sim dropped is no error)."""
+    data = read_mapping(path, "sweep")
+    with naming(path):
+        return check(REPORT, data.get("report"), "report")
+
+
 def load(path: str | Path) -> Sweep:
     path = Path(path)
-    return parse(load_yaml_file(path, "sweep"), source_name=path.stem)
+    data = read_mapping(path, "sweep")
+    with naming(path):
+        return parse(data, source_name=path.stem)

@@ -2,6 +2,7 @@
 curves, the knee picture and the design comparison; :func:`heatmap` draws one annotated heatmap on an Axes.
 
 - ``canvas`` -- the Figure, its title, save, facet groups, FA / VO panels, replication note
+- ``heat_scale`` -- what a heatmap shows: cell means, cells failing the threshold, colour scales
 - ``annotated_heatmap`` -- :func:`heatmap` and its :class:`HeatmapStyle`
 - ``heatmaps`` -- :func:`facet_heatmaps`, :func:`per_rank_heatmaps`
 - ``curves`` -- :func:`latency_throughput_curves`
@@ -14,7 +15,8 @@ Words and number formats are ``sim.report.labels``'s.
 
 from .annotated_heatmap import HeatmapStyle, heatmap
 from .curves import latency_throughput_curves
-from .heatmaps import color_limits, facet_heatmaps, per_rank_heatmaps
+from .heat_scale import color_limits
+from .heatmaps import facet_heatmaps, per_rank_heatmaps
 from .knees import design_knees, knee_picture
 from .writers import writers_figures
 from .writers_knees import writers_knee_figures

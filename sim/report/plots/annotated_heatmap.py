@@ -8,19 +8,18 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
-from matplotlib.colors import LogNorm, Normalize, TwoSlopeNorm
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator, PercentFormatter
 
 import seaborn as sns
 
-from ..aggregate import SUCCESS_THRESHOLD, _hashable, format_value, has_vo, qualifies
+from ..aggregate import SUCCESS_THRESHOLD, _hashable, format_value, has_vo
 from ..labels import axis_label, cell_formatter, fmt_tick, kind, metric_title
 from .canvas import HATCH, new_figure
+from .heat_scale import ColorScale, cell_means, color_scale, mark_column, marked_cells
 
 MARK_COLOR = (0.1, 0.1, 0.1, 0.6)
 NAN_COLOR = "#e6e6e6"
-_CMAPS = {"rate": "RdYlGn", "share": "Purples", "latency": "YlOrRd", "number": "viridis"}
 
 
 @dataclass(frozen=True)
@@ -50,16 +49,6 @@ class HeatmapStyle:
         return SUCCESS_THRESHOLD if self.mark_below is None or self.mark_below is True else self.mark_below
 
 
-@dataclass(frozen=True)
-class _ColorScale:
-    cmap: str
-    norm: Normalize
-    vmin: float
-    vmax: float
-    plot_values: np.ndarray       # the values coloured (latency: non-positive ones left blank)
-    rate_center: float | None     # the diverging scale's centre (a rate's threshold), else None
-
-
 def heatmap(agg: pd.DataFrame, metric: str, rows: str = "num_tables", cols: str = "inter_arrival_ms",
             ax=None, style: HeatmapStyle | None = None, **options):
     """One annotated heatmap of ``metric``: ``rows`` on y (ascending downwards), ``cols`` on x
@@ -82,13 +71,13 @@ def heatmap(agg: pd.DataFrame, metric: str, rows: str = "num_tables", cols: str 
         ax = new_figure(*panel_size(agg, rows, cols)).add_subplot()
     data = agg if metric in agg.columns else agg.assign(**{metric: np.nan})
     keys = _hashable(data, [rows, cols])
-    grid = _cell_means(keys, metric, rows, cols)
+    grid = cell_means(keys, metric, rows, cols)
     values = grid.to_numpy(dtype=float)
     thr = style.threshold()
-    mark_col = style.mark_col or _mark_column(metric, data)
-    marked = _marked_cells(keys, grid, rows, cols, thr, mark_col)
-    scale = _color_scale(values, kind(metric), style, thr)
-    fontsize = 8 if values.shape[1] <= 12 else 7
+    mark_col = style.mark_col or mark_column(metric, data)
+    marked = marked_cells(keys, grid, rows, cols, thr, mark_col)
+    scale = color_scale(values, kind(metric), thr, style.vmin, style.vmax, style.cmap)
+    fontsize = 9 if values.shape[1] <= 12 else 8
     ax.set_facecolor(NAN_COLOR)
     _draw_cells(ax, grid, values, scale, metric, style, fontsize)
     _mark_cells(ax, values, marked, fontsize)
@@ -105,72 +94,10 @@ def panel_size(agg: pd.DataFrame, rows: str, cols: str) -> tuple[float, float]:
 
 
 # --------------------------------------------------------------------------------------------
-# the data: cell means and marks
-# --------------------------------------------------------------------------------------------
-
-def _cell_means(keys: pd.DataFrame, col: str, rows: str, cols: str) -> pd.DataFrame:
-    """Mean of ``col`` per (row, col) cell, rows and columns ascending."""
-    grid = (keys.assign(_v=pd.to_numeric(keys[col], errors="coerce"))
-            .groupby([rows, cols], dropna=False)["_v"].mean().unstack(cols))
-    return grid.sort_index(axis=0).sort_index(axis=1)
-
-
-def _mark_column(metric: str, data: pd.DataFrame) -> str:
-    op = metric[:3]
-    if op in ("fa_", "vo_") and f"{op}success_rate" in data.columns:
-        return f"{op}success_rate"
-    return "knee"
-
-
-def _marked_cells(keys: pd.DataFrame, grid: pd.DataFrame, rows: str, cols: str, thr: float | None,
-                  mark_col: str) -> np.ndarray:
-    """Cells whose success (``mark_col``; "knee": success and, where VO exists, VO success) is at or below thr."""
-    if thr is not None and mark_col == "knee" and "success_rate" in keys.columns:
-        defined = pd.to_numeric(keys["success_rate"], errors="coerce").notna()
-        bad = (~qualifies(keys, thr) & defined).astype(float)
-        m = (keys.assign(_m=bad.where(defined)).groupby([rows, cols], dropna=False)["_m"]
-             .max().unstack(cols))
-        m = m.reindex(index=grid.index, columns=grid.columns).to_numpy(dtype=float)
-        return np.isfinite(m) & (m > 0)
-    if thr is not None and mark_col in keys.columns:
-        m = _cell_means(keys, mark_col, rows, cols)
-        m = m.reindex(index=grid.index, columns=grid.columns).to_numpy(dtype=float)
-        return np.isfinite(m) & ~(m > thr)
-    return np.zeros(grid.shape, dtype=bool)
-
-
-def _color_scale(values: np.ndarray, k: str, style: HeatmapStyle, thr: float | None) -> _ColorScale:
-    """Limits and norm: rates and shares 0..1 (a rate diverging at the threshold), latencies on a log scale,
-    anything else linear over its finite values."""
-    vmin, vmax = style.vmin, style.vmax
-    if k in ("rate", "share"):
-        vmin = 0.0 if vmin is None else vmin
-        vmax = 1.0 if vmax is None else vmax
-    finite = values[np.isfinite(values)]
-    if k == "latency":
-        finite = finite[finite > 0]
-    if vmin is None:
-        vmin = float(finite.min()) if finite.size else (1.0 if k == "latency" else 0.0)
-    if vmax is None:
-        vmax = float(finite.max()) if finite.size else vmin + 1.0
-    if vmax <= vmin:
-        vmin, vmax = (vmin / 2, vmax * 2) if k == "latency" and vmin > 0 else (vmin - 0.5, vmax + 0.5)
-    cmap = style.cmap or _CMAPS[k]
-    if k == "latency":
-        vmin = max(vmin, 1e-3)
-        return _ColorScale(cmap, LogNorm(vmin=vmin, vmax=vmax), vmin, vmax,
-                           np.where(values > 0, values, np.nan), None)
-    if k == "rate" and thr is not None and vmin < thr < vmax:
-        # diverging scale centred on the knee threshold: the 80..100 % range stays readable
-        return _ColorScale(cmap, TwoSlopeNorm(vcenter=thr, vmin=vmin, vmax=vmax), vmin, vmax, values, thr)
-    return _ColorScale(cmap, Normalize(vmin=vmin, vmax=vmax), vmin, vmax, values, None)
-
-
-# --------------------------------------------------------------------------------------------
 # drawing
 # --------------------------------------------------------------------------------------------
 
-def _draw_cells(ax, grid: pd.DataFrame, values: np.ndarray, scale: _ColorScale, metric: str,
+def _draw_cells(ax, grid: pd.DataFrame, values: np.ndarray, scale: ColorScale, metric: str,
                 style: HeatmapStyle, fontsize: int) -> None:
     """The coloured, labelled cells (seaborn) and the colour bar; undefined cells stay blank."""
     nrows, ncols = values.shape
@@ -191,13 +118,13 @@ def _colorbar_options(metric: str) -> dict:
     k = kind(metric)
     opts = {"label": metric_title(metric), "shrink": 0.9}
     if k in ("rate", "share"):
-        opts["format"] = PercentFormatter(xmax=1, decimals=0)
+        opts["format"] = PercentFormatter(xmax=1, decimals=0 if k == "rate" else None)   # a share may span 0-3 %
     elif k == "latency":
         opts["label"] = metric_title(metric) + " (log scale)"
     return opts
 
 
-def _colorbar_ticks(cb, k: str, scale: _ColorScale) -> None:
+def _colorbar_ticks(cb, k: str, scale: ColorScale) -> None:
     """Latency: 1-2-5 ticks as durations; a diverging rate: quarters plus the threshold."""
     if k == "latency":
         cb.ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ..aggregate import SUCCESS_THRESHOLD, format_value, has_vo
@@ -13,23 +12,7 @@ from ..labels import axis_label, facet_label, kind, lower_first, metric_descript
     value_unit_note
 from .annotated_heatmap import heatmap, panel_size
 from .canvas import facet_groups, new_figure, panel_metrics, reps_note, save, suptitle
-
-
-def color_limits(agg: pd.DataFrame, metrics: list[str]) -> tuple[float | None, float | None]:
-    """Shared colour limits for a family of panels (fixed 0..1 for rates and shares)."""
-    k = kind(metrics[0])
-    if k in ("rate", "share"):
-        return 0.0, 1.0
-    vals = pd.concat([pd.to_numeric(agg[m], errors="coerce") for m in metrics if m in agg.columns])
-    vals = vals[np.isfinite(vals)]
-    if k == "latency":
-        vals = vals[vals > 0]
-    if vals.empty:
-        return None, None
-    lo, hi = float(vals.min()), float(vals.max())
-    if k == "latency" and hi <= lo:
-        lo, hi = lo / 2, hi * 2
-    return lo, hi
+from .heat_scale import color_limits, rank_groups
 
 
 def _figure_of_panels(sub: pd.DataFrame, rows: str, cols: str, n_panels: int):
@@ -117,24 +100,13 @@ def per_rank_heatmaps(per_table_agg: pd.DataFrame, layout: dict, out_dir,
     (default success rate and P99 latency) by table rank (y; 1 = most popular) x
     ``layout["cols"]``. Cells are marked where that rank's success rate is at or below the
     threshold. Ranks beyond ``max_ranks`` are left out. Returns ``[(path, caption), ...]``."""
-    df = per_table_agg
-    if "table_selection" in df.columns:
-        df = df[df["table_selection"].astype(str) == "zipf"]
-    if df.empty or "table_rank" not in df.columns:
-        return []
-    rows, cols = layout["rows"], layout["cols"]
-    keys = [c for c in layout.get("facets", []) if c in df.columns and c != "table_selection"]
-    if rows in df.columns and rows != "table_rank":
-        keys.append(rows)
+    df, groups = rank_groups(per_table_agg, layout, max_ranks)
+    cols = layout["cols"]
     thr = SUCCESS_THRESHOLD if mark_below is None else mark_below
     metrics = [m for m in metrics if m in df.columns]
     lims = {m: color_limits(df, [m]) for m in metrics}
     out = []
-    for parts, sub in facet_groups(df, keys):
-        if sub["table_rank"].nunique() < 2:
-            continue
-        n_ranks = int(sub["table_rank"].max())
-        sub = sub[sub["table_rank"] <= max_ranks]
+    for parts, sub, n_ranks in groups:
         fig, axes = _figure_of_panels(sub, "table_rank", cols, len(metrics))
         for ax, m in zip(axes, metrics):
             heatmap(sub, m, "table_rank", cols, ax=ax, mark_below=thr, mark_col="success_rate",

@@ -15,7 +15,7 @@ import seaborn as sns
 
 from ..aggregate import SUCCESS_THRESHOLD, format_value
 from ..designs import DESIGN_ORDER, MIX_LABELS, PROVIDER_ORDER, ordered
-from ..labels import axis_label, facet_label, slug
+from ..labels import axis_label, facet_label, order_key, slug
 from .canvas import HATCH, facet_groups, new_figure, save, suptitle
 
 # --------------------------------------------------------------------------------------------
@@ -29,7 +29,7 @@ def knee_picture(knees: pd.DataFrame, layout: dict, out_dir, what: str) -> tuple
     (:func:`sim.report.aggregate.knee_commits`); ``what`` says where the knees come from (caption)."""
     x, hue, facet = layout["x"], layout["hue"], layout["facet"]
     panels = sorted(knees[facet].dropna().unique().tolist(), reverse=True) if facet else [None]
-    lines = sorted(knees[hue].dropna().unique().tolist(), key=str) if hue else [None]
+    lines = sorted(knees[hue].dropna().unique().tolist(), key=lambda v: order_key(hue, v)) if hue else [None]
     palette = sns.color_palette("tab10", n_colors=max(len(lines), 1))
     fig = new_figure(4.2 * len(panels) + 1.8, 4.0)
     axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)[0]
@@ -43,27 +43,51 @@ def knee_picture(knees: pd.DataFrame, layout: dict, out_dir, what: str) -> tuple
         if pv is not None:
             ax.set_title(f"{axis_label(facet)} = {format_value(pv)}", loc="left", fontsize=10)
     axes[0].set_ylabel("knee throughput (commits/s, log)")
-    if hue:
-        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize=8, frameon=False,
-                   title=axis_label(hue))
+    bounded = [st for st in _BOUND_MARKERS if "knee_bound_cps" in knees.columns
+               and (knees[_status_column(knees)].astype(str) == st).any()]
+    handles, labels = axes[0].get_legend_handles_labels()
+    for st in bounded:
+        handles.append(Line2D([], [], ls="", marker=_BOUND_MARKERS[st], ms=7, mfc="white", mec="0.3", mew=1.6))
+        labels.append(f"{st} (knee {'<' if st == 'below_range' else '>'} the marker)")
+    if hue or bounded:
+        fig.legend(handles, labels, loc="outside right upper", fontsize=8, frameon=False,
+                   title=axis_label(hue) if hue else None)
     suptitle(fig, "Usable throughput: the knee")
     path = save(fig, Path(out_dir) / "knee.png")
-    cap = (f"Commits/s at the knee (where success, and VO success for a mix, crosses {SUCCESS_THRESHOLD:.0%}; an "
-           f"unfinished transaction is not a success) against {axis_label(x)}"
-           + (f", one line per {axis_label(hue)}" if hue else "")
-           + (f", one panel per {axis_label(facet)}" if facet else "") + f"; shaded: 95 % bands. {what}")
+    cap = (f"Commits/s at the knee (where success, and VO success for a mix, crosses {SUCCESS_THRESHOLD:.0%}) "
+           f"against {axis_label(x)}" + (f", one line per {axis_label(hue)}" if hue else "")
+           + (f", one panel per {axis_label(facet)}" if facet else "") + "; shaded: 95 % bands where both ends "
+           "are finite and positive. " + ("Open triangles: a status's bound, the knee below (\u25bd) or above "
+                                          "(\u25b3) it. " if bounded else "")
+           + "A cell without a knee value is left out; the tables above give its status. " + what)
     return path, cap
 
 
 def _knee_line(ax, line: pd.DataFrame, x: str, color, label: str) -> None:
-    """Knee commits/s against ``x`` with its 95 % band shaded where both ends are known."""
-    xs, ys, lo, hi = (pd.to_numeric(line[c], errors="coerce").to_numpy()
+    """Knee commits/s against ``x``, its 95 % band shaded where both ends are positive and finite (a band reaching
+    0 would stretch the log axis to nothing), and the statuses with a bound as open triangles at it."""
+    xs, ys, lo, hi = (pd.to_numeric(line[c], errors="coerce").to_numpy(dtype=float)
                       for c in (x, "knee_cps", "knee_cps_low", "knee_cps_high"))
     ok = np.isfinite(xs) & np.isfinite(ys) & (ys > 0)
     ax.plot(xs[ok], ys[ok], marker="o", ms=4, lw=1.6, color=color, label=label)
-    band = ok & np.isfinite(lo) & np.isfinite(hi)
+    band = ok & np.isfinite(lo) & np.isfinite(hi) & (lo > 0)
     if band.any():
-        ax.fill_between(xs[band], np.maximum(lo[band], 1e-9), hi[band], color=color, alpha=0.2, lw=0)
+        ax.fill_between(xs[ok], np.where(band, lo, np.nan)[ok], np.where(band, hi, np.nan)[ok], color=color,
+                        alpha=0.2, lw=0)
+    status = line[_status_column(line)].astype(str).to_numpy()
+    bound = pd.to_numeric(line.get("knee_bound_cps", pd.Series(np.nan, index=line.index)),
+                          errors="coerce").to_numpy(dtype=float)
+    for st, marker in _BOUND_MARKERS.items():
+        m = (status == st) & np.isfinite(xs) & np.isfinite(bound) & (bound > 0)
+        ax.plot(xs[m], bound[m], ls="", marker=marker, ms=7, mfc="white", mec=color, mew=1.6)
+
+
+#: a status with a bound, and its marker: the knee lies below (v) or above (^) the bound
+_BOUND_MARKERS = {"below_range": "v", "above_range": "^"}
+
+
+def _status_column(knees: pd.DataFrame) -> str:
+    return "knee_status" if "knee_status" in knees.columns else "status"
 
 
 def _knee_axes(ax, x: str, ticks: list) -> None:
@@ -153,9 +177,10 @@ def _design_legend(designs: list, colors: dict) -> list:
 
 
 def _design_caption(label: str) -> str:
-    return ("Knee (\"usable throughput\": commits/s where success over window arrivals, and for a mix VO "
-            f"success, crosses {SUCCESS_THRESHOLD:.0%}, by the knee search's binomial regression over the grid's "
-            "runs near the crossing) of each catalog design (bar colour) per provider (x), by table count (rows) "
-            "and FA ratio (columns); log scale. Hatched: every load the sweep ran for that design passes (above "
-            "range), the bar its highest throughput, so the true knee is higher. 'x': no knee (the lightest "
-            "load already fails, or the fitted success does not fall with load)." + (f" {label}." if label else ""))
+    return ("Knee (\"usable throughput\": commits/s where success (committed / window transactions that began "
+            f"to commit), and for a mix VO success, crosses {SUCCESS_THRESHOLD:.0%}, by the knee search's binomial "
+            "regression over the grid's runs near the crossing) of each catalog design (bar colour) per provider "
+            "(x), by table count (rows) and FA ratio (columns); log scale. Hatched: every load the sweep ran for "
+            "that design passes (above range), the bar its highest throughput, so the true knee is higher. 'x': no "
+            "knee (the lightest load already fails, or the fitted success does not fall with load)."
+            + (f" {label}." if label else ""))
