@@ -2,10 +2,11 @@
 FA ratio {1.0, 0.9} and table count, the comparison behind the designs notebook's verdicts.
 
 Run `python experiments/designs_knee_gen.py` after changing a list. Cells are a zip, not a grid, for two reasons:
-- Tables of a per-table design (every design but `file`) are independent: Poisson splitting makes N tables at
-  rate r exactly N one-table systems at r / N (tests/test_metamorphic.py), so their knee at N tables is N x the
-  one-table knee, CI included. They run at one table only; `sim.report.designs_knee` scales them. `file` shares
-  one catalog object across tables and runs at every table count.
+- Tables of a per-table design are independent: Poisson splitting makes N tables at rate r exactly N one-table
+  systems at r / N, so their knee at N tables is N x the one-table knee, CI included. They run at one table only;
+  `sim.report.designs_knee` scales them. `file` shares one catalog object across tables, and the REST servers
+  (`rest`, `rest-lakekeeper`) their database's connection pools (docs/MODEL.md, "Server capacity"): they run at
+  every table count.
 - The service designs (`rest`, `rest-lakekeeper`, `service-pointer`) need the service's own database latency,
   which no public figure gives: it is swept; so are the lock designs' services' (`hive`: HMS, whose lock is the
   same service; `hudi`: ZooKeeper).
@@ -27,6 +28,7 @@ SHARED = ["file"]                                   # one catalog object for eve
 # drain), and overloaded runs cost ~ backlog x drain time; it needs a success bounded by commit latency
 PER_TABLE = ["fs-table", "log"]
 SERVICE = ["rest", "rest-lakekeeper", "service-pointer"]
+SERVERS = ["rest", "rest-lakekeeper"]               # ... whose tables share the server's connection pools
 SERVICE_LATENCY_MS = [2.0, 10.0, 50.0]              # the service's database round trip: unsourced, swept
 LOCKED = {"hive": "catalog", "hudi": "lock"}        # lock designs and the section whose latency is their service's
 LOG_STORE = ["delta-dynamodb"]
@@ -38,7 +40,8 @@ def cells() -> list[tuple[str, float | None, str, int]]:
     """(design, service latency ms or None, provider, tables)."""
     out = [(d, None, p, t) for d in SHARED for p in PROVIDERS for t in TABLES]
     out += [(d, None, p, 1) for d in PER_TABLE for p in PROVIDERS]
-    out += [(d, ms, p, 1) for d in SERVICE for ms in SERVICE_LATENCY_MS for p in PROVIDERS]
+    out += [(d, ms, p, t) for d in SERVICE for ms in SERVICE_LATENCY_MS for p in PROVIDERS
+            for t in (TABLES if d in SERVERS else [1])]
     out += [(d, ms, p, 1) for d in LOCKED for ms in SERVICE_LATENCY_MS for p in PROVIDERS]
     out += [(d, LOG_STORE_LATENCY_MS, p, t) for d in LOG_STORE for p in LOG_STORE_PROVIDERS for t in TABLES]
     return out
@@ -59,8 +62,9 @@ def spec() -> dict:
         "description": (
             "Catalog designs as their real implementations commit (docs/MODEL.md 'Named designs'): the knee "
             "of each design x provider x FA ratio {1.0, 0.9}, 1 h runs (the model's defaults), GCS throttled to "
-            "1 write/s per object name. file runs at 1, 10 and 50 tables; the per-table designs at one table "
-            "(their N-table knee is N x it: independent tables); the service designs at a database latency of "
+            "1 write/s per object name. file and the REST servers (their tables share the server's connection "
+            "pools) run at 1, 10 and 50 tables; the other per-table designs at one table (their N-table knee is N x "
+            "it: independent tables); the service designs at a database latency of "
             f"{', '.join(f'{x:g}' for x in SERVICE_LATENCY_MS)} ms (no public figure), and so the lock designs at "
             "their service's (hive: HMS; hudi: ZooKeeper); delta-dynamodb (its tables share one DynamoDB table's "
             f"write capacity) at 1, 10 and 50 tables on S3 and S3 Express, DynamoDB at {LOG_STORE_LATENCY_MS:g} ms. "

@@ -25,11 +25,11 @@ DESIGNS: dict[str, dict] = {
     # (boring-catalog's commit_table); the default model (no design) leaves the re-read out
     "file": {"catalog": {"backend": "storage", "scope": "global"},
              "commit": {"protocol": "rewrite", "reread_before_cas": True}, "storage": GOOGLE_JAVA},
-    # an Iceberg REST catalog as the reference server and Polaris run it (docs/MODEL.md, "REST servers"): per-table
-    # CAS in a service that loads the base (a database read and a metadata.json GET), checks the client's
-    # requirement, PUTs the new metadata.json and CASes its database row, retrying a lost CAS; the client writes
-    # only a manifest list per attempt. The database's latency has no public figure: give catalog.latency_ms or
-    # catalog.latency.
+    # an Iceberg REST catalog as Iceberg's reference server runs it (docs/MODEL.md, "REST servers"; variant polaris:
+    # Apache Polaris): per-table CAS in a service that loads the base (a database read and a metadata.json GET),
+    # checks the client's requirement, PUTs the new metadata.json, re-reads and CASes its database row, retrying a
+    # lost CAS, on a pool of 2 database connections; the client writes only a manifest list per attempt. The
+    # database's latency has no public figure: give catalog.latency_ms or catalog.latency.
     "rest": {"catalog": {"backend": "service", "scope": "table", "table_metadata_inlined": True,
                          "server": {"variant": "reference"}},
              "commit": {"protocol": "rewrite", "max_retries": 4},
@@ -42,7 +42,8 @@ DESIGNS: dict[str, dict] = {
             "commit": {"protocol": "log", "max_retries": 15, "checkpoint_interval": 100, **DELTA_RS_LOG},
             "retry": {"table": {"policy": "immediate"}}, "storage": OBJECT_STORE},
     # REST server designs and the service pointer (docs/MODEL.md, "REST servers", "The service pointer"):
-    # Lakekeeper's server: metadata from Postgres (no GET), two retries of a lost CAS
+    # Lakekeeper's server (0.10 and later; variant lakekeeper-0.9: 0.8 to 0.9.5): metadata from Postgres (no GET),
+    # two short transactions around the PUT, two retries of a lost CAS, write pool 5, read pool 10
     "rest-lakekeeper": {"catalog": {"backend": "service", "scope": "table", "table_metadata_inlined": True,
                                     "server": {"variant": "lakekeeper"}},
                         "commit": {"protocol": "rewrite", "max_retries": 4},
@@ -109,10 +110,12 @@ DESIGNS["delta-dynamodb"] = {
 # rendered from these and DESIGNS (`markdown`, `python -m sim.docgen`)
 ABOUT = {
     "file": "boring-catalog: every table in one catalog object in the bucket, re-read right before its CAS",
-    "rest": "an Iceberg REST catalog as the reference server and Apache Polaris run it; needs `catalog.latency_ms` "
-            "or `catalog.latency` (its database's)",
-    "rest-lakekeeper": "Lakekeeper's Iceberg REST server: metadata from Postgres (no GET), 2 retries of a lost "
-                       "database CAS; needs `catalog.latency_ms` or `catalog.latency`",
+    "rest": "an Iceberg REST catalog as Iceberg's reference server runs it, on 2 database connections "
+            "(`catalog.server.variant: polaris`: Apache Polaris); needs `catalog.latency_ms` or `catalog.latency` "
+            "(its database's)",
+    "rest-lakekeeper": "Lakekeeper's Iceberg REST server, 0.10 and later: metadata from Postgres (no GET), 2 retries "
+                       "of a lost database CAS, write pool 5, read pool 10 (`catalog.server.variant: lakekeeper-0.9`: "
+                       "0.8 to 0.9.5); needs `catalog.latency_ms` or `catalog.latency`",
     "service-pointer": "a service that CASes the metadata location the Iceberg client wrote: Glue "
                        "UpdateTable(VersionId), the JDBC catalog, S3 Tables; needs `catalog.latency_ms` or "
                        "`catalog.latency`",

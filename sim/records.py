@@ -14,7 +14,7 @@ RECORD_COLUMNS = ("txn", "table", "table_rank", "op", "arrival_ms", "runtime_end
                   "reason", "attempts", "catalog_conflicts", "table_conflicts", "manifest_lists_read",
                   "catalog_reads", "gets", "puts", "cases", "backoff_ms", "in_window", "throttled", "writer",
                   "due_ms", "missed", "lists", "lock_requests", "lock_grants", "lock_timeouts", "lock_wait_ms",
-                  "lock_hold_ms", "deletes")
+                  "lock_hold_ms", "deletes", "pool_wait_ms")
 
 HISTORY_COLUMNS = ("kind", "time_ms", "txn", "table", "op", "seq", "version", "expected", "ok", "base_version",
                    "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts")
@@ -78,7 +78,8 @@ def record_rows(tx: np.ndarray) -> dict[str, np.ndarray]:
         "lock_timeouts": tx["lock_timeouts"].copy(),
         "lock_wait_ms": tx["lock_wait_ms"].copy(),
         "lock_hold_ms": tx["lock_hold_ms"].copy(),
-        "deletes": tx["deletes"].copy(),            # object DELETEs (Iceberg on HMS: a losing attempt's metadata.json)
+        "deletes": tx["deletes"].copy(),            # object DELETEs (Iceberg on HMS, REST servers: a lost one's file)
+        "pool_wait_ms": tx["pool_wait_ms"].copy(),  # REST servers: time queued for database connections, summed
     }
     assert tuple(cols) == RECORD_COLUMNS
     return cols

@@ -65,8 +65,9 @@ SOURCES = (
     RandomSource("lock_read", "LOCK_READ", 15, "latency.lock", lambda p, n: n if p.lock else 0),
     RandomSource("lock_write", "LOCK_WRITE", 16, "latency.lock_write", lambda p, n: 2 * n if p.lock else 0),
     RandomSource("lock_jitter", "LOCK_JITTER", 17, "uniform", lambda p, n: n if p.lock and p.jitter_lock != 0.0 else 0),
-    # an object DELETE (Iceberg on HMS: a losing attempt's metadata.json)
-    RandomSource("delete", "DELETE", 18, "latency.delete", lambda p, n: n if p.lock and not p.hudi else 0),
+    # an object DELETE (Iceberg on HMS, and a REST server that deletes it: a losing attempt's metadata.json)
+    RandomSource("delete", "DELETE", 18, "latency.delete",
+                 lambda p, n: n if (p.lock and not p.hudi) or p.server_delete else 0),
     # Hudi: a small timeline or metadata-table file's PUT
     RandomSource("put_timeline", "PUT_TIMELINE", 19, "latency.put_timeline", lambda p, n: 8 * n if p.hudi else 0),
     # Delta's DynamoDB log store: its GetItem, Query and completion PutItem

@@ -31,14 +31,16 @@ def mutation_limit(cfg: Config, profile: Profile | None) -> tuple[float, float] 
 def checker_rules(cfg: Config, profile: Profile | None) -> dict:
     """Keyword arguments of `sim.checker.check_history` for a run of `cfg` on `profile`: its CAS scope, commit
     protocol (the log protocol is always per table), mutation limit, version files, re-read before the CAS, and
-    lock (its scope, and whether its discipline grants in request order)."""
+    lock (its scope, and whether its discipline grants in request order; a REST server whose one transaction holds
+    its row lock across the metadata.json write: that lock, per table, FIFO)."""
     catalog, commit, lock = cfg.catalog, cfg.commit, cfg.lock
+    row_locks = catalog.server.lock_scope == "metadata_write" and commit.shape == "table"
     rules = {"scope": "table" if commit.protocol == "log" else catalog.scope, "protocol": commit.protocol,
              "mutation_rate_per_s": None, "mutation_burst": 1.0,
              "version_files": catalog.version_files, "reread_before_cas": commit.reread_before_cas,
-             "lock_scope": lock.scope if lock.variant is not None else None,
+             "lock_scope": lock.scope if lock.variant is not None else "table" if row_locks else None,
              "log_store": cfg.log_store.kind is not None,
-             "lock_fifo": lock.discipline in ("fifo_notify", "fifo_poll"),
+             "lock_fifo": lock.discipline in ("fifo_notify", "fifo_poll") or row_locks,
              "lock_object": lock.variant == "storage"}
     limit = mutation_limit(cfg, profile)
     if limit is not None:

@@ -23,4 +23,9 @@ default keeps the old behaviour, a faster engine with the same records) leave it
 #    share (`unfinished_in_runtime_share`), instead of counting as a failure. Every run's records and histories keep
 #    their values (goldens); summaries with such a transaction change (`success_rate`, per kind, per table, per
 #    writer), and so do knees (their trials are `began_commit`)
-MODEL_VERSION = 5
+# 6: REST servers with finite capacity (sim/model/capacity.py): every database request takes a connection of the
+#    server's pool (reference 2, polaris 20, lakekeeper write 5 and read 10) and waits for one in order; the
+#    reference server re-reads its row before the CAS; Lakekeeper and Polaris DELETE a lost commit's metadata.json;
+#    Lakekeeper 0.9's row lock across the PUT (variants polaris, lakekeeper-0.9 new). Results of configs naming
+#    rest or rest-lakekeeper (or a catalog.server) change; every other configuration keeps its results (goldens)
+MODEL_VERSION = 6

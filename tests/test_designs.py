@@ -200,7 +200,9 @@ def test_designs_are_config_data_and_given_keys_win():
                             "table_metadata_inlined": True, "scope": "table", "version_files": False,
                             "server": {"variant": "reference", "metadata_get": True, "retries": 4,
                                        "retry": {"policy": "exponential", "base_ms": 100.0, "factor": 2.0,
-                                                 "max_ms": 60000.0, "jitter": 0.1}}}
+                                                 "max_ms": 60000.0, "jitter": 0.1},
+                                       "pool_connections": 2, "lock_scope": "statement", "reread_before_cas": True,
+                                       "delete_on_conflict": False}}
     assert d["commit"]["max_retries"] == 4
     assert d["retry"]["table"] == {"policy": "exponential", "base_ms": 100.0, "factor": 2.0, "max_ms": 60000.0,
                                    "jitter": 0.1}

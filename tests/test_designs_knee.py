@@ -27,6 +27,14 @@ def test_per_table_designs_scale_with_tables_and_the_file_does_not():
     assert ("file", 10) not in cells.index          # not searched at 10 tables: no cell
 
 
+def test_a_rest_server_is_read_at_each_table_count():
+    """A REST server's tables share its database's connections (docs/MODEL.md, "Server capacity"): no scaling."""
+    knees = pd.DataFrame([_row("rest", "table", 1, 3.0, 2.9, 3.1, latency=10.0),
+                          _row("rest", "table", 50, 27.0, 25.0, 28.0, latency=10.0)])
+    cells = cell_knees(knees, tables=(1, 50)).set_index(["design", "tables"])
+    assert cells.loc[("rest", 50), "knee_throughput_cps"] == 27.0 and not bool(cells.loc[("rest", 50), "scaled"])
+
+
 def test_a_per_table_design_searched_at_several_tables_is_refused():
     knees = pd.DataFrame([_row("log", "table", 10, 5.0, 4.8, 5.2)])
     with pytest.raises(ValueError, match="one table"):

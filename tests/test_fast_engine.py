@@ -82,6 +82,12 @@ WRITER_CASES = {
     "bench_gcp_measured": ({"count": 4}, merge(BENCH, {"storage": {"provider": "gcp", "profile_set": "measured"}})),
     "bench_service_retry": ({"count": 4}, merge(BENCH, {"design": "rest", "catalog": {"latency_ms": 5},
                                                         "commit": {"max_retries": 2}})),
+    # simultaneous starts on one connection and row locks: only SimPy's order decides who waits
+    "ties_server_rows": ({"count": 5, "commits": 20}, {
+        "design": "rest-lakekeeper", "storage": {"provider": "instant"}, "workload": {"num_tables": 2, "runtime": {
+            "median_ms": 10, "sigma": 0, "min_ms": 0}},
+        "catalog": {"latency_ms": 2, "server": {"variant": "lakekeeper-0.9", "pool_connections": 2,
+                                                "read_pool_connections": 1}}}),
     # constant latencies and simultaneous starts and ticks: only SimPy's (time, priority, eid) order decides
     "ties_closed": ({"count": 4, "commits": 30}, {
         "storage": {"provider": "instant"}, "workload": {"runtime": {"median_ms": 10, "sigma": 0, "min_ms": 0}}}),
@@ -209,6 +215,12 @@ CASES = {
                                       "server": {"retries": 0, "metadata_get": False}},
         "commit": {"first_attempt": "stale"}, "retry": {"table": {"policy": "immediate"}}}),
     "service_pointer": merge(CONTENDED, {"design": "service-pointer", "catalog": {"latency_ms": 12}}),
+    # server capacity (sim/model/capacity.py): Polaris on 2 connections (waits, its re-read and DELETE), Lakekeeper
+    # 0.9's row locks held across the PUT on 2 connections, Lakekeeper's read pool of 1
+    "rest_polaris_pool": merge(CONTENDED, {"design": "rest", "catalog": {
+        "latency_ms": 20, "server": {"variant": "polaris", "pool_connections": 2}}}),
+    "rest_lakekeeper_09_rows": merge(CONTENDED, {"design": "rest-lakekeeper", "catalog": {
+        "latency": {"median_ms": 8, "sigma": 0.5}, "server": {"variant": "lakekeeper-0.9", "pool_connections": 2}}}),
     "log": merge(CONTENDED, {"design": "log", "commit": {"checkpoint_interval": 10}}),
     "log_stale_parallel": merge(CONTENDED, {"design": "log", "io": {"max_parallel": 3},
                                             "commit": {"first_attempt": "stale", "checkpoint_interval": 0}}),
@@ -385,7 +397,8 @@ def _rules(c) -> dict:
                                   "writers_closed_vo_tables",
                                   "writers_periodic_skip", "writers_bench_log", "writers_bench_gcp",
                                   "writers_ties_periodic", "rest_reference_lognormal", "rest_lakekeeper_vo",
-                                  "rest_stale_no_server_retry", "service_pointer",
+                                  "rest_stale_no_server_retry", "service_pointer", "rest_polaris_pool",
+                                  "rest_lakekeeper_09_rows", "writers_ties_server_rows",
                                   "log_delta_rs_lanes_pages", "log_spark", "hive", "hive_hms_timeouts",
                                   "hive_zookeeper_timeouts", "hive_dynamodb_race", "hive_dynamodb_lease",
                                   "hive_global_lock", "hive_ties_zookeeper", "writers_hive_zookeeper", "hudi",
@@ -493,6 +506,11 @@ def small_configs(draw):
         d["catalog"].pop("table_metadata_inlined", None)
         if d["catalog"].get("backend") != "service":
             d["catalog"].update(backend="service", latency_ms=draw(st.sampled_from([1.0, 10.0, 50.0])))
+        if design != "service-pointer" and draw(st.booleans()):    # a server variant, its pool sometimes small
+            server = {"variant": draw(st.sampled_from(["reference", "polaris", "lakekeeper", "lakekeeper-0.9"]))}
+            if draw(st.booleans()):
+                server["pool_connections"] = draw(st.sampled_from([1, 2]))
+            d["catalog"]["server"] = server
     elif design == "scope_table":
         d["catalog"]["scope"] = "table"
     elif design == "fs-table":

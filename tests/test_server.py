@@ -47,8 +47,8 @@ def _run(d: dict):
 # uncontended: (end time from the start, catalog reads, GETs, PUTs) of one commit
 UNCONTENDED = {
     # base load (L + G), runtime, refresh (L + G), prepare (GET + PUT manifest list), the server's load (L + G),
-    # its metadata.json PUT, its database CAS
-    "rest": (4 * L + 4 * G + Q + P + R, 3, 4, 2),
+    # its metadata.json PUT, its re-read of the row, its database CAS
+    "rest": (5 * L + 4 * G + Q + P + R, 4, 4, 2),
     "rest-lakekeeper": (4 * L + G + Q + P + R, 3, 1, 2),     # no metadata GET
     # base read, runtime, refresh, prepare (GET metadata, GET manifest list, PUT both), the service's CAS
     "service-pointer": (3 * L + 2 * G + Q + P + R, 2, 2, 2),
@@ -65,13 +65,18 @@ def test_uncontended_commit_is_the_sum_of_its_parts(design):
     assert (row.catalog_reads, row.gets, row.puts) == (reads, gets, puts)
 
 
-# two writers start together on one table: both pass the server's check, both PUT, one wins the database CAS;
-# the loser's server sleeps its first retry sleep, re-loads, and the re-check fails (409); the client sleeps
-# 100 ms, refreshes, prepares again and commits. (end of the loser, its catalog reads, GETs, PUTs)
+# two writers start together on one table: both pass the server's check, both PUT (and re-read), one wins the
+# database CAS; the loser's server (Lakekeeper: after DELETEing its metadata.json, drawn as a GET) sleeps its first
+# retry sleep, re-loads, and the re-check fails (409); the client sleeps 100 ms, refreshes, prepares again and
+# commits. (end of the loser, its catalog reads, GETs, PUTs, DELETEs)
 LOST = {
-    "rest": (UNCONTENDED["rest"][0] + 100 + (L + G) + 100 + (L + G) + (G + Q) + (L + G) + P + L, 6, 8, 4),
-    "rest-lakekeeper": (UNCONTENDED["rest-lakekeeper"][0] + 50 + L + 100 + L + (G + Q) + L + P + L, 6, 2, 4),
+    "rest": (UNCONTENDED["rest"][0] + 100 + (L + G) + 100 + (L + G) + (G + Q) + (L + G) + P + 2 * L, 8, 8, 4, 0),
+    "rest-lakekeeper": (UNCONTENDED["rest-lakekeeper"][0] + G + 50 + L + 100 + L + (G + Q) + L + P + L, 6, 2, 4, 1),
 }
+# the loser's history: its base read, refresh, prepare, (the server's re-read,) the lost CAS, the server's re-load,
+# the client's refresh, prepare, (re-read,) CAS
+KINDS = {"rest": ["begin", "read", "read", "prepare", "read", "cas", "read", "read", "prepare", "read", "cas", "end"],
+         "rest-lakekeeper": ["begin", "read", "read", "prepare", "cas", "read", "read", "prepare", "cas", "end"]}
 
 
 @pytest.mark.parametrize("design", sorted(LOST))
@@ -82,16 +87,17 @@ def test_lost_race_409_after_server_sleep_and_reload(design):
     rec, hist = _run(d)
     win, lose = rec.itertuples()
     assert win.end_ms - win.arrival_ms == UNCONTENDED[design][0]
-    end_ms, reads, gets, puts = LOST[design]
+    end_ms, reads, gets, puts, deletes = LOST[design]
     assert lose.outcome == "committed" and lose.attempts == 2 and lose.table_conflicts == 1
     assert lose.end_ms - lose.arrival_ms == end_ms
     assert lose.backoff_ms == 100.0            # the client's sleep only; the server's is not the client's
-    assert (lose.catalog_reads, lose.gets, lose.puts) == (reads, gets, puts)
+    assert (lose.catalog_reads, lose.gets, lose.puts, lose.deletes) == (reads, gets, puts, deletes)
     # one failed CAS row (the database's) and one read row (the server's re-load) on the loser's first attempt
     mine = hist[hist.txn == lose.txn]
-    assert list(mine.kind) == ["begin", "read", "read", "prepare", "cas", "read", "read", "prepare", "cas", "end"]
-    lost, reload, refresh = (mine.iloc[i] for i in (4, 5, 6))
-    sleep_ms = 100.0 if design == "rest" else 50.0
+    assert list(mine.kind) == KINDS[design]
+    at = KINDS[design].index("cas")
+    lost, reload, refresh = (mine.iloc[i] for i in (at, at + 1, at + 2))
+    sleep_ms = 100.0 if design == "rest" else 50.0 + G                  # (Lakekeeper DELETEs its file first)
     assert not lost.ok and reload.time_ms - lost.answer_ms == sleep_ms + L / 2     # the server's sleep, re-load
     assert reload.answer_ms - reload.time_ms == L / 2 + (G if design == "rest" else 0.0)   # 409 after the load
     assert refresh.time_ms - reload.answer_ms == 100.0 + L / 2                  # the client's sleep, no read first
@@ -101,14 +107,14 @@ def test_no_server_retries_409_at_the_cas_answer():
     rec, _ = _run(_cfg("rest", writers=2, **{"catalog.server.retries": 0}))
     _, lose = rec.itertuples()
     first_409 = UNCONTENDED["rest"][0]
-    assert lose.end_ms - lose.arrival_ms == first_409 + 100 + (L + G) + (G + Q) + (L + G) + P + L
+    assert lose.end_ms - lose.arrival_ms == first_409 + 100 + (L + G) + (G + Q) + (L + G) + P + 2 * L
 
 
 def test_early_409_has_no_put():
     """A commit that lands between a client's refresh and its server's load is a 409 at the load: no PUT, and
     the answer comes after the load (L + G)."""
     # the second arrival's refresh takes effect 118 ms after it starts, its server's load 139 ms after: 40 ms
-    # after the first, whose CAS takes effect 165 ms after its start, falls in between
+    # after the first, whose CAS takes effect 175 ms after its start, falls in between
     rec, _ = _run(_two_arrivals(_cfg("rest"), gap_ms=40.0))
     first, second = rec.itertuples()
     assert second.arrival_ms - first.arrival_ms == 40.0
@@ -116,8 +122,8 @@ def test_early_409_has_no_put():
     # first attempt: base load, runtime, refresh, GET + PUT manifest list, the server's load, 409 (no PUT);
     # then the client's sleep, a refresh, a new prepare, the load, the PUT, the CAS
     t409 = 2 * (L + G) + R + (G + Q) + (L + G)
-    assert second.end_ms - second.arrival_ms == t409 + 100 + (L + G) + (G + Q) + (L + G) + P + L
-    assert (second.attempts, second.catalog_reads, second.gets, second.puts) == (2, 5, 7, 3)
+    assert second.end_ms - second.arrival_ms == t409 + 100 + (L + G) + (G + Q) + (L + G) + P + 2 * L
+    assert (second.attempts, second.catalog_reads, second.gets, second.puts) == (2, 6, 7, 3)
 
 
 def _two_arrivals(d: dict, gap_ms: float) -> dict:
@@ -141,17 +147,27 @@ def test_plain_service_reads_no_server():
     assert "server" not in from_dict(d).to_dict()["catalog"]
 
 
-def _preset_row(design: str) -> str:
-    """The row of MODEL.md's table of REST server variants for `design`, from its resolved config."""
-    srv = from_dict({"design": design, "catalog": {"latency_ms": 10}}).catalog.server
+DESIGN_OF = {"reference": "`rest`", "lakekeeper": "`rest-lakekeeper`"}
+
+
+def _preset_row(variant: str) -> str:
+    """The row of MODEL.md's table of REST server variants for `variant`, from its resolved config."""
+    srv = from_dict({"design": "rest", "catalog": {"latency_ms": 10, "server": {"variant": variant}}}).catalog.server
     r = srv.retry
-    return (f"| `{design}` | {srv.variant} | {'yes' if srv.metadata_get else 'no'} | {srv.retries} | "
-            f"min({r.base_ms:g} × {r.factor:g}^(k−1), {r.max_ms:g}) × (1 + {r.jitter:g} U) |")
+
+    def yes(flag: bool) -> str:
+        return "yes" if flag else "no"
+    sleep = f"min({r.base_ms:g} × {r.factor:g}^(k−1), {r.max_ms:g}) × (1 + {r.jitter:g} U)"
+    return (f"| `{variant}` | {DESIGN_OF.get(variant, '-')} | {yes(srv.metadata_get)} | {yes(srv.reread_before_cas)} "
+            f"| {yes(srv.delete_on_conflict)} | {srv.retries} | {sleep} | {srv.pool_connections} | "
+            f"{srv.read_pool_connections or '-'} | {srv.lock_scope} |")
 
 
-@pytest.mark.parametrize("design", ["rest", "rest-lakekeeper"])
-def test_presets_are_the_numbers_the_docs_cite(design):
-    assert _preset_row(design) in (DOCS / "MODEL.md").read_text()
+@pytest.mark.parametrize("variant", ["reference", "polaris", "lakekeeper", "lakekeeper-0.9"])
+def test_presets_are_the_numbers_the_docs_cite(variant):
+    assert _preset_row(variant) in (DOCS / "MODEL.md").read_text()
+    for design, name in DESIGN_OF.items():
+        assert from_dict({"design": name.strip("`"), "catalog": {"latency_ms": 10}}).catalog.server.variant == design
 
 
 def test_service_pointer_preset():

@@ -22,18 +22,41 @@ EXPONENTIAL_RESEND = {"base_ms": 1000.0, "factor": 2.0, "max_ms": 32_000.0, "jit
 # the log protocol: delta-rs writes a checkpoint every 100 versions
 CHECKPOINT_INTERVAL = 100
 
-# the REST servers' commit (docs/MODEL.md, "REST servers"), each variant's defaults as its source sets them: the
-# Iceberg reference server and Polaris GET the old metadata.json on every load and retry a lost database CAS 4
-# times, sleeping Iceberg's Tasks backoff; Lakekeeper reads its metadata from Postgres (no GET) and retries twice,
-# sleeping 50 ms x 2^(k-1) plus U[0, half of it) (no cap in its source: 100 ms, its second sleep, never binds)
+# the REST servers' commit and capacity (docs/MODEL.md, "REST servers", "Server capacity"), each variant's defaults
+# as its source sets them:
+# - reference: Iceberg's reference server (RESTCatalogServer on a JdbcCatalog): every load GETs the old
+#   metadata.json; doCommit PUTs, re-reads the row and UPDATEs it (JdbcTableOperations.java:103-160); 4 retries of
+#   Tasks' backoff (CatalogHandlers.java:604-660); one JdbcClientPool of `clients` = 2 connections
+#   (CatalogProperties.java:123-124) for every request; autocommit statements
+# - polaris: the same commit and retry (CatalogHandlerUtils.java:393-418, ICEBERG_COMMIT_MAX_RETRIES 4), a failed
+#   commit DELETEs its metadata.json (LocalIcebergCatalog.java:1966-2058); Quarkus's Agroal pool, 20 connections
+#   (quarkus.datasource.jdbc.max-size, which Polaris does not set); autocommit statements
+# - lakekeeper (>= 0.10): metadata from Postgres (no GET); a short write-pool transaction loads, the PUT runs with
+#   no transaction open, a second one commits (tables.rs:1630-1806); a lost commit DELETEs its file (1810-1825) and
+#   is retried twice, sleeping 50 ms x 2^(k-1) plus U[0, half of it) (104, 1366-1384); write pool 5, read pool 10
+#   (lakekeeper-storage-postgres config.rs:56-57); the client's loadTable takes the read pool (load_table.rs:184)
+# - lakekeeper-0.9 (0.8.0 to 0.9.5): one write-pool transaction loads, UPDATEs (row locks), PUTs and COMMITs
+#   (v0.9.5 catalog/tables.rs:1196-1324): its connection and row locks are held across the PUT; retry sleeps 50 x
+#   attempt ms (1180): 50 then 100, the exponential below exactly; same pools (config.rs:484-485)
+ICEBERG_SERVER_RETRY = {"policy": "exponential", "base_ms": 100.0, "factor": 2.0, "max_ms": 60_000.0, "jitter": 0.1}
 SERVER_VARIANTS = {
-    "reference": {"metadata_get": True, "retries": 4,
-                  "retry": {"policy": "exponential", "base_ms": 100.0, "factor": 2.0, "max_ms": 60_000.0,
-                            "jitter": 0.1}},
+    "reference": {"metadata_get": True, "retries": 4, "retry": ICEBERG_SERVER_RETRY, "pool_connections": 2,
+                  "lock_scope": "statement", "reread_before_cas": True, "delete_on_conflict": False},
+    "polaris": {"metadata_get": True, "retries": 4, "retry": ICEBERG_SERVER_RETRY, "pool_connections": 20,
+                "lock_scope": "statement", "reread_before_cas": True, "delete_on_conflict": True},
     "lakekeeper": {"metadata_get": False, "retries": 2,
-                   "retry": {"policy": "exponential", "base_ms": 50.0, "factor": 2.0, "max_ms": 100.0,
-                             "jitter": 0.5}},
+                   "retry": {"policy": "exponential", "base_ms": 50.0, "factor": 2.0, "max_ms": 100.0, "jitter": 0.5},
+                   "pool_connections": 5, "read_pool_connections": 10, "lock_scope": "statement",
+                   "reread_before_cas": False, "delete_on_conflict": True},
+    "lakekeeper-0.9": {"metadata_get": False, "retries": 2,
+                       "retry": {"policy": "exponential", "base_ms": 50.0, "factor": 2.0, "max_ms": 100.0,
+                                 "jitter": 0.0},
+                       "pool_connections": 5, "read_pool_connections": 10, "lock_scope": "metadata_write",
+                       "reread_before_cas": False, "delete_on_conflict": False},
 }
+# catalogs with no server of their own: naming one as catalog.server.variant says which design it is
+SERVERLESS = {"jdbc": "the JDBC catalog has no server: the Iceberg client writes metadata.json and UPDATEs the "
+                      "database itself, each client with its own pool (clients = 2): design service-pointer"}
 
 # the commit locks (docs/MODEL.md, "Locks"), each variant's waiting discipline and limits as its implementation sets
 # them: Iceberg's HiveCatalog on the Hive Metastore (MetastoreLock: FIFO by lock id, checkLock polled every

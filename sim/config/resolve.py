@@ -7,7 +7,7 @@ import dataclasses
 from ..providers import ProfileSetError, ProviderError, profile_of
 from ..schema import ConfigError
 from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETRY, LOCK_VARIANTS, LOG_STORE_DEFAULTS,
-                       RESEND_CLIENTS, SERVER_VARIANTS)
+                       RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
 from .types import Catalog, Commit, Config, InterArrival, Lock, LogStore, Retry, RetryPolicy, Server, Workload, Writers
 
 
@@ -118,9 +118,16 @@ def _resolve_server(cfg: Config) -> Catalog:
     if cat.backend != "service":
         raise ConfigError(path, "only a service catalog has a server (catalog.backend: service); remove it")
     _require(srv, path, ("variant",), (), "any catalog.server key is given")
+    if srv.variant in SERVERLESS:
+        raise ConfigError(f"{path}.variant", SERVERLESS[srv.variant])
     preset = SERVER_VARIANTS[srv.variant]
-    srv = _with_defaults(srv, metadata_get=preset["metadata_get"], retries=preset["retries"],
+    srv = _with_defaults(srv, **{k: v for k, v in preset.items() if k != "retry"},
                          retry=srv.retry or RetryPolicy(**preset["retry"]))
+    if srv.lock_scope == "metadata_write":   # one transaction: its check comes before the PUT, under the row lock
+        for name in ("reread_before_cas", "delete_on_conflict"):
+            if getattr(srv, name):
+                raise ConfigError(f"{path}.{name}", "not with lock_scope metadata_write (its one transaction "
+                                  "checks the row under its lock before it writes metadata.json); set false")
     return dataclasses.replace(cat, server=dataclasses.replace(srv, retry=_resolve_retry(srv.retry,
                                                                                       f"{path}.retry")))
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..providers import PROFILE_SETS
 from ..schema import Field
-from .defaults import LOCK_DISCIPLINES, LOCK_VARIANTS, RESEND_CLIENTS, SERVER_VARIANTS
+from .defaults import LOCK_DISCIPLINES, LOCK_VARIANTS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS
 
 
 def _spec(default=None, *, ge=None, gt=None, le=None, lt=None, choices=None, late=False, seeded=True, hashed=True):
@@ -43,12 +43,20 @@ class LatencySpec:
 class Server:
     """A REST server's commit built from its parts (backend service): a load is a database read (the service's
     latency) plus, if `metadata_get`, a GET of metadata.json; a commit loads the base, checks the client's
-    requirement, PUTs the new metadata.json and CASes the database row, retrying a lost CAS `retries` times
-    after `retry`'s sleep (each retry re-loads and re-checks). `variant` fills in the others."""
-    variant: str = _spec(None, choices=tuple(SERVER_VARIANTS))
+    requirement, PUTs the new metadata.json, re-reads the row if `reread_before_cas`, and CASes the database row,
+    retrying a lost CAS `retries` times after `retry`'s sleep (each retry re-loads and re-checks; DELETEs the file
+    first if `delete_on_conflict`). Its database requests take connections of a pool of `pool_connections`
+    (the client's loads one of `read_pool_connections` if given), and its row locks are held by statement or, with
+    `lock_scope: metadata_write`, across the PUT. `variant` fills in the others."""
+    variant: str = _spec(None, choices=tuple(SERVER_VARIANTS) + tuple(SERVERLESS))
     metadata_get: bool = _spec(None)
     retries: int = _spec(None, ge=0)
     retry: "RetryPolicy" = _spec(None)
+    pool_connections: int = _spec(None, ge=1)
+    read_pool_connections: int = _spec(None, ge=1)
+    lock_scope: str = _spec(None, choices=("statement", "metadata_write"))
+    reread_before_cas: bool = _spec(None)
+    delete_on_conflict: bool = _spec(None)
 
 
 @dataclass(frozen=True)

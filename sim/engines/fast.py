@@ -171,7 +171,8 @@ def _ended(m, j, now, h_t, h_k, h_w, hsize, eid):
 @handler
 def _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0):
     """What the last handler asked of the engine besides its own next event: run a parked waiter now (a FIFO-notify
-    grant), then set a parked waiter's timer (`sim.model.lock`). Returns the heap's size and the next eid."""
+    grant; a connection or row lock handed on, `sim.model.capacity`), then set a parked waiter's timer
+    (`sim.model.lock`). Returns the heap's size and the next eid."""
     r = m.run[0]
     if r.wake >= 0:
         hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, r.wake)
@@ -229,7 +230,7 @@ def _make_loop(step, on_timer):
             hsize = _pop(h_t, h_k, h_w, hsize)
             if who >= 0:   # a transaction's slot
                 delay = step(m, who, now)
-                if m.p.lock:
+                if m.p.lock or m.p.server:
                     hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0)
                 if m.tx[who].pc == PC.DONE:
                     hsize, eid = _ended(m, who, now, h_t, h_k, h_w, hsize, eid)

@@ -28,7 +28,7 @@ class SimPyEngine(EngineBase):
         self._safe = 0
         self.m = view(self.r.m)
         self.stop = env.event()
-        self._parked = {}   # slot -> the event a parked lock waiter waits for (`sim.model.lock`)
+        self._parked = {}   # slot -> the event a parked waiter waits for (`sim.model.lock`, `sim.model.capacity`)
         if self.m.p.writers > 0:
             for w in range(self.m.p.writers):
                 self._writer_at(w, writers.first_due(self.m, w))
@@ -86,8 +86,8 @@ class SimPyEngine(EngineBase):
             self._stop()
 
     def _lock_asks(self, m) -> None:
-        """What the last handler asked besides its own next event: run a parked waiter now (a FIFO-notify grant),
-        then set a parked waiter's timer."""
+        """What the last handler asked besides its own next event: run a parked waiter now (a FIFO-notify grant; a
+        connection or row lock handed on), then set a parked waiter's timer."""
         r = m.run[0]
         if r.wake >= 0:
             self._parked.pop(r.wake).succeed()
@@ -108,7 +108,7 @@ class SimPyEngine(EngineBase):
         while True:
             m = self._model()
             delay = step(m, j, env.now)
-            if m.p.lock:
+            if m.p.lock or m.p.server:
                 self._lock_asks(m)
             if delay == PARKED and m.tx[j].pc != PC.DONE:
                 event = self._parked[j] = env.event()

@@ -71,9 +71,9 @@ class HistoryRows:
         self.written.clear()
 
 
-_RECORDS = ("tx", "run", "wr", "lk", "bk", "arrivals")   # structured arrays whose rows are objects
+_RECORDS = ("tx", "run", "wr", "lk", "pl", "bk", "arrivals")   # structured arrays whose rows are objects
 # what handlers write (copied back); every other field is read only, rebuilt only when its array is replaced
-_STATE = ("run", "tx", "free", "versions", "cur", "bk", "bk_head", "bk_prev", "wr", "hints", "lk")
+_STATE = ("run", "tx", "free", "versions", "cur", "bk", "bk_head", "bk_prev", "wr", "hints", "lk", "pl")
 _SLOTS = ("tx", "free")
 
 

@@ -18,7 +18,8 @@ from .designs import design_of
 from .draws import GET_EVENTS, gets_for
 from .params import Delays, params_of
 from .sources import ARRIVAL_CHUNK, Arrivals, conflict_table, expected_arrivals, sources_of
-from .state import ARRIVAL, BUCKET, HIST, LK, N_SRC, PC, RUN, WR, Model, Need, Params, Src
+from .capacity import ROW_LOCKS
+from .state import ARRIVAL, BUCKET, HIST, LK, N_SRC, PC, POOL, RUN, WR, Model, Need, Params, Src
 
 HIST_CHUNK = 1 << 20      # history rows per buffer
 SLOTS = 1 << 14           # transaction slots at the start, at most (fewer for a run expected to be smaller)
@@ -86,7 +87,7 @@ class Run:
             bk_prev=np.full(n_entries, -1, dtype=np.int64),
             wr=np.zeros(max(1, p.writers), dtype=WR), bo_srv=delays.server,
             hints=np.zeros(n_tables, dtype=np.int64), bo_lock=delays.lock,
-            lk=_free_locks(n_locks))
+            lk=_free_locks(n_locks), pl=_pools(cfg, p))
 
     @property
     def n_txn(self) -> int:
@@ -177,6 +178,18 @@ def _free_locks(n: int) -> np.ndarray:
     lk["holder"] = lk["head"] = lk["tail"] = lk["ghost_txn"] = lk["ghost_table"] = -1
     lk["expires_ms"] = np.inf
     return lk
+
+
+def _pools(cfg: Config, p: Params) -> np.ndarray:
+    """A server's database (`sim.model.capacity`): its pool, its read pool (none: 0 connections), then with row
+    locks one per table, each free; no one queued."""
+    srv = cfg.catalog.server
+    pl = np.zeros(ROW_LOCKS + (cfg.workload.num_tables if p.row_locks else 0), dtype=POOL)
+    pl["head"] = pl["tail"] = -1
+    if p.server:
+        pl["free"][:ROW_LOCKS] = srv.pool_connections, srv.read_pool_connections or 0
+        pl["free"][ROW_LOCKS:] = 1
+    return pl
 
 
 def _drawn(tables: np.ndarray, isvo: np.ndarray, runtimes: np.ndarray) -> np.ndarray:

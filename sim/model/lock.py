@@ -28,7 +28,7 @@ saying when the client hears of it.
 """
 import math
 
-from . import catalog, history, throttle
+from . import catalog, fifo, history, throttle
 from .draws import take
 from .jit import handler, model_function
 from .retry import delay_ms
@@ -136,15 +136,15 @@ def on_request(m, j, now):
     answer_in = m.p.g * tx.op_latency_ms
     _reached(m, j, now)
     d = m.p.lock_discipline
-    fifo = d == Discipline.FIFO_NOTIFY or d == Discipline.FIFO_POLL
-    if not fifo and not _written(m, j, now, k):     # a throttled write changes nothing: look again later
+    in_order = d == Discipline.FIFO_NOTIFY or d == Discipline.FIFO_POLL
+    if not in_order and not _written(m, j, now, k):     # a throttled write changes nothing: look again later
         return _not_yet(m, j, now, answer_in)
-    if _free(m, k, now) and (not fifo or m.lk[k].head < 0):
+    if _free(m, k, now) and (not in_order or m.lk[k].head < 0):
         _grant(m, j, now, k)
         return _go_on(m, j, tx.after_lock, answer_in)
-    if not fifo:
+    if not in_order:
         return _not_yet(m, j, now, answer_in)
-    _enqueue(m, k, j)
+    fifo.push(m, m.lk[k], j)
     if d == Discipline.FIFO_NOTIFY:
         return _park(m, j, now)
     return start(m, j, Src.LOCK_READ, PC.LOCK_POLL, answer_in)   # HMS answered WAITING: checkLock at once
@@ -160,7 +160,7 @@ def on_poll(m, j, now):
     _reached(m, j, now)
     if m.p.lock_discipline == Discipline.FIFO_POLL:
         if m.lk[k].head == j and _free(m, k, now):
-            _dequeue(m, k, j)
+            fifo.remove(m, m.lk[k], j)
             _grant(m, j, now, k)
             return _go_on(m, j, tx.after_lock, answer_in)
         return _not_yet(m, j, now, answer_in)
@@ -190,7 +190,7 @@ def _not_yet(m, j, now, answer_in):
 @handler
 def on_cancel(m, j, now):
     """An HMS waiter that timed out unlocks its waiting lock: at this effect point it leaves the queue."""
-    _dequeue(m, key(m, j), j)
+    fifo.remove(m, m.lk[key(m, j)], j)
     _leave(m, j, now)
     return _gave_up(m, j, now, m.p.g * m.tx[j].op_latency_ms)
 
@@ -242,7 +242,7 @@ def on_timer(m, j, now):
     k = key(m, j)
     if tx.pc != PC.LOCK_WAIT or tx.lock_deadline_ms != now or m.lk[k].holder == j:
         return False
-    _dequeue(m, k, j)
+    fifo.remove(m, m.lk[k], j)
     _leave(m, j, now)
     return True
 
@@ -320,40 +320,10 @@ def on_unlock(m, j, now):
         history.lock(m, Kind.LOCK_RELEASE, now, j, tx.table, k, 0)
     if m.p.lock_discipline == Discipline.FIFO_NOTIFY and m.lk[k].head >= 0:
         w = m.lk[k].head
-        _dequeue(m, k, w)
+        fifo.remove(m, m.lk[k], w)
         _grant(m, w, now, k)
         m.run[0].wake = w
     return _go_on(m, j, tx.after_unlock, m.p.g * tx.op_latency_ms)
-
-
-# ------------------------------------------------------------------------------------------ the FIFO queue
-
-@model_function
-def _enqueue(m, k, j):
-    m.tx[j].lock_next = -1
-    tail = m.lk[k].tail
-    if tail < 0:
-        m.lk[k].head = j
-    else:
-        m.tx[tail].lock_next = j
-    m.lk[k].tail = j
-
-
-@model_function
-def _dequeue(m, k, j):
-    """Take j out of lock k's queue (the head, or a waiter that gave up: a walk from the head)."""
-    prev = -1
-    c = m.lk[k].head
-    while c != j:
-        prev = c
-        c = m.tx[c].lock_next
-    nxt = m.tx[j].lock_next
-    if prev < 0:
-        m.lk[k].head = nxt
-    else:
-        m.tx[prev].lock_next = nxt
-    if m.lk[k].tail == j:
-        m.lk[k].tail = prev
 
 
 # ------------------------------------------------------------------------------------------ its effect points
@@ -379,7 +349,7 @@ def route(m, j, now, pc):
 
 
 OWNS = dict(effect_points=("LOCK_REQUEST", "LOCK_POLL", "LOCK_WAIT", "LOCK_CANCEL", "UNLOCK"),
-            fields=("after_lock", "after_unlock", "lock_answer_ms", "lock_failed", "lock_next", "lock_polls",
+            fields=("after_lock", "after_unlock", "lock_answer_ms", "lock_failed", "lock_polls",
                     "lock_retries_left", "lock_requested_ms", "lock_granted_ms", "lock_deadline_ms",
                     "lock_requests", "lock_grants", "lock_timeouts", "lock_wait_ms", "lock_hold_ms"),
             params=("lock", "lock_per_table", "lock_discipline", "lock_in_storage", "lock_validity_ms",

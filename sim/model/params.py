@@ -75,11 +75,15 @@ def _resends(cfg: Config) -> dict:
 
 
 def _server(cfg: Config, policy: int, jitter: float) -> dict:
-    """A REST server's parts (`sim.model.designs.rest`; none unless catalog.server names a variant)."""
+    """A REST server's parts and its database's capacity (`sim.model.designs.rest`, `sim.model.capacity`; none
+    unless catalog.server names a variant)."""
     srv = cfg.catalog.server
     # the microbenchmark (commit.shape object) times the database's conditional write alone
-    return dict(server=srv.variant is not None and cfg.commit.shape == "table", server_get=bool(srv.metadata_get),
-                server_retries=srv.retries or 0, policy_server=policy, jitter_server=jitter)
+    on = srv.variant is not None and cfg.commit.shape == "table"
+    return dict(server=on, server_get=bool(srv.metadata_get), server_retries=srv.retries or 0, policy_server=policy,
+                jitter_server=jitter, server_reread=on and bool(srv.reread_before_cas),
+                server_delete=on and bool(srv.delete_on_conflict), row_locks=on and srv.lock_scope == "metadata_write",
+                client_pool=1 if srv.read_pool_connections else 0)
 
 
 def _lock(cfg: Config, policy: int, jitter: float) -> dict:

@@ -24,6 +24,7 @@ def blank(n: int) -> np.ndarray:
     tx["end_ms"] = np.nan
     tx["writer"] = -1
     tx["due_ms"] = np.nan
+    tx["pool"] = -1
     return tx
 
 

@@ -48,7 +48,6 @@ TX = np.dtype([
     ("after_lock", I), ("after_unlock", I),
     ("lock_answer_ms", F),       # from a lock handler's `now` to when the client hears of it (a grant, a release)
     ("lock_failed", I),          # 1: its lock call gave up (timed out with no re-request left)
-    ("lock_next", I),            # FIFO disciplines: the slot queued behind it (-1: none)
     ("lock_polls", I),           # polls of its request in flight
     ("lock_retries_left", I),    # re-requests left after a timeout, in this lock call
     ("lock_requested_ms", F),    # when its request in flight first reached the lock service (NaN: not yet)
@@ -57,6 +56,16 @@ TX = np.dtype([
     ("lock_requests", I), ("lock_grants", I), ("lock_timeouts", I), ("lock_wait_ms", F), ("lock_hold_ms", F),
     ("deletes", I),              # object DELETEs (Iceberg on HMS: a losing attempt's metadata.json)
     ("commit_in_ms", F),         # Iceberg's client: from the hand-over to when its design's commit request goes out
+    ("queue_next", I),           # the slot queued behind it (sim/model/fifo.py: a lock's, a pool's; -1: none)
+    # a server's database capacity (sim/model/capacity.py): the pool whose connection it holds (-1: none); 1 if it
+    # keeps it after the answer of its request in flight (one transaction over several requests)
+    ("pool", I), ("pool_keep", I),
+    ("pool_ask", I),             # the pool its next request asks a connection of ...
+    ("pool_src", I), ("pool_pc", I),   # ... and that request's latency source and effect point
+    ("pool_resume_pc", I),       # where it goes on after its connection's release at its request's answer ...
+    ("pool_resume_ms", F),       # ... and how long after that release
+    ("pool_queued_ms", F),       # when it joined its queue
+    ("pool_wait_ms", F),         # time it waited for connections, summed
 ])
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
@@ -82,6 +91,13 @@ LK = np.dtype([
     ("ghost_txn", I), ("ghost_table", I),   # ... and the transaction, and its table, that held it
 ])
 
+# one FIFO resource of a server's database (a row of `Model.pl`; `sim.model.capacity`): a connection pool, or a
+# table's row lock (a pool of one)
+POOL = np.dtype([
+    ("free", I),                 # units free (connections; 1 or 0 for a row lock)
+    ("head", I), ("tail", I),    # the first and last slots queued for one (-1: none)
+])
+
 # the run's scalars that change (`Model.run`, one row)
 RUN = np.dtype([
     ("seq", I),                  # commits so far: the catalog's version under scope global
@@ -93,8 +109,8 @@ RUN = np.dtype([
     ("validate_max", I),         # at the last stop between events, the most snapshots a transaction in flight
     ("seq_at_stop", I),          # had yet to validate; and `seq` then
     ("writers_active", I),       # writers that will start another transaction
-    # locks: what the last handler asks of the engine besides its own next event (-1: nothing)
-    ("wake", I),                 # the parked slot to run now (a FIFO-notify grant)
+    # locks and server capacity: what the last handler asks of the engine besides its own next event (-1: nothing)
+    ("wake", I),                 # the parked slot to run now (a FIFO-notify grant; a connection or row lock handed on)
     ("timer", I),                # the slot whose timer to set, `timer_ms` from now (a parked waiter's timeout)
     ("timer_ms", F),
 ])
@@ -105,7 +121,8 @@ HIST = np.dtype([
     ("base_version", I), ("validated_from", I), ("validated_to", I), ("outcome", I), ("reason", I),
     ("attempts", I), ("time_ms", F), ("answer_ms", F),
 ])
-HIST_ROWS_PER_EVENT = 4   # one event writes at most 3 history rows (read, prepare, end)
+# history rows one event writes at most (a Lakekeeper 0.9 COMMIT: its CAS, the row lock's release and grant, the end)
+HIST_ROWS_PER_EVENT = 4
 
 
 class Params(NamedTuple):
@@ -157,6 +174,10 @@ class Params(NamedTuple):
     server_retries: int          # ... which retries a lost database CAS this many times
     policy_server: int           # ... sleeping this retry policy (`Model.bo_srv`) with this jitter
     jitter_server: float
+    server_reread: bool          # ... which re-reads the row before its UPDATE (a compare of its own)
+    server_delete: bool          # ... which DELETEs the metadata.json it wrote when its database check fails
+    row_locks: bool              # ... whose one transaction holds its row lock across the metadata.json PUT
+    client_pool: int             # the pool of the server's database the client's loads take (sim/model/capacity.py)
     # version files (sim/model/designs/fs_table.py) and the re-read before the CAS (sim/model/iceberg.py)
     version_files: bool
     reread_before_cas: bool
@@ -205,7 +226,11 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
                   # timeline's LIST, the completed instant's PUT; failed
                   " HUDI_START_LOCKED HUDI_STARTED HUDI_LOCKED HUDI_CHECK HUDI_COMMIT HUDI_FAILED"
                   " LOG_COMPLETE"   # Delta's DynamoDB log store: the completion PutItem (sim/model/log_store.py)
-                  " COMMIT")        # Iceberg's client hands an attempt to its design's commit (sim/model/iceberg.py)
+                  " COMMIT"         # Iceberg's client hands an attempt to its design's commit (sim/model/iceberg.py)
+                  # a server's database capacity (sim/model/capacity.py): a request asks for a connection, waits
+                  # for one, releases it at its answer; a REST server's re-read before its UPDATE, and its wait for a
+                  # row lock (sim/model/designs/rest.py)
+                  " POOL_ACQUIRE POOL_WAIT POOL_RELEASE SRV_REREAD SRV_ROW_WAIT")
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT"
@@ -263,3 +288,4 @@ class Model(NamedTuple):
     hints: np.ndarray       # version files: per table, the version its version hint names
     bo_lock: np.ndarray     # locks: the sleep before jitter before the k-th poll
     lk: np.ndarray          # LK, one row per lock (`sim.model.lock`)
+    pl: np.ndarray          # POOL, a server's connection pools then its tables' row locks (`sim.model.capacity`)

@@ -98,7 +98,21 @@ def next_read(m, j, pc, before):
     if m.p.version_files:
         m.tx[j].after_read = pc
         pc = PC.FS_HINT
+    if m.p.server:                 # a REST server's load: a database read on a connection of its pool
+        return pooled(m, j, m.p.client_pool, Src.READ, pc, before)
     return start(m, j, Src.READ, pc, before)
+
+
+@model_function
+def pooled(m, j, k, src, pc, before):
+    """Start a request (latency source `src`, effect point `pc`) on a connection of a server's pool k `before` ms
+    from now: first it asks the pool for one (`sim.model.capacity`), and waits there while none is free."""
+    tx = m.tx[j]
+    tx.pool_ask = k
+    tx.pool_src = src
+    tx.pool_pc = pc
+    tx.pc = PC.POOL_ACQUIRE
+    return before
 
 
 @model_function

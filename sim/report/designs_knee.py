@@ -3,8 +3,9 @@ design x provider x FA ratio x table count, per-table designs scaled from their 
 
 Tables of a per-table design are independent (Poisson splitting), so N tables at rate r are N one-table systems
 at r / N: the N-table knee is N x the one-table knee, its CI too. Only a design whose tables share something is
-searched at each table count: one catalog object (`file`, catalog scope global), one global lock, or one DynamoDB
-log store's write capacity (`delta-dynamodb`).
+searched at each table count: one catalog object (`file`, catalog scope global), one global lock, one DynamoDB
+log store's write capacity (`delta-dynamodb`), or one REST server's database connections (`rest`,
+`rest-lakekeeper`: docs/MODEL.md, "Server capacity").
 """
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ import pandas as pd
 
 from ..knee.status import knee_text
 
-#: designs whose tables share one resource besides a global catalog object: the DynamoDB log store's capacity
-SHARED_DESIGNS = ("delta-dynamodb",)
+#: designs whose tables share one resource besides a global catalog object: the DynamoDB log store's capacity, a
+#: REST server's connection pools
+SHARED_DESIGNS = ("delta-dynamodb", "rest", "rest-lakekeeper")
 #: the service whose round trip a design's label names (else "db", the catalog's database; HMS for `hive`)
 SERVICE_NAME = {"hudi": "zk", "delta-dynamodb": "ddb"}
 #: the knee columns the table reads (sim.sweep.knee's knees.parquet: sim.knee.search's record), scaled N x for a

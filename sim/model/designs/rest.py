@@ -7,28 +7,43 @@ read, whose effect point captures the table's version, then, where the implement
 metadata.json. The client's commit POST is:
 - the server loads the base (an early effect point) and checks the client's requirement (the version its
   refresh saw) against it: a table that moved is a 409 at once, with no PUT;
-- it PUTs the new metadata.json (the provider's size-aware table-metadata PUT), then CASes the database row
-  against that base (the late effect point);
-- a lost CAS is retried as the implementation does: sleep, re-load, re-check. For appends to one branch the
-  re-check always fails (a version that moved never comes back), so a server retry only delays the 409.
+- it PUTs the new metadata.json (the provider's size-aware table-metadata PUT), re-reads the row where the
+  implementation does (a table that moved fails the commit there), then CASes the database row against that base
+  (the late effect point);
+- a lost CAS is retried as the implementation does: DELETE the file it wrote (where it does), sleep, re-load,
+  re-check. For appends to one branch the re-check always fails (a version that moved never comes back), so a
+  server retry only delays the 409.
+Every database request takes a connection of the server's pool (`sim.model.capacity`): the client's loads the
+read pool where the server has one; the server's load and CAS its (write) pool, each released at its answer.
+Lakekeeper 0.9 (`row_locks`) runs one transaction instead: its load and updates (one request) take the table's row
+lock, then it PUTs and COMMITs, holding its connection and the lock throughout; a commit that waited for the lock
+finds the row changed (its check fails) and rolls back.
 On a 409 the Iceberg client sleeps its retry policy's delay, then refreshes (no read before the sleep), and
 prepares and POSTs again. Request counts include the server's requests for the transaction: its database reads
-(`catalog_reads`), metadata.json GETs (`gets`) and PUTs (`puts`).
+(`catalog_reads`), metadata.json GETs (`gets`), PUTs (`puts`) and DELETEs (`deletes`).
 """
-from .. import catalog, history, iceberg
+from .. import capacity, catalog, history, iceberg
+from ..capacity import SERVER_POOL
 from ..draws import take
 from ..jit import handler, model_function
 from ..lock import no_timer
 from ..retry import conflict_delay, delay_ms
 from ..state import PC, Outcome, Reason, Src
-from ..transaction import AGAIN, end, next_read, next_write
+from ..transaction import AGAIN, PARKED, end, next_read, pooled, start
 
 
 @model_function
 def post(m, j, before):
     """The client POSTs its commit `before` ms from now: the server's load of the base comes first."""
     m.tx[j].server_retries = 0
-    return next_read(m, j, PC.SRV_LOAD, before)
+    return _load(m, j, before)
+
+
+@model_function
+def _load(m, j, before):
+    """The server loads the base `before` ms from now, on a connection of its pool (Lakekeeper 0.9: the first
+    request of its one transaction, the load and its updates)."""
+    return pooled(m, j, SERVER_POOL, Src.READ, PC.SRV_LOAD, before)
 
 
 @model_function
@@ -47,7 +62,8 @@ def _rejected(m, j, now, answer_in):
 def on_load(m, j, now):
     """The server's load of the base (first, or after a lost CAS): its database read's effect point. The
     client's requirement holds iff the table is still at the version its refresh saw: then PUT metadata.json
-    and CAS; else 409 (at the first load: the attempt's outcome; at a re-load: after the lost CAS)."""
+    (Lakekeeper 0.9: first its updates take the row lock) and CAS; else 409 (at the first load: the attempt's
+    outcome; at a re-load: after the lost CAS)."""
     tx = m.tx[j]
     t = tx.table
     first = tx.server_retries == 0
@@ -55,8 +71,13 @@ def on_load(m, j, now):
     seq = catalog.read_seq(m, t)
     answer_in = catalog.read_answer_ms(m, j, tx.op_latency_ms)   # (its load's metadata.json GET, if any)
     if seq == tx.seq:
-        tx.puts += 1
-        return next_write(m, j, PC.SRV_CAS, answer_in + take(m, Src.PUT_TM))
+        if m.p.row_locks:
+            capacity.keep(m, j, True)
+            if capacity.lock_row(m, j, now, t):
+                return _write_then_commit(m, j, answer_in)
+            tx.pc = PC.SRV_ROW_WAIT
+            return PARKED
+        return _write_then_cas(m, j, answer_in)
     if first:                                        # the attempt ends here: counted where its outcome is
         tx.attempts += 1
     if history.on(m):
@@ -68,10 +89,77 @@ def on_load(m, j, now):
     return _rejected(m, j, now, answer_in)
 
 
+@model_function
+def _write_then_cas(m, j, answer_in):
+    """The requirement held: PUT metadata.json with no database request open, then (where the server does) re-read
+    the row, then the database CAS, each on a connection of the pool."""
+    tx = m.tx[j]
+    tx.puts += 1
+    put = answer_in + take(m, Src.PUT_TM)
+    if m.p.server_reread:
+        return pooled(m, j, SERVER_POOL, Src.READ, PC.SRV_REREAD, put)
+    return pooled(m, j, SERVER_POOL, Src.CAS, PC.SRV_CAS, put)
+
+
+@model_function
+def _write_then_commit(m, j, answer_in):
+    """Lakekeeper 0.9: its updates hold the row lock; it PUTs metadata.json inside its transaction, then COMMITs on
+    the same connection (the CAS's effect point: the new version becomes visible and the lock is released)."""
+    tx = m.tx[j]
+    tx.puts += 1
+    return start(m, j, Src.CAS, PC.SRV_CAS, answer_in + take(m, Src.PUT_TM))
+
+
+@handler
+def on_row_lock(m, j, now):
+    """Lakekeeper 0.9: a transaction that waited for the table's row lock gets it (the holder committed or rolled
+    back): its updates run now; a row that changed since its load matches nothing (ConcurrentUpdateError), and it
+    rolls back, releasing the lock, and the server retries. Its answer comes the rest of its request later."""
+    tx = m.tx[j]
+    t = tx.table
+    answer_in = m.p.g * tx.op_latency_ms
+    seq = catalog.read_seq(m, t)
+    if seq == tx.seq:
+        return _write_then_commit(m, j, answer_in)
+    _failed(m, j, now, seq, answer_in)
+    capacity.unlock_row(m, j, now, t)
+    capacity.keep(m, j, False)
+    return _lost(m, j, now, answer_in)
+
+
+@handler
+def on_reread(m, j, now):
+    """The server's re-read of the row after its PUT (the reference server's and Polaris's doCommit): a table that
+    moved since its load fails the commit here (CommitFailedException, retried as a lost CAS), else the CAS."""
+    tx = m.tx[j]
+    t = tx.table
+    tx.catalog_reads += 1
+    seq = catalog.read_seq(m, t)
+    answer_in = m.p.g * tx.op_latency_ms
+    if seq != tx.seq:
+        _failed(m, j, now, seq, answer_in)
+        return _lost(m, j, now, answer_in)
+    if history.on(m):
+        history.read(m, now, j, t, seq, catalog.read_version(m, t), now + answer_in)
+    return pooled(m, j, SERVER_POOL, Src.CAS, PC.SRV_CAS, answer_in)
+
+
+@model_function
+def _failed(m, j, now, seq, answer_in):
+    """The POST's check found the table moved (its re-read, or Lakekeeper 0.9's updates): the attempt is lost
+    here, recorded as its failed CAS."""
+    tx = m.tx[j]
+    if tx.server_retries == 0:
+        tx.attempts += 1
+    if history.on(m):
+        t = tx.table
+        history.cas(m, now, j, t, seq, catalog.read_version(m, t), tx.seq, False, now + answer_in)
+
+
 @handler
 def on_cas(m, j, now):
-    """The server's database CAS against the base it loaded: committed, or a lost race that the server retries
-    (sleep, then re-load) while it has retries left, else a 409."""
+    """The server's database CAS against the base it loaded (Lakekeeper 0.9: its COMMIT, under the row lock, which
+    it releases): committed, or a lost race that the server retries while it has retries left, else a 409."""
     tx = m.tx[j]
     t = tx.table
     if tx.server_retries == 0:                       # (a re-load's check never passes: see the module's doc)
@@ -81,34 +169,61 @@ def on_cas(m, j, now):
     answer_in = m.p.g * tx.op_latency_ms
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, now + answer_in)
+    if m.p.row_locks:
+        capacity.unlock_row(m, j, now, t)
+        capacity.keep(m, j, False)
     if ok:
         return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + answer_in)
+    return _lost(m, j, now, answer_in)
+
+
+@model_function
+def _lost(m, j, now, answer_in):
+    """The server's commit failed its database check (its answer `answer_in` ms from now): it DELETEs the
+    metadata.json it wrote (where it does), then retries (sleep, re-load) while it has retries left, else 409."""
+    tx = m.tx[j]
+    pending = answer_in
+    if m.p.server_delete:
+        tx.deletes += 1
+        pending += take(m, Src.DELETE)
     k = tx.server_retries + 1
     if k > m.p.server_retries:
-        return _rejected(m, j, now, answer_in)
+        return _rejected(m, j, now, pending)
     tx.server_retries = k
     sleep = delay_ms(m, m.p.policy_server, m.p.jitter_server, m.bo_srv, k, Src.SERVER)
-    return next_read(m, j, PC.SRV_LOAD, answer_in + sleep)
+    return _load(m, j, pending + sleep)
 
 
 @handler
 def step(m, j, now):
-    """Transaction j's handler for the effect point it waits at (`sim.model.designs`)."""
+    """Transaction j's handler for the event it waits at (`sim.model.designs`): its pool's (asking for a
+    connection, waiting for one, releasing it), or an effect point (and those it reaches at once, `AGAIN`), whose
+    connection is released at its answer."""
+    pc = m.tx[j].pc
+    if capacity.owns(pc):
+        return capacity.route(m, j, now, pc)
+    release_in = capacity.answer_in(m, j)
     while True:
         pc = m.tx[j].pc
         if pc == PC.SRV_LOAD:
-            return on_load(m, j, now)
-        if pc == PC.SRV_CAS:
-            return on_cas(m, j, now)
-        if pc == PC.COMMIT:
-            return post(m, j, m.tx[j].commit_in_ms)
-        delay = iceberg.route(m, j, now, pc)
+            delay = on_load(m, j, now)
+        elif pc == PC.SRV_CAS:
+            delay = on_cas(m, j, now)
+        elif pc == PC.SRV_REREAD:
+            delay = on_reread(m, j, now)
+        elif pc == PC.SRV_ROW_WAIT:
+            delay = on_row_lock(m, j, now)
+        elif pc == PC.COMMIT:
+            delay = post(m, j, m.tx[j].commit_in_ms)
+        else:
+            delay = iceberg.route(m, j, now, pc)
         if delay != AGAIN:
-            return delay
+            return capacity.after_effect(m, j, release_in, delay)
 
 
-timer = no_timer   # it takes no lock, so it sets no timer
+timer = no_timer   # it takes no lock of sim.model.lock, so it sets no timer
 
 
-OWNS = dict(effect_points=("SRV_LOAD", "SRV_CAS"), fields=("server_retries",),
-            params=("server", "server_get", "server_retries", "policy_server", "jitter_server"), sources=("SERVER",))
+OWNS = dict(effect_points=("SRV_LOAD", "SRV_CAS", "SRV_REREAD", "SRV_ROW_WAIT"), fields=("server_retries",),
+            params=("server", "server_get", "server_retries", "policy_server", "jitter_server", "server_reread",
+                    "server_delete", "row_locks"), sources=("SERVER",))

@@ -1,0 +1,179 @@
+"""A catalog server's finite capacity (docs/MODEL.md, "Server capacity"; `catalog.server`): its database's
+connection pools and its row locks, each a count of units with a FIFO queue (`Model.pl`: row SERVER_POOL the
+server's pool, Lakekeeper's write pool and the one pool of the others; READ_POOL Lakekeeper's read pool, which its
+loadTable takes; from ROW_LOCKS on one row lock per table, a pool of one).
+
+A request on a pool (`transaction.pooled`) first asks for a connection when it would start (`POOL_ACQUIRE`): it
+gets one if one is free, else it queues and waits (`PARKED`, `POOL_WAIT`) until a release hands it one: the engine
+runs it then (`run.wake`). It holds the connection through its round trip: its effect point (f L), then its answer
+(L). There the connection is released (`POOL_RELEASE`, an event of its own, so a waiter gets it at that instant),
+and the transaction goes on where its handler had sent it; unless the transaction keeps the connection for its next
+request (`pool_keep`: one database transaction over several requests, Lakekeeper 0.9's).
+
+A row lock is asked for at a statement's effect point: granted if free, else the statement waits for it with its
+connection held (the design parks it) until the holder releases it, at its COMMIT (or its rollback): the lock goes
+to the first waiter, which the engine runs then. Its requests, grants, waits and holds are counted and recorded as a
+commit lock's (`sim.model.lock`'s fields and history rows), under the table's key, so the checker holds them to
+invariant 7.
+"""
+from . import fifo, history
+from .jit import handler, model_function
+from .state import PC, Kind
+from .transaction import DONE, PARKED, start
+
+SERVER_POOL = 0   # rows of `Model.pl`: the server's pool ...
+READ_POOL = 1     # ... the pool its client's loads take, if it has one of their own (`Params.client_pool`)
+ROW_LOCKS = 2     # ... then table t's row lock at ROW_LOCKS + t
+
+
+@model_function
+def _enqueue(m, k, j, now):
+    m.tx[j].pool_queued_ms = now
+    fifo.push(m, m.pl[k], j)
+
+
+@model_function
+def _hand_on(m, k):
+    """A unit of k comes back: to the first waiter (its slot, which the engine runs now: `run.wake`), else free
+    (-1)."""
+    w = m.pl[k].head
+    if w < 0:
+        m.pl[k].free += 1
+        return -1
+    fifo.remove(m, m.pl[k], w)
+    m.run[0].wake = w
+    return w
+
+
+# ------------------------------------------------------------------------------------------ connections
+
+@handler
+def on_acquire(m, j, now):
+    """A request asks its pool for a connection: it starts now if one is free, else it queues (in order of asking;
+    a free connection means no one queues). A queued request runs again when a release handed it its connection:
+    it starts then."""
+    tx = m.tx[j]
+    if tx.pc == PC.POOL_WAIT:
+        tx.pool_wait_ms += now - tx.pool_queued_ms
+        return start(m, j, tx.pool_src, tx.pool_pc, 0.0)
+    k = tx.pool_ask
+    if m.pl[k].free > 0:
+        m.pl[k].free -= 1
+        tx.pool = k
+        return start(m, j, tx.pool_src, tx.pool_pc, 0.0)
+    _enqueue(m, k, j, now)
+    tx.pc = PC.POOL_WAIT
+    return PARKED
+
+
+@model_function
+def answer_in(m, j):
+    """At a request's effect point: the time to its answer, where the connection it holds is released (-1: it
+    holds none). Read before the handler runs, which may start the next request."""
+    tx = m.tx[j]
+    if tx.pool < 0:
+        return -1.0
+    return m.p.g * tx.op_latency_ms
+
+
+@model_function
+def after_effect(m, j, release_in, delay):
+    """A request's effect point was handled (`delay`: the handler's answer, to the next effect point, or DONE or
+    PARKED): unless the transaction keeps its connection, the connection is released at the request's answer,
+    `release_in` from now (`answer_in`), and the transaction goes on from there. The next request starts after
+    this one's answer, so never before the release."""
+    tx = m.tx[j]
+    if release_in < 0.0 or tx.pool_keep != 0 or delay == PARKED:
+        return delay
+    tx.pool_resume_pc = tx.pc
+    tx.pool_resume_ms = 0.0 if delay == DONE else delay - release_in
+    tx.pc = PC.POOL_RELEASE
+    return release_in
+
+
+@handler
+def on_release(m, j, now):
+    """A request's answer: its connection goes back to its pool (to the first waiter, if one waits), and the
+    transaction goes on where its handler had sent it (it may have ended at the effect point: then it ends here)."""
+    tx = m.tx[j]
+    k = tx.pool
+    tx.pool = -1
+    w = _hand_on(m, k)
+    if w >= 0:
+        m.tx[w].pool = k
+    pc = tx.pool_resume_pc
+    tx.pc = pc
+    if pc == PC.DONE:
+        return DONE
+    return tx.pool_resume_ms
+
+
+@model_function
+def keep(m, j, keeping):
+    """The transaction keeps its connection after its request in flight (one database transaction spans its next
+    requests), or no longer."""
+    m.tx[j].pool_keep = 1 if keeping else 0
+
+
+# ------------------------------------------------------------------------------------------ row locks
+
+@model_function
+def lock_row(m, j, now, t):
+    """A statement of transaction j asks for table t's row lock at its effect point: True if granted now; else it
+    is queued, and its design parks it (a release grants it the lock and the engine runs it)."""
+    tx = m.tx[j]
+    k = ROW_LOCKS + t
+    tx.lock_requests += 1
+    if history.on(m):
+        history.lock(m, Kind.LOCK_REQUEST, now, j, t, t, 0)
+    if m.pl[k].free > 0:
+        m.pl[k].free -= 1
+        _granted(m, j, now, t, now)
+        return True
+    _enqueue(m, k, j, now)
+    return False
+
+
+@model_function
+def _granted(m, j, now, t, asked_ms):
+    tx = m.tx[j]
+    tx.lock_grants += 1
+    tx.lock_granted_ms = now
+    tx.lock_wait_ms += now - asked_ms
+    if history.on(m):
+        history.lock(m, Kind.LOCK_GRANT, now, j, t, t, 0)
+
+
+@model_function
+def unlock_row(m, j, now, t):
+    """Transaction j's COMMIT or rollback releases table t's row lock now: to the first waiter (the engine runs it
+    now), else free."""
+    tx = m.tx[j]
+    tx.lock_hold_ms += now - tx.lock_granted_ms
+    if history.on(m):
+        history.lock(m, Kind.LOCK_RELEASE, now, j, t, t, 0)
+    w = _hand_on(m, ROW_LOCKS + t)
+    if w >= 0:
+        _granted(m, w, now, t, m.tx[w].pool_queued_ms)
+
+
+# ------------------------------------------------------------------------------------------ its effect points
+
+@model_function
+def owns(pc):
+    """Whether `pc` is the pools' (a request asking for a connection, waiting for one, releasing it)."""
+    return pc == PC.POOL_ACQUIRE or pc == PC.POOL_WAIT or pc == PC.POOL_RELEASE
+
+
+@handler
+def route(m, j, now, pc):
+    """The pools' handler for `pc` (`owns`): a request's connection asked for or handed on, or released."""
+    if pc == PC.POOL_RELEASE:
+        return on_release(m, j, now)
+    return on_acquire(m, j, now)
+
+
+OWNS = dict(effect_points=("POOL_ACQUIRE", "POOL_WAIT", "POOL_RELEASE"),
+            fields=("pool", "pool_keep", "pool_ask", "pool_src", "pool_pc", "pool_resume_pc", "pool_resume_ms",
+                    "pool_queued_ms", "pool_wait_ms"),
+            params=("client_pool",), sources=())

@@ -1,0 +1,154 @@
+"""A catalog server's finite capacity (sim/model/capacity.py; docs/MODEL.md "Server capacity"): a pool of k
+connections bounds throughput and queues what it cannot serve; Lakekeeper 0.9's row lock serialises one table's
+commits and reaches another table only through the pool; Lakekeeper's server retry replayed from the history.
+Constant latencies (tests/data/server_constant.yaml), so every figure is exact."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sim.checker import check_history
+from sim.config import ConfigError, from_dict
+from sim.engines.fast import FastEngine
+from sim.model.params import params_of
+from sim.providers import load_provider
+from sim.rules import checker_rules
+
+PROVIDER = str(Path(__file__).resolve().parent / "data" / "server_constant.yaml")
+S, G, Q, P = 10.0, 3.0, 5.0, 5.0   # a database request; GET; manifest-list PUT and metadata PUT (0 bytes)
+
+
+def _cfg(variant: str, writers: int, tables: int, commits: int, retries: int = 4, **server) -> dict:
+    """Closed-loop writers, no work between commits, writer w on table w mod `tables`; the client's `retries`."""
+    return {"design": "rest-lakekeeper", "storage": {"provider": PROVIDER}, "commit": {"max_retries": retries},
+            "catalog": {"latency_ms": S, "server": {"variant": variant, **server}},
+            "io": {"manifest_list_bytes": 0, "table_metadata_bytes": 0},
+            "duration_ms": 1e9, "warmup_ms": 0, "cooldown_ms": 0, "drain_limit_ms": 1e9,
+            "workload": {"num_tables": tables, "writers": {"count": writers, "commits": commits, "tables": "owned"},
+                         "runtime": {"median_ms": 0, "sigma": 0, "min_ms": 0}}}
+
+
+def _run(d: dict, history: bool = False):
+    cfg = from_dict(d)
+    eng = FastEngine(cfg, 0, record_history=history).run()
+    if history:
+        rules = checker_rules(cfg, load_provider(cfg.storage.provider))
+        assert check_history(eng.history_frame(), **rules) == []
+    return eng.records_frame(), eng.history_frame()
+
+
+# each commit takes the server's pool twice, for s each (Lakekeeper's load, then its commit); the client's loads
+# take a read pool that never runs out; the rest of a commit (two loads, the prepare's GET and PUT, the metadata
+# PUT) is Z = 2 S + G + Q + P
+D = 2 * S
+Z = 2 * S + G + Q + P
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_pool_bounds_throughput_and_queues_the_rest(k):
+    """k connections, each request served in s: commits per ms never exceed k / D (D = 2 s a commit); once the
+    pool is saturated every writer's commit takes N D / k, so k more writers add D (s per request) to it."""
+    steady = {}
+    for n in range(1, 5 * k + 1):
+        rec, _ = _run(_cfg("lakekeeper", n, n, 60, pool_connections=k, read_pool_connections=100))
+        assert (rec["outcome"] == "committed").all()             # one writer a table: nothing conflicts
+        assert len(rec) / rec["end_ms"].max() <= k / D
+        if n == 1:
+            assert (rec["end_ms"] - rec["arrival_ms"] == Z + D).all() and (rec["pool_wait_ms"] == 0).all()
+        mid = rec[(rec["txn"] >= len(rec) // 4) & (rec["txn"] < 3 * len(rec) // 4)]   # past the barrier start
+        steady[n] = float((mid["end_ms"] - mid["arrival_ms"]).mean())
+    for n in range(4 * k, 5 * k + 1):                            # saturated: k D / (Z + D) < 4 k writers
+        assert steady[n] == pytest.approx(n * D / k, rel=1e-3)
+    assert steady[5 * k] - steady[4 * k] == pytest.approx(D, rel=1e-2)
+
+
+def _lakekeeper_09(k: int):
+    """Lakekeeper 0.9 with k connections: writers 0 and 2 on table 0, writer 1 alone on table 1; client retries
+    off (a transaction is one POST)."""
+    return _run(_cfg("lakekeeper-0.9", 3, 2, 30, retries=0, pool_connections=k), history=True)
+
+
+def test_row_lock_serialises_one_table():
+    """Table 0's two writers: their transactions hold its row lock across the PUT, one at a time (the checker's
+    invariant 7 on the recorded grants and releases: no two holders, grants in request order); a commit that
+    waited for the lock finds the row changed and fails."""
+    rec, hist = _lakekeeper_09(3)
+    t0 = rec[rec["table"] == 0]
+    waited = t0[t0["lock_wait_ms"] > 0]
+    assert len(waited) > 0 and (waited["outcome"] == "aborted").all()
+    assert (t0["lock_grants"] == t0["lock_requests"]).all()      # (no timeout: a row lock waits as long as needed)
+    # each wait ends at a release of table 0's lock by another transaction, at that instant
+    locks = hist[hist["kind"].str.startswith("lock") & (hist["table"] == 0)]
+    releases = set(locks.loc[locks["kind"] == "lock_release", "time_ms"])
+    asked = locks[locks["kind"] == "lock_request"].set_index("txn")["time_ms"]
+    granted = locks[locks["kind"] == "lock_grant"].set_index("txn")["time_ms"]
+    late = granted[granted > asked.reindex(granted.index)]
+    assert len(late) == len(waited) and set(late) <= releases
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_another_table_waits_only_for_the_pool(k):
+    """Table 1's one writer never waits for a row lock: with a connection for every writer its commits take
+    exactly their uncontended time; with one connection, exactly that plus their waits for it (table 0's
+    transactions hold the connection across their PUT)."""
+    rec, _ = _lakekeeper_09(k)
+    t1 = rec[rec["table"] == 1]
+    assert (t1["outcome"] == "committed").all() and (t1["lock_wait_ms"] == 0).all()
+    uncontended = 2 * S + G + Q + S + P + S        # base load, refresh, prepare, load and updates, PUT, COMMIT
+    assert (t1["end_ms"] - t1["arrival_ms"] - t1["pool_wait_ms"] == uncontended).all()
+    assert (t1["pool_wait_ms"] > 0).any() == (k == 1)
+
+
+def test_lakekeeper_server_retry_replayed_from_history():
+    """Lakekeeper (>= 0.10): a commit whose database check fails DELETEs its metadata.json (a GET's latency here),
+    sleeps 50 + U(0, 25) ms and re-loads (a server retry: at most 2, tables.rs:104); the re-check then fails (the
+    table moved), a 409, which the server does not retry: the client's own sleep (100 ms and more) comes next. A
+    failed requirement at the first load is a 409 at once, never retried by the server. The second retry (100 +
+    U(0, 50) ms) follows only a re-check that passes, which never happens to appends to one branch: its sleep is
+    held in the delay table."""
+    d = _cfg("lakekeeper", 4, 1, 40)
+    d["retry"] = {"table": {"policy": "exponential", "base_ms": 100}}
+    rec, hist = _run(d, history=True)
+    sleeps, early = [], 0
+    for _, rows in hist[hist["kind"] != "begin"].groupby("txn"):
+        rows = rows.sort_values("i").reset_index(drop=True)
+        for n in np.flatnonzero((rows["kind"] == "cas") & ~rows["ok"].astype(bool)):
+            refresh, lost, after = rows.iloc[n - 2], rows.iloc[n], rows.iloc[n + 1]
+            assert rows.iloc[n - 1]["kind"] == "prepare" and refresh["kind"] == "read"
+            since = lost["time_ms"] - refresh["answer_ms"]
+            at_load = abs(since - (G + Q + S / 2)) < 1e-9                # a 409 at the load, or at the commit
+            assert at_load or abs(since - (G + Q + S + P + S / 2)) < 1e-9
+            gap = after["time_ms"] - lost["answer_ms"] - S / 2
+            if at_load:                                                  # the requirement failed: the client sleeps
+                early += 1
+                assert after["kind"] == "end" or gap >= 100.0
+                continue
+            assert after["kind"] == "read" and after["version"] != lost["expected"]   # the re-load: 409
+            sleeps.append(gap - G)                                  # after the DELETE
+            nxt = rows.iloc[n + 2]
+            assert nxt["kind"] == "end" or nxt["time_ms"] - after["answer_ms"] - S / 2 >= 100.0   # no 2nd retry
+    assert early > 20 and len(sleeps) > 20
+    assert 50.0 <= min(sleeps) and max(sleeps) < 75.0 and max(sleeps) - min(sleeps) > 15.0
+    assert rec["deletes"].sum() == len(sleeps)                       # one DELETE a lost commit
+    _, delays = params_of(from_dict(d), False)
+    assert list(delays.server[1:3]) == [50.0, 100.0] and from_dict(d).catalog.server.retry.jitter == 0.5
+
+
+def test_variants_and_their_rules():
+    """Each variant's capacity as its source sets it; the JDBC catalog is named and sent to its design."""
+    cfg = {"design": "rest", "catalog": {"latency_ms": 5}}
+    pools = {}
+    for variant in ("reference", "polaris", "lakekeeper", "lakekeeper-0.9"):
+        srv = from_dict({**cfg, "catalog": {"latency_ms": 5, "server": {"variant": variant}}}).catalog.server
+        pools[variant] = (srv.pool_connections, srv.read_pool_connections, srv.lock_scope)
+    assert pools == {"reference": (2, None, "statement"), "polaris": (20, None, "statement"),
+                     "lakekeeper": (5, 10, "statement"), "lakekeeper-0.9": (5, 10, "metadata_write")}
+    with pytest.raises(ConfigError, match="service-pointer"):
+        from_dict({**cfg, "catalog": {"latency_ms": 5, "server": {"variant": "jdbc"}}})
+    with pytest.raises(ConfigError, match="catalog.server.reread_before_cas"):
+        from_dict({**cfg, "catalog": {"latency_ms": 5, "server": {"variant": "lakekeeper-0.9",
+                                                                   "reread_before_cas": True}}})
+    with pytest.raises(ConfigError, match="catalog.server.pool_connections"):
+        from_dict({**cfg, "catalog": {"latency_ms": 5, "server": {"variant": "polaris", "pool_connections": 0}}})
