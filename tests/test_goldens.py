@@ -33,7 +33,7 @@ def _cases():
         yield pytest.param(name, "simpy", id=f"{name}-simpy", marks=[pytest.mark.slow] if covered else [])
 
 
-@pytest.mark.parametrize("name, engine", _cases())
+@pytest.mark.parametrize("name, engine", list(_cases()))
 def test_golden(name, engine):
     g = GOLDEN[name]
     got = compute(name, g["config"], g["replication"], engine)
