@@ -27,11 +27,11 @@ from sim.sweep import load as load_sweep
 from test_help import COMMANDS
 
 
-def _main(*argv) -> tuple[int, str, str]:
-    """`python -m sim ARGV` in this process: (exit code, stdout, stderr)."""
+def _main(*argv, entry=cli.main) -> tuple[int, str, str]:
+    """`python -m sim ARGV` (or another entry point's main) in this process: (exit code, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main([str(a) for a in argv])
+        code = entry([str(a) for a in argv])
     return code, out.getvalue(), err.getvalue()
 
 
@@ -256,3 +256,35 @@ def test_the_installed_sim_script_runs():
     script = Path(sys.executable).parent / "sim"
     proc = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("usage: sim "), proc.stderr
+
+
+SPEC_CASES = {"missing": None, "a directory": "dir", "binary junk": JUNK["binary junk"], "an empty file": b"",
+              "cut at 50%": _cut(VALID_YAML["sweep"].encode(), 0.5), "a bad layout": b"report: {rowz: x}\n"}
+
+
+@pytest.mark.parametrize("case", list(SPEC_CASES))
+def test_report_spec_and_python_m_sim_report_are_one_line_and_exit_2(tmp_path, case):
+    """`python -m sim.report DIR --spec FILE` is `sim report`: its sweep file is checked like DIR's own."""
+    from sim.report.__main__ import main as report_main
+
+    (tmp_path / "results.parquet").write_bytes(RESULTS)
+    spec, data = tmp_path / "spec.yaml", SPEC_CASES[case]
+    if data == "dir":
+        spec.mkdir()
+    elif data is not None:
+        spec.write_bytes(data)
+    for code, out, err in (_main("report", tmp_path, "--spec", spec),
+                           _main(tmp_path, "--spec", spec, entry=report_main)):
+        assert (code, out) == (2, ""), err
+        assert len(err.strip().splitlines()) == 1 and err.startswith("error: ") and str(spec) in err, err
+
+
+def test_python_m_sim_checker_is_sim_check(tmp_path):
+    from sim.checker.__main__ import main as checker_main
+
+    bad = tmp_path / "h.parquet"
+    bad.write_bytes(JUNK["binary junk"])
+    for arg in (tmp_path / "missing", bad):
+        assert _main(arg, entry=checker_main) == _main("check", arg)
+        code, out, err = _main(arg, entry=checker_main)
+        assert (code, out) == (2, "") and len(err.splitlines()) == 1 and str(arg) in err, err

@@ -147,7 +147,8 @@ def cmd_report(args) -> int:
     for name, kind in REPORT_EXTRAS:
         if (d / name).exists():
             check_parquet(d / name, kind)
-    spec = stored_layout(d / "sweep.yaml") if (d / "sweep.yaml").exists() else None
+    layout = Path(args.spec) if args.spec else d / "sweep.yaml"
+    spec = stored_layout(layout) if args.spec or layout.exists() else None
     print(f"report: {write_report(d, spec or None, progress=True)}")
     from ..report.knee_commands import unbounded_note
     note = unbounded_note(d)
@@ -203,4 +204,6 @@ def add_commands(sub) -> None:
     r = sub.add_parser("report", help="write DIR/report/ from DIR/results.parquet")
     r.add_argument("dir", metavar="DIR", help="a sweep's results directory (results.parquet, or a knee sweep's "
                    "knees.parquet; sweep.yaml's report: layout)")
+    r.add_argument("--spec", metavar="SWEEP.yaml", help="take the report: layout (rows, cols, facets) from this "
+                   "sweep file instead of DIR/sweep.yaml")
     r.set_defaults(func=cmd_report)
