@@ -294,11 +294,10 @@ def _params_record(p):
     return arr[0]
 
 
-# the first use of a design after an install compiles its loop: about this long on a 2-core machine, the first
-# design (with every mechanism) and each later one (its own handlers and mechanisms, the rest loaded from the
-# cache), benchmarks/compile.py (2026-11-26)
+# the first use of a design after an install compiles its loop: about this long on a 2-core machine for the first
+# design (with every mechanism), benchmarks/compile.py (2026-11-26); a later one, its module's `COMPILE_S` (its own
+# handlers and mechanisms, the rest loaded from the cache)
 FIRST_COMPILE_S = 20
-LATER_COMPILE_S = {"cas": 10, "fs_table": 5, "rest": 5, "log": 8, "delta_dynamodb": 6, "hive": 10, "hudi": 8}
 
 
 def _compile_estimate_s(design: str) -> int:
@@ -306,7 +305,7 @@ def _compile_estimate_s(design: str) -> int:
     loop = loop_for(design)
     cache = Path(getattr(getattr(loop, "_cache", None), "_cache_path", Path(__file__).parent / "__pycache__"))
     others = [f for f in cache.glob(f"{Path(__file__).stem}.loop_*.nbi") if f".loop_{design}-" not in f.name]
-    return LATER_COMPILE_S[design] if others else FIRST_COMPILE_S
+    return DESIGNS[design].COMPILE_S if others else FIRST_COMPILE_S
 
 
 @contextlib.contextmanager

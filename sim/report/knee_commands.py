@@ -44,7 +44,8 @@ def report_knees(results_dir: Path, out: Path, ok: pd.DataFrame, keys: list[str]
     with `knee_command` on `out/base.yaml`, the knees a search of `results_dir/knee-unbounded/` found in place
     of the grid's (`knee_source`), and `out/knee-unbounded.yaml` for the cells still not bounded."""
     results_dir, out = Path(results_dir), Path(out)
-    knee = knee_table(ok, keys, load, knee_config=write_base_config(results_dir, out))
+    base = write_base_config(results_dir, out)
+    knee = knee_table(ok, keys, load, command_for=lambda runs: knee_command(base, runs, load))
     knee["knee_source"] = "grid"
     write_unbounded_sweep(results_dir, out, knee, ok, keys, load)    # every cell the grid leaves open: a rerun
     searched = results_dir / UNBOUNDED / "knees.parquet"           # reuses the searches' cached runs
