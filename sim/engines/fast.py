@@ -186,20 +186,6 @@ def _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0):
 
 
 @handler
-def _after_step(m, j, now, delay, h_t, h_k, h_w, hsize, eid, timers0):
-    """After transaction j's step: the engine's asks (grants, timers), then j's end or its next event in `delay` ms
-    (none while parked). Returns the heap's size and the next eid."""
-    if m.p.lock or m.p.server:
-        hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0)
-    if m.tx[j].pc == PC.DONE:
-        hsize, eid = _ended(m, j, now, h_t, h_k, h_w, hsize, eid)
-    elif delay != PARKED:
-        hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, j)
-        eid += 1
-    return hsize, eid
-
-
-@handler
 def _writer_event(m, w, now, h_t, h_k, h_w, hsize, eid):
     """Writer w's next transaction starts now (URGENT), unless the writer stops."""
     j = writers.on_due(m, w, now)
@@ -244,7 +230,13 @@ def _make_loop(step, on_timer):
             hsize = _pop(h_t, h_k, h_w, hsize)
             if who >= 0:   # a transaction's slot
                 delay = step(m, who, now)
-                hsize, eid = _after_step(m, who, now, delay, h_t, h_k, h_w, hsize, eid, timers0)
+                if m.p.lock or m.p.server:
+                    hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0)
+                if m.tx[who].pc == PC.DONE:
+                    hsize, eid = _ended(m, who, now, h_t, h_k, h_w, hsize, eid)
+                elif delay != PARKED:
+                    hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, who)
+                    eid += 1
             elif who <= timers0:   # slot j's lock timer: if its waiter gives up now, it runs now (else stale)
                 j = timers0 - who
                 if on_timer(m, j, now):
