@@ -62,6 +62,7 @@ def test_a_design_routes_its_own_effect_points(name):
     for pc in mod.OWNS["effect_points"]:
         assert f"PC.{pc}" in step, f"design {name} owns {pc} but its step does not route it"
     assert callable(mod.timer)
+    assert isinstance(mod.COMPILE_S, int) and 0 < mod.COMPILE_S <= 15   # a later design: <= 15 s more
 
 
 @pytest.mark.parametrize("name", sorted(DESIGNS))

@@ -186,20 +186,6 @@ def _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0):
 
 
 @handler
-def _after_step(m, j, now, delay, h_t, h_k, h_w, hsize, eid, timers0):
-    """After transaction j's step: the engine's asks (grants, timers), then j's end or its next event in `delay` ms
-    (none while parked). Returns the heap's size and the next eid."""
-    if m.p.lock or m.p.server:
-        hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0)
-    if m.tx[j].pc == PC.DONE:
-        hsize, eid = _ended(m, j, now, h_t, h_k, h_w, hsize, eid)
-    elif delay != PARKED:
-        hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, j)
-        eid += 1
-    return hsize, eid
-
-
-@handler
 def _writer_event(m, w, now, h_t, h_k, h_w, hsize, eid):
     """Writer w's next transaction starts now (URGENT), unless the writer stops."""
     j = writers.on_due(m, w, now)
@@ -244,7 +230,13 @@ def _make_loop(step, on_timer):
             hsize = _pop(h_t, h_k, h_w, hsize)
             if who >= 0:   # a transaction's slot
                 delay = step(m, who, now)
-                hsize, eid = _after_step(m, who, now, delay, h_t, h_k, h_w, hsize, eid, timers0)
+                if m.p.lock or m.p.server:
+                    hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0)
+                if m.tx[who].pc == PC.DONE:
+                    hsize, eid = _ended(m, who, now, h_t, h_k, h_w, hsize, eid)
+                elif delay != PARKED:
+                    hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, who)
+                    eid += 1
             elif who <= timers0:   # slot j's lock timer: if its waiter gives up now, it runs now (else stale)
                 j = timers0 - who
                 if on_timer(m, j, now):
@@ -294,11 +286,10 @@ def _params_record(p):
     return arr[0]
 
 
-# the first use of a design after an install compiles its loop: about this long on a 2-core machine, the first
-# design (with every mechanism) and each later one (its own handlers and mechanisms, the rest loaded from the
-# cache), benchmarks/compile.py (2026-11-26)
+# the first use of a design after an install compiles its loop: about this long on a 2-core machine for the first
+# design (with every mechanism), benchmarks/compile.py (2026-11-26); a later one, its module's `COMPILE_S` (its own
+# handlers and mechanisms, the rest loaded from the cache)
 FIRST_COMPILE_S = 20
-LATER_COMPILE_S = {"cas": 10, "fs_table": 5, "rest": 5, "log": 8, "delta_dynamodb": 6, "hive": 10, "hudi": 8}
 
 
 def _compile_estimate_s(design: str) -> int:
@@ -306,7 +297,7 @@ def _compile_estimate_s(design: str) -> int:
     loop = loop_for(design)
     cache = Path(getattr(getattr(loop, "_cache", None), "_cache_path", Path(__file__).parent / "__pycache__"))
     others = [f for f in cache.glob(f"{Path(__file__).stem}.loop_*.nbi") if f".loop_{design}-" not in f.name]
-    return LATER_COMPILE_S[design] if others else FIRST_COMPILE_S
+    return DESIGNS[design].COMPILE_S if others else FIRST_COMPILE_S
 
 
 @contextlib.contextmanager

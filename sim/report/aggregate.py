@@ -6,7 +6,7 @@ Works on the results table alone (docs/FORMATS.md, "Results table"); no plotting
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
@@ -221,7 +221,7 @@ _COUNTS = ("arrived", "committed", "began_commit", "vo_arrived", "vo_committed",
 
 def knee_table(df: pd.DataFrame, group_by: list[str], load: str = "inter_arrival_ms",
                threshold: float = SUCCESS_THRESHOLD, at_knee: Iterable[str] = (),
-               knee_config: str | None = None) -> pd.DataFrame:
+               command_for: Callable[[pd.DataFrame, dict], str] | None = None) -> pd.DataFrame:
     """MODEL.md's knee per group, read off the grid by the knee search's fit (`sim.knee.grid`): the offered
     rate where success (committed / window transactions that began to commit; for a mix, VO success too) crosses
     ``threshold``, interpolated by the binomial regression over the runs of the grid points near the crossing,
@@ -229,9 +229,9 @@ def knee_table(df: pd.DataFrame, group_by: list[str], load: str = "inter_arrival
 
     ``df`` is the raw results table (one run per row: the fit's runs) or :func:`aggregate`'s output (recognised
     by ``n_reps``; each point's replications then pool into one run of their summed counts). ``group_by`` holds
-    every parameter that varies except ``load``. ``knee_config``: a config file holding the sweep's base; a row
-    that is not ``ok`` then names the command that will bound its knee (``knee_command``: ``sim knee`` on it with
-    the group's swept values as ``--set``).
+    every parameter that varies except ``load``. ``command_for``: given a group's runs and its row, the command
+    that will bound or narrow its knee, or "" (`sim.report.knee_commands`: ``sim knee`` on the sweep's base with
+    the group's swept values as ``--set``), in ``knee_command``.
 
     Columns: the group keys; ``knee_status`` (ok, below_range, above_range, undecided) and ``knee_reason`` (why
     undecided); ``knee_bound_cps`` (commits/s: below_range, the knee is below it; above_range, above it; NaN
@@ -243,7 +243,6 @@ def knee_table(df: pd.DataFrame, group_by: list[str], load: str = "inter_arrival
     (``<m>_at_knee``) at the knee; every knee value NaN unless ``ok``; ``max_throughput_cps`` and
     ``max_throughput_inter_arrival`` (regardless of success); ``knee_command``; ``n_points`` and
     ``n_qualifying`` (points whose mean success exceeds the threshold)."""
-    from .knee_commands import knee_command
     group_by, at_knee = list(group_by), list(at_knee)
     raw = "n_reps" not in df.columns
     agg = aggregate(df, group_by + [load]) if raw else df
@@ -259,8 +258,7 @@ def knee_table(df: pd.DataFrame, group_by: list[str], load: str = "inter_arrival
         part = run_groups.get(_key(key), runs.iloc[:0])
         row = {**dict(zip(group_by, key)), **_grid_knee(part, g, load, threshold, at_knee, pooled=not raw),
                **_max_throughput_point(g, load), "n_points": len(g), "n_qualifying": int(g["_q"].sum())}
-        row["knee_command"] = (knee_command(knee_config, part, load) if knee_config and row["knee_status"] != "ok"
-                               else "")
+        row["knee_command"] = command_for(part, row) if command_for else ""
         rows.append(row)
     extra = [f"{m}_at_knee" for m in at_knee]
     out = pd.DataFrame(rows, columns=group_by + ["knee_status", "knee_reason"] + _KNEE_FLOAT_COLUMNS + extra

@@ -1,8 +1,9 @@
 """The commands that bound the knees a grid cannot (sim.knee.status: `undecided`, `below_range`, `above_range`),
-and their answers read back into the grid's knee table.
+or narrow the ones it bounds more loosely than a knee search would (a 95 % CI wider than the search's target,
++-5 % of the knee: `wide`), and their answers read back into the grid's knee table.
 
-- `report/base.yaml`: the sweep's base as a config file; a row that is not `ok` names `sim knee` on it with the
-  cell's swept values as `--set` (`knee_command`).
+- `report/base.yaml`: the sweep's base as a config file; a row that is not `ok`, or `wide`, names `sim knee` on it
+  with the cell's swept values as `--set` (`knee_command`).
 - `report/knee-unbounded.yaml`: one knee sweep of every such cell (a zip of their swept values); run into
   `DIR/knee-unbounded/`, its knees replace the grid's for those cells when the report is written again
   (`knee_source` `search`).
@@ -21,9 +22,10 @@ from .aggregate import _hashable, _key, format_value, knee_table
 
 BASE_NAME = "base.yaml"
 UNBOUNDED = "knee-unbounded"
-#: measured: the 35 cells 4c's grid leaves unbounded (model version 5) searched with experiments/4c-knee.yaml's spec
-#: in 279 s on 2 cores shared with other work (load average 2-3); the estimate a report gives for its open cells
-SEARCH_S_PER_CELL = 279 / 35
+#: measured: the 90 cells 4c's grid leaves open or wide (model version 6, 2026-11-26) searched with
+#: experiments/4c-knee.yaml's spec in 475 s on 2 cores (259 s the 35 open, 216 s the 55 wide with other work beside
+#: them); the estimate a report gives for its cells to search
+SEARCH_S_PER_CELL = 475 / 90
 #: the knee searches' spec for a grid's unbounded cells (experiments/4c-knee.yaml's; the start bracket is the grid's
 #: own loads, so the pilot begins where the grid left off)
 SEARCH_SPEC = {"threshold": 0.95, "precision": 0.05, "max_runs": 36, "halfwidth": 0.05}
@@ -44,7 +46,9 @@ def report_knees(results_dir: Path, out: Path, ok: pd.DataFrame, keys: list[str]
     with `knee_command` on `out/base.yaml`, the knees a search of `results_dir/knee-unbounded/` found in place
     of the grid's (`knee_source`), and `out/knee-unbounded.yaml` for the cells still not bounded."""
     results_dir, out = Path(results_dir), Path(out)
-    knee = knee_table(ok, keys, load, knee_config=write_base_config(results_dir, out))
+    base = write_base_config(results_dir, out)
+    knee = knee_table(ok, keys, load,
+                      command_for=lambda runs, row: knee_command(base, runs, load) if to_search(row) else "")
     knee["knee_source"] = "grid"
     write_unbounded_sweep(results_dir, out, knee, ok, keys, load)    # every cell the grid leaves open: a rerun
     searched = results_dir / UNBOUNDED / "knees.parquet"           # reuses the searches' cached runs
@@ -90,13 +94,27 @@ def knee_command(config: str, runs: pd.DataFrame, load: str) -> str:
     return " ".join(["sim knee", shlex.quote(str(config)), *sets])
 
 
+def wide(row) -> bool:
+    """An `ok` grid knee whose 95 % CI (offered rate) is wider than a knee search's target, +-SEARCH_SPEC's
+    halfwidth of the knee."""
+    if row["knee_status"] != "ok":
+        return False
+    halfwidth = (row["knee_offered_cps_high"] - row["knee_offered_cps_low"]) / 2
+    return bool(halfwidth > SEARCH_SPEC["halfwidth"] * row["knee_offered_cps"])
+
+
+def to_search(row) -> bool:
+    """A cell a knee search should answer: its grid knee is not `ok`, or `wide`."""
+    return row["knee_status"] != "ok" or wide(row)
+
+
 def write_unbounded_sweep(results_dir: Path, out: Path, knee: pd.DataFrame, ok: pd.DataFrame, keys: list[str],
                           load: str) -> None:
     """`out/knee-unbounded.yaml`: a knee sweep (SEARCH_SPEC, the start bracket the grid's slowest and fastest gaps)
-    of the cells whose grid knee (`knee`) is not `ok`, a zip of their swept values; none when every knee is `ok`,
-    the grid has no sweep file, or its cells do not all sweep the same paths."""
+    of the cells whose grid knee (`knee`) is not `ok` or is `wide`, a zip of their swept values; none when there
+    is no such cell, the grid has no sweep file, or its cells do not all sweep the same paths."""
     base = _sweep(results_dir).get("base")
-    open_ = {_key(tuple(r[k] for k in keys)) for _, r in knee.iterrows() if r["knee_status"] != "ok"}
+    open_ = {_key(tuple(r[k] for k in keys)) for _, r in knee.iterrows() if to_search(r)}
     if base is None or not open_ or not keys:
         return
     cells = [cell_overrides(part, load) for key, part in _hashable(ok, keys).groupby(keys, dropna=False)
@@ -106,7 +124,7 @@ def write_unbounded_sweep(results_dir: Path, out: Path, knee: pd.DataFrame, ok: 
         return
     gaps = pd.to_numeric(ok[load], errors="coerce")
     spec = {"name": UNBOUNDED, "description": f"knee searches of the cells whose knee the grid of {results_dir} "
-            "does not bound (written by its report)", "base": base,
+            "does not bound, or bounds wider than +-5 % (written by its report)", "base": base,
             "zip": [{p: [_plain(c[p]) for c in cells] for p in paths}],
             "knee": {**SEARCH_SPEC, "start": [float(gaps.min()), float(gaps.max())]}}
     atomic_write_text(Path(out) / f"{UNBOUNDED}.yaml", yaml.safe_dump(spec, sort_keys=False))
@@ -122,34 +140,42 @@ def _plain(v):
 
 
 def unbounded_command(results_dir: Path) -> str:
-    """The command that searches the cells a written report's grid did not bound, then rewrites the report."""
+    """The command that searches the cells a written report's grid did not bound (or bound wide), then rewrites
+    the report."""
     d = Path(results_dir)
     return (f"sim sweep {shlex.quote(str(d / 'report' / f'{UNBOUNDED}.yaml'))} --out "
             f"{shlex.quote(str(d / UNBOUNDED))} --no-report && sim report {shlex.quote(str(d))}")
 
 
 def unbounded_note(results_dir: Path) -> str | None:
-    """One line on a written report's knees: how many have each status, and, when some are not bounded, the
-    command that bounds them and its estimated time (SEARCH_S_PER_CELL); None without a knee table."""
+    """One line on a written report's knees: how many have each status (and how many `ok` grid knees are `wide`),
+    and, when some are open or wide, the command that searches them and its estimated time (SEARCH_S_PER_CELL);
+    None without a knee table."""
     d = Path(results_dir)
     path = d / "report" / "knee.csv"
     if not path.is_file():
         return None
     knee = pd.read_csv(path, dtype={"knee_reason": str, "knee_source": str})
     counts = knee["knee_status"].value_counts()
-    line = "knees: " + ", ".join(f"{int(counts[s])} {s}" for s in ("ok", "below_range", "above_range", "undecided")
-                                 if s in counts)
     source = knee["knee_source"] if "knee_source" in knee.columns else pd.Series("grid", index=knee.index)
+    grid = source != "search"
+    n_wide = int(sum(wide(r) for _, r in knee[grid].iterrows()))
+    parts = [f"{int(counts[s])} {s}" + (f" ({n_wide} of them grid knees wider than +-5 %)" if s == "ok" and n_wide
+                                         else "")
+             for s in ("ok", "below_range", "above_range", "undecided") if s in counts]
+    line = "knees: " + ", ".join(parts)
     open_ = knee["knee_status"] != "ok"
-    searched = knee[open_ & (source == "search")]
+    searched = knee[open_ & ~grid]
     if len(searched):
         line += f"; {len(searched)} still without a bounded knee after a knee search (knee_reason, knee_bound_cps)"
-    n = int((open_ & (source != "search")).sum())
+    n_open = int((open_ & grid).sum())
+    n = n_open + n_wide
     if not n or not (d / "report" / f"{UNBOUNDED}.yaml").is_file():
         return line
     minutes = max(1, math.ceil(n * SEARCH_S_PER_CELL / 60))
-    return (f"{line}; to bound the other {n} with knee searches (about {minutes} min on 2 cores): "
-            f"{unbounded_command(d)}")
+    what = " and ".join(w for w in (f"bound the other {n_open}" if n_open else "",
+                                    f"narrow the {n_wide} wide" if n_wide else "") if w)
+    return f"{line}; to {what} with knee searches (about {minutes} min on 2 cores): {unbounded_command(d)}"
 
 
 def with_searched(knee: pd.DataFrame, searched: pd.DataFrame, keys: list[str]) -> pd.DataFrame:

@@ -117,15 +117,15 @@ def knee_table_html(knee: pd.DataFrame, keys: list[str], load: str) -> str:
         d["max throughput (c/s)"] = num(r["max_throughput_cps"])
         d[f"max at {axis_label(load)}"] = val(r["max_throughput_inter_arrival"])
         command = r.get("knee_command", "")
-        d["to bound it"] = (command if isinstance(command, str) and command else
-                            "bounded" if ok else "no command: the sweep's base config is not known")
+        d["to bound or narrow it"] = (command if isinstance(command, str) and command else
+                                      "bounded" if ok else "no command: the sweep's base config is not known")
         rows.append(d)
     note = (f"<p>{STATUS_NOTE} The offered rate is the fitted crossing in arrivals/s, with its Fieller 95 % CI; "
             "the knee in c/s is the throughput at it (least squares over the fit's runs), its band the offered "
             "CI scaled alike. Success and latencies are at the knee, over the same runs. "
             f"{DASH}: no knee, so no value at it (the status says why), or no VO transactions (FA only). The last "
             "two columns give the highest throughput seen, regardless of success.</p>")
-    return note + table(pd.DataFrame(rows), left={axis_label(c) for c in keys} | {"to bound it"})
+    return note + table(pd.DataFrame(rows), left={axis_label(c) for c in keys} | {"to bound or narrow it"})
 
 
 #: a knee search's columns beside its knee: title, (knees.parquet column, cell format)

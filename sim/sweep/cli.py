@@ -56,13 +56,23 @@ def _knee_sweep(sweep, out: Path, args) -> int:
                                     scheduler=args.scheduler, engine=args.engine, force=args.force,
                                     log=None if args.no_progress else _stderr)
     hours = float(knees["simulated_hours"].sum())
-    print(f"{len(knees)} knees ({int((knees['status'] == 'ok').sum())} ok): {outcome.runs} runs "
+    print(f"{len(knees)} knees ({_status_counts(knees)}): {outcome.runs} runs "
           f"({outcome.new_runs} new), {hours:.0f} simulated hours, {outcome.wall_s:.1f} s; "
           f"results: {out / 'knees.parquet'}")
     if not args.no_report:
         from ..report import write_report
         print(f"report: {write_report(out, sweep.report or None, progress=not args.no_progress)}")
     return 1 if (knees["status"] == "failed").any() else 0
+
+
+def _status_counts(knees) -> str:
+    """How many knees have each status as reported (`knee_status`: a finished search may still leave its knee
+    `undecided`), and how many searches failed."""
+    column = "knee_status" if "knee_status" in knees.columns else "status"
+    counts = knees[column].value_counts()
+    text = ", ".join(f"{int(n)} {status}" for status, n in counts.items())
+    failed = int((knees["status"] == "failed").sum())
+    return text + (f"; {failed} searches failed" if failed and column != "status" else "")
 
 
 def _stderr(msg: str) -> None:

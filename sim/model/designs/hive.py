@@ -107,5 +107,9 @@ def step(m, j, now):
 timer = lock.on_timer   # a parked lock waiter's timer: whether it gives its wait up now
 
 
+# its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached
+# (benchmarks/compile.py, 2026-11-26): the engine's `compiling the model ...` line quotes it
+COMPILE_S = 10
+
 OWNS = dict(effect_points=("HIVE_LOCKED", "HIVE_CHECK", "HIVE_ALTER", "HIVE_UNLOCKED"), fields=("deletes",),
             params=(), sources=("DELETE",))

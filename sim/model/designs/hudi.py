@@ -152,6 +152,10 @@ def step(m, j, now):
 timer = lock.on_timer   # a parked lock waiter's timer: whether it gives its wait up now
 
 
+# its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached
+# (benchmarks/compile.py, 2026-11-26): the engine's `compiling the model ...` line quotes it
+COMPILE_S = 6
+
 OWNS = dict(effect_points=("HUDI_START_LOCKED", "HUDI_STARTED", "HUDI_LOCKED", "HUDI_CHECK", "HUDI_COMMIT",
                            "HUDI_FAILED"),
             fields=(), params=("hudi", "clock_skew_wait_ms"), sources=("PUT_TIMELINE",))

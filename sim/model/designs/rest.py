@@ -242,6 +242,10 @@ def step(m, j, now):
 timer = capacity.on_timer   # a request waiting for a connection: whether its pool's acquire timeout gives it up now
 
 
+# its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached
+# (benchmarks/compile.py, 2026-11-26): the engine's `compiling the model ...` line quotes it
+COMPILE_S = 9
+
 OWNS = dict(effect_points=("SRV_LOAD", "SRV_CAS", "SRV_REREAD", "SRV_ROW_WAIT", "POOL_TIMEOUT"),
             fields=("server_retries",),
             params=("server", "server_get", "server_retries", "policy_server", "jitter_server", "server_reread",
