@@ -2,6 +2,10 @@
 
     python -m sim sweep experiments/designs-knee.yaml --out results/designs-knee
     python benchmarks/designs_headline.py [--knees results/designs-knee/knees.parquet]
+    python benchmarks/designs_headline.py --knees K.parquet --designs rest rest-lakekeeper   # replace those rows
+
+With `--designs`, the knees file holds a sweep of those designs' rows only (a model change that moved only them):
+their rows of the table are replaced, the others kept, and a note says which rows come from which model version.
 
 Every cell is a knee search's crossing (offered commits/s at 95 % success) with its 95 % CI; per-table designs
 are searched at one table and scaled N x (sim.report.designs_knee). The previous table (model version 3, grid
@@ -33,11 +37,55 @@ def _markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _rows(md: str) -> tuple[list[str], dict]:
+    """A headline file's table: its header lines and its rows keyed by (tables, mix, design label)."""
+    lines = md.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("| tables |"))
+    rows = {}
+    for line in lines[i + 2:]:
+        if not line.startswith("| "):
+            break
+        tables, mix, label = (c.strip() for c in line.split("|")[1:4])
+        rows[(int(tables), mix, label)] = line
+    return lines[i:i + 2], rows
+
+
+def _order(key: tuple) -> tuple:
+    """The table's order: table count, FA before mixes, design label."""
+    tables, mix, label = key
+    return tables, mix != "FA", mix, label
+
+
+def replace_designs(old: str, new_table: str, designs: list[str], note: str) -> str:
+    """`old`'s headline table with the rows of `designs` taken from `new_table`, `note` after its first
+    paragraph."""
+    header, rows = _rows(old)
+    rows = {k: v for k, v in rows.items() if k[2].split(" (")[0] not in designs}
+    rows.update(_rows(new_table)[1])
+    table = "\n".join(header + [rows[k] for k in sorted(rows, key=_order)])
+    start = old.index(header[0])
+    end = old.find("\n\n", start)
+    intro = old[:start].rstrip("\n")
+    paragraphs = intro.split("\n\n")
+    if paragraphs[-1].startswith("Rows of "):            # an earlier replacement's note
+        intro = "\n\n".join(paragraphs[:-1])
+    return intro + "\n\n" + note + "\n\n" + table + (old[end:] if end >= 0 else "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--knees", default=str(ROOT / "results" / "designs-knee" / "knees.parquet"))
+    ap.add_argument("--designs", nargs="+", help="replace only these designs' rows (the knees file's)")
     args = ap.parse_args()
     knees = pd.read_parquet(args.knees)
+    if args.designs:
+        from sim.version import MODEL_VERSION
+        note = (f"Rows of {', '.join(f'`{d}`' for d in args.designs)}: model version {MODEL_VERSION} (success over "
+                f"the transactions that began to commit), searched at every table count; {len(knees)} searches, "
+                f"{int(knees['runs'].sum())} runs, {int(knees['decided'].sum())} decided.")
+        OUT.write_text(replace_designs(OUT.read_text(), _markdown(headline(knees)), args.designs, note))
+        print(f"wrote {OUT}")
+        return
     decided = int(knees["decided"].sum())
     old = OUT.read_text() if OUT.exists() else ""
     previous = old[old.index(PREVIOUS):] if PREVIOUS in old else ""

@@ -4,9 +4,9 @@ knee (periodic writers on one s3 table, a commit every 10 s or 60 s, ~2 s of wor
 experiments/writers-knee.yaml), each server variant with its database at a stated 10 ms. Each cell is one
 `python -m sim knee` search (its defaults; writers from 1,128), run one after another.
 
-    python benchmarks/server_knees.py                       # every variant; prints the tables (about an hour)
+    python benchmarks/server_knees.py                       # every variant; prints the tables (about 4 min)
     python benchmarks/server_knees.py --variants rest rest-lakekeeper   # the designs as such, for a checkout
-                                                            # without catalog.server's capacity (model version 4)
+                                                            # without catalog.server's capacity (model version <= 5)
     python benchmarks/server_knees.py --out DIR             # keep the searches' runs and knee.json files in DIR
 """
 from __future__ import annotations

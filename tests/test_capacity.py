@@ -136,15 +136,50 @@ def test_lakekeeper_server_retry_replayed_from_history():
     assert list(delays.server[1:3]) == [50.0, 100.0] and from_dict(d).catalog.server.retry.jitter == 0.5
 
 
+def test_pool_acquire_timeout_fails_the_transaction():
+    """Six writers on six tables ask Lakekeeper's one write connection at once (each request holds it S): the i-th
+    in line would get it after (i - 1) S, so with an acquire timeout of 2.5 S the 4th, 5th and 6th give up 2.5 S
+    after they asked (sqlx's PoolTimedOut, a 500 the client does not retry): aborted, `pool_timeout`, no attempt
+    and, at the server's load, no DELETE. The first three wait less than the timeout for their CAS and commit."""
+    timeout = 2.5 * S
+    t0 = 2 * S + G + Q                                       # base load, refresh, prepare: the POST's load asks
+    rec, _ = _run(_cfg("lakekeeper", 6, 6, 1, retries=0, pool_connections=1, read_pool_connections=100,
+                       acquire_timeout_ms=timeout), history=True)
+    rec = rec.sort_values("pool_wait_ms")
+    gave_up = rec[rec["reason"] == "pool_timeout"]
+    assert len(gave_up) == 3 and (gave_up["outcome"] == "aborted").all()
+    assert (gave_up["pool_wait_ms"] == timeout).all()
+    assert (gave_up["end_ms"] - gave_up["arrival_ms"] == t0 + timeout).all()
+    assert (gave_up["attempts"] == 0).all() and (gave_up["deletes"] == 0).all()
+    done = rec[rec["reason"] != "pool_timeout"]
+    assert (done["outcome"] == "committed").all() and (done["pool_wait_ms"] < 2 * timeout).all()
+
+
+def test_pool_timeout_after_the_put_deletes_the_file():
+    """Under a load that keeps the queue long, some requests give up at the server's CAS, after its PUT: Lakekeeper
+    DELETEs the metadata.json it wrote (tables.rs:1810-1825) before its 500; one that gave up at its load wrote
+    nothing. The reference server's pool (ClientPoolImpl) has no timeout: its requests wait as long as they must."""
+    rec, _ = _run(_cfg("lakekeeper", 12, 12, 10, retries=0, pool_connections=1, read_pool_connections=100,
+                       acquire_timeout_ms=4 * S), history=True)
+    gave_up = rec[rec["reason"] == "pool_timeout"]
+    after_put = gave_up[gave_up["deletes"] == 1]
+    assert len(after_put) > 0 and len(gave_up) > len(after_put)          # both kinds: not vacuous
+    assert (after_put["puts"] == 2).all() and (gave_up.loc[gave_up["deletes"] == 0, "puts"] == 1).all()
+    ref = from_dict(_cfg("reference", 12, 12, 10, retries=0, pool_connections=1))
+    assert ref.catalog.server.acquire_timeout_ms is None and params_of(ref, False)[0].pool_timeout_ms == 0.0
+    rec, _ = _run(_cfg("reference", 12, 12, 10, retries=0, pool_connections=1))
+    assert (rec["reason"] != "pool_timeout").all() and rec["pool_wait_ms"].max() > 4 * S
+
+
 def test_variants_and_their_rules():
     """Each variant's capacity as its source sets it; the JDBC catalog is named and sent to its design."""
     cfg = {"design": "rest", "catalog": {"latency_ms": 5}}
     pools = {}
     for variant in ("reference", "polaris", "lakekeeper", "lakekeeper-0.9"):
         srv = from_dict({**cfg, "catalog": {"latency_ms": 5, "server": {"variant": variant}}}).catalog.server
-        pools[variant] = (srv.pool_connections, srv.read_pool_connections, srv.lock_scope)
-    assert pools == {"reference": (2, None, "statement"), "polaris": (20, None, "statement"),
-                     "lakekeeper": (5, 10, "statement"), "lakekeeper-0.9": (5, 10, "metadata_write")}
+        pools[variant] = (srv.pool_connections, srv.read_pool_connections, srv.acquire_timeout_ms, srv.lock_scope)
+    assert pools == {"reference": (2, None, None, "statement"), "polaris": (20, None, 5000.0, "statement"),
+                     "lakekeeper": (5, 10, 5000.0, "statement"), "lakekeeper-0.9": (5, 10, 5000.0, "metadata_write")}
     with pytest.raises(ConfigError, match="service-pointer"):
         from_dict({**cfg, "catalog": {"latency_ms": 5, "server": {"variant": "jdbc"}}})
     with pytest.raises(ConfigError, match="catalog.server.reread_before_cas"):

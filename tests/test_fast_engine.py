@@ -88,6 +88,12 @@ WRITER_CASES = {
             "median_ms": 10, "sigma": 0, "min_ms": 0}},
         "catalog": {"latency_ms": 2, "server": {"variant": "lakekeeper-0.9", "pool_connections": 2,
                                                 "read_pool_connections": 1}}}),
+    # ... and acquire timeouts that fire at the instant a connection is released
+    "ties_server_timeout": ({"count": 6, "commits": 10}, {
+        "design": "rest-lakekeeper", "storage": {"provider": "instant"}, "workload": {"num_tables": 6, "runtime": {
+            "median_ms": 10, "sigma": 0, "min_ms": 0}},
+        "catalog": {"latency_ms": 2, "server": {"pool_connections": 1, "read_pool_connections": 1,
+                                                "acquire_timeout_ms": 4}}}),
     # constant latencies and simultaneous starts and ticks: only SimPy's (time, priority, eid) order decides
     "ties_closed": ({"count": 4, "commits": 30}, {
         "storage": {"provider": "instant"}, "workload": {"runtime": {"median_ms": 10, "sigma": 0, "min_ms": 0}}}),
@@ -221,6 +227,12 @@ CASES = {
         "latency_ms": 20, "server": {"variant": "polaris", "pool_connections": 2}}}),
     "rest_lakekeeper_09_rows": merge(CONTENDED, {"design": "rest-lakekeeper", "catalog": {
         "latency": {"median_ms": 8, "sigma": 0.5}, "server": {"variant": "lakekeeper-0.9", "pool_connections": 2}}}),
+    # pools' acquire timeouts: requests given up at a load and after a PUT (Lakekeeper's DELETE), and at a wait
+    # for a row lock's holder's connection (Lakekeeper 0.9)
+    "rest_lakekeeper_pool_timeout": merge(CONTENDED, {"design": "rest-lakekeeper", "catalog": {
+        "latency": {"median_ms": 8, "sigma": 0.5}, "server": {"pool_connections": 1, "acquire_timeout_ms": 40}}}),
+    "rest_lakekeeper_09_pool_timeout": merge(CONTENDED, {"design": "rest-lakekeeper", "catalog": {
+        "latency_ms": 8, "server": {"variant": "lakekeeper-0.9", "pool_connections": 1, "acquire_timeout_ms": 60}}}),
     "log": merge(CONTENDED, {"design": "log", "commit": {"checkpoint_interval": 10}}),
     "log_stale_parallel": merge(CONTENDED, {"design": "log", "io": {"max_parallel": 3},
                                             "commit": {"first_attempt": "stale", "checkpoint_interval": 0}}),

@@ -10,7 +10,7 @@ from .state import Design, Ledger, Txn
 from .tokens import Tokens
 
 OUTCOMES = {"committed", "aborted", "unfinished"}
-ABORT_REASONS = {"retries_exhausted", "validation_failed", "throttled", "lock_timeout"}
+ABORT_REASONS = {"retries_exhausted", "validation_failed", "throttled", "lock_timeout", "pool_timeout"}
 
 
 def first_gap(v0: int, ranges: list[tuple[int, int]], upto: int) -> list[int]:

@@ -38,21 +38,26 @@ CHECKPOINT_INTERVAL = 100
 # - lakekeeper-0.9 (0.8.0 to 0.9.5): one write-pool transaction loads, UPDATEs (row locks), PUTs and COMMITs
 #   (v0.9.5 catalog/tables.rs:1196-1324): its connection and row locks are held across the PUT; retry sleeps 50 x
 #   attempt ms (1180): 50 then 100, the exponential below exactly; same pools (config.rs:484-485)
+# - pool acquire timeouts: Lakekeeper's `pg_acquire_timeout` 5 s (lakekeeper-storage-postgres config.rs:58,
+#   lib.rs:305; v0.9.5 config.rs:486, lakekeeper-bin main.rs:146), Agroal's under Quarkus 5 s
+#   (`quarkus.datasource.jdbc.acquisition-timeout`, DataSourceJdbcRuntimeConfig `@WithDefault("5S")`; Polaris does
+#   not set it); Iceberg's ClientPoolImpl waits with no limit (none for the reference server)
 ICEBERG_SERVER_RETRY = {"policy": "exponential", "base_ms": 100.0, "factor": 2.0, "max_ms": 60_000.0, "jitter": 0.1}
 SERVER_VARIANTS = {
     "reference": {"metadata_get": True, "retries": 4, "retry": ICEBERG_SERVER_RETRY, "pool_connections": 2,
                   "lock_scope": "statement", "reread_before_cas": True, "delete_on_conflict": False},
     "polaris": {"metadata_get": True, "retries": 4, "retry": ICEBERG_SERVER_RETRY, "pool_connections": 20,
-                "lock_scope": "statement", "reread_before_cas": True, "delete_on_conflict": True},
+                "acquire_timeout_ms": 5000.0, "lock_scope": "statement", "reread_before_cas": True,
+                "delete_on_conflict": True},
     "lakekeeper": {"metadata_get": False, "retries": 2,
                    "retry": {"policy": "exponential", "base_ms": 50.0, "factor": 2.0, "max_ms": 100.0, "jitter": 0.5},
-                   "pool_connections": 5, "read_pool_connections": 10, "lock_scope": "statement",
-                   "reread_before_cas": False, "delete_on_conflict": True},
+                   "pool_connections": 5, "read_pool_connections": 10, "acquire_timeout_ms": 5000.0,
+                   "lock_scope": "statement", "reread_before_cas": False, "delete_on_conflict": True},
     "lakekeeper-0.9": {"metadata_get": False, "retries": 2,
                        "retry": {"policy": "exponential", "base_ms": 50.0, "factor": 2.0, "max_ms": 100.0,
                                  "jitter": 0.0},
-                       "pool_connections": 5, "read_pool_connections": 10, "lock_scope": "metadata_write",
-                       "reread_before_cas": False, "delete_on_conflict": False},
+                       "pool_connections": 5, "read_pool_connections": 10, "acquire_timeout_ms": 5000.0,
+                       "lock_scope": "metadata_write", "reread_before_cas": False, "delete_on_conflict": False},
 }
 # catalogs with no server of their own: naming one as catalog.server.variant says which design it is
 SERVERLESS = {"jdbc": "the JDBC catalog has no server: the Iceberg client writes metadata.json and UPDATEs the "

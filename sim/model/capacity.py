@@ -8,7 +8,9 @@ gets one if one is free, else it queues and waits (`PARKED`, `POOL_WAIT`) until 
 runs it then (`run.wake`). It holds the connection through its round trip: its effect point (f L), then its answer
 (L). There the connection is released (`POOL_RELEASE`, an event of its own, so a waiter gets it at that instant),
 and the transaction goes on where its handler had sent it; unless the transaction keeps the connection for its next
-request (`pool_keep`: one database transaction over several requests, Lakekeeper 0.9's).
+request (`pool_keep`: one database transaction over several requests, Lakekeeper 0.9's). A pool with an acquire
+timeout (`Params.pool_timeout_ms`) gives a waiter up that long after it queued: its timer (`run.timer`) takes it
+out of the queue and the engine runs it at `POOL_TIMEOUT`, its design's to handle (the request failed).
 
 A row lock is asked for at a statement's effect point: granted if free, else the statement waits for it with its
 connection held (the design parks it) until the holder releases it, at its COMMIT (or its rollback): the lock goes
@@ -63,7 +65,25 @@ def on_acquire(m, j, now):
         return start(m, j, tx.pool_src, tx.pool_pc, 0.0)
     _enqueue(m, k, j, now)
     tx.pc = PC.POOL_WAIT
+    if m.p.pool_timeout_ms > 0.0:
+        r = m.run[0]
+        r.timer = j
+        r.timer_ms = m.p.pool_timeout_ms
     return PARKED
+
+
+@model_function
+def on_timer(m, j, now):
+    """A waiter's acquire timeout, called by the engine: True if it gives its wait up now (out of the queue, at
+    `POOL_TIMEOUT`, the engine runs it now); False if the timer is stale (a release handed it a connection first, or
+    it is a later wait's)."""
+    tx = m.tx[j]
+    if tx.pc != PC.POOL_WAIT or tx.pool >= 0 or tx.pool_queued_ms + m.p.pool_timeout_ms != now:
+        return False
+    fifo.remove(m, m.pl[tx.pool_ask], j)
+    tx.pool_wait_ms += now - tx.pool_queued_ms
+    tx.pc = PC.POOL_TIMEOUT
+    return True
 
 
 @model_function
@@ -176,4 +196,4 @@ def route(m, j, now, pc):
 OWNS = dict(effect_points=("POOL_ACQUIRE", "POOL_WAIT", "POOL_RELEASE"),
             fields=("pool", "pool_keep", "pool_ask", "pool_src", "pool_pc", "pool_resume_pc", "pool_resume_ms",
                     "pool_queued_ms", "pool_wait_ms"),
-            params=("client_pool",), sources=())
+            params=("client_pool", "pool_timeout_ms"), sources=())

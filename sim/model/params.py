@@ -83,7 +83,8 @@ def _server(cfg: Config, policy: int, jitter: float) -> dict:
     return dict(server=on, server_get=bool(srv.metadata_get), server_retries=srv.retries or 0, policy_server=policy,
                 jitter_server=jitter, server_reread=on and bool(srv.reread_before_cas),
                 server_delete=on and bool(srv.delete_on_conflict), row_locks=on and srv.lock_scope == "metadata_write",
-                client_pool=1 if srv.read_pool_connections else 0)
+                client_pool=1 if srv.read_pool_connections else 0,
+                pool_timeout_ms=(srv.acquire_timeout_ms or 0.0) if on else 0.0)
 
 
 def _lock(cfg: Config, policy: int, jitter: float) -> dict:

@@ -178,6 +178,7 @@ class Params(NamedTuple):
     server_delete: bool          # ... which DELETEs the metadata.json it wrote when its database check fails
     row_locks: bool              # ... whose one transaction holds its row lock across the metadata.json PUT
     client_pool: int             # the pool of the server's database the client's loads take (sim/model/capacity.py)
+    pool_timeout_ms: float       # ... a request waiting this long for a connection is given up (0: never)
     # version files (sim/model/designs/fs_table.py) and the re-read before the CAS (sim/model/iceberg.py)
     version_files: bool
     reread_before_cas: bool
@@ -230,7 +231,8 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
                   # a server's database capacity (sim/model/capacity.py): a request asks for a connection, waits
                   # for one, releases it at its answer; a REST server's re-read before its UPDATE, and its wait for a
                   # row lock (sim/model/designs/rest.py)
-                  " POOL_ACQUIRE POOL_WAIT POOL_RELEASE SRV_REREAD SRV_ROW_WAIT")
+                  " POOL_ACQUIRE POOL_WAIT POOL_RELEASE SRV_REREAD SRV_ROW_WAIT"
+                  " POOL_TIMEOUT")   # ... a request given up after its pool's acquire timeout
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT"
@@ -238,8 +240,9 @@ Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST L
 KINDS = tuple(k.lower() for k in Kind._fields)
 Outcome = _codes("Outcome", "NONE COMMITTED ABORTED UNFINISHED", kind=I)
 OUTCOMES = ("", "committed", "aborted", "unfinished")
-Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED THROTTLED LOCK_TIMEOUT", kind=I)
-REASONS = ("", "retries_exhausted", "validation_failed", "unfinished", "throttled", "lock_timeout")
+Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED THROTTLED LOCK_TIMEOUT POOL_TIMEOUT", kind=I)
+REASONS = ("", "retries_exhausted", "validation_failed", "unfinished", "throttled", "lock_timeout",
+           "pool_timeout")
 OPS = ("fa", "vo")
 NA, FALSE, TRUE = I(-1), I(0), I(1)
 # retry policies; the last two only as storage clients' resend policies (`sim.model.resend`)

@@ -17,7 +17,8 @@ Every database request takes a connection of the server's pool (`sim.model.capac
 read pool where the server has one; the server's load and CAS its (write) pool, each released at its answer.
 Lakekeeper 0.9 (`row_locks`) runs one transaction instead: its load and updates (one request) take the table's row
 lock, then it PUTs and COMMITs, holding its connection and the lock throughout; a commit that waited for the lock
-finds the row changed (its check fails) and rolls back.
+finds the row changed (its check fails) and rolls back. A request that waited the pool's acquire timeout for a
+connection fails: the server answers 500, which the client does not retry.
 On a 409 the Iceberg client sleeps its retry policy's delay, then refreshes (no read before the sleep), and
 prepares and POSTs again. Request counts include the server's requests for the transaction: its database reads
 (`catalog_reads`), metadata.json GETs (`gets`), PUTs (`puts`) and DELETEs (`deletes`).
@@ -26,7 +27,6 @@ from .. import capacity, catalog, history, iceberg
 from ..capacity import SERVER_POOL
 from ..draws import take
 from ..jit import handler, model_function
-from ..lock import no_timer
 from ..retry import conflict_delay, delay_ms
 from ..state import PC, Outcome, Reason, Src
 from ..transaction import AGAIN, PARKED, end, next_read, pooled, start
@@ -195,6 +195,22 @@ def _lost(m, j, now, answer_in):
 
 
 @handler
+def on_pool_timeout(m, j, now):
+    """A request gave its wait for a connection up (sqlx's PoolTimedOut, Agroal's acquisition timeout): the server
+    answers 500 (Lakekeeper's DatabaseError, Polaris's unmapped RuntimeException), after DELETEing the metadata.json
+    it wrote if it had (its re-read or CAS waited; where it deletes). The client retries no 500 (a commit's is a
+    CommitStateUnknownException, a load's a ServiceFailureException): the transaction ends aborted, `pool_timeout`.
+    No database check ran, so no attempt is counted here (a server retry's attempt was, at its lost CAS)."""
+    tx = m.tx[j]
+    pc = tx.pool_pc
+    answer_in = 0.0
+    if m.p.server_delete and (pc == PC.SRV_REREAD or pc == PC.SRV_CAS):
+        tx.deletes += 1
+        answer_in = take(m, Src.DELETE)
+    return end(m, j, now, Outcome.ABORTED, Reason.POOL_TIMEOUT, now + answer_in)
+
+
+@handler
 def step(m, j, now):
     """Transaction j's handler for the event it waits at (`sim.model.designs`): its pool's (asking for a
     connection, waiting for one, releasing it), or an effect point (and those it reaches at once, `AGAIN`), whose
@@ -202,6 +218,8 @@ def step(m, j, now):
     pc = m.tx[j].pc
     if capacity.owns(pc):
         return capacity.route(m, j, now, pc)
+    if pc == PC.POOL_TIMEOUT:
+        return on_pool_timeout(m, j, now)
     release_in = capacity.answer_in(m, j)
     while True:
         pc = m.tx[j].pc
@@ -221,13 +239,14 @@ def step(m, j, now):
             return capacity.after_effect(m, j, release_in, delay)
 
 
-timer = no_timer   # it takes no lock of sim.model.lock, so it sets no timer
+timer = capacity.on_timer   # a request waiting for a connection: whether its pool's acquire timeout gives it up now
 
 
 # its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached
 # (benchmarks/compile.py, 2026-11-26): the engine's `compiling the model ...` line quotes it
 COMPILE_S = 9
 
-OWNS = dict(effect_points=("SRV_LOAD", "SRV_CAS", "SRV_REREAD", "SRV_ROW_WAIT"), fields=("server_retries",),
+OWNS = dict(effect_points=("SRV_LOAD", "SRV_CAS", "SRV_REREAD", "SRV_ROW_WAIT", "POOL_TIMEOUT"),
+            fields=("server_retries",),
             params=("server", "server_get", "server_retries", "policy_server", "jitter_server", "server_reread",
                     "server_delete", "row_locks"), sources=("SERVER",))
