@@ -56,6 +56,9 @@ class Profile:
     # optional: per-object mutation limit, a token bucket per object name (GCS: one write per second)
     mutation_rate_per_s: float | None = None
     mutation_burst: float | None = None
+    # optional: the store checks a conditional write's precondition when the write completes (S3: "the first write
+    # operation to finish succeeds"), not at the catalog's linearization fraction of its latency
+    cas_checked_at_completion: bool | None = None
 
     def put_median_ms(self, size_bytes: int) -> float:
         return self.put_base_ms + self.put_ms_per_mib * size_bytes / MIB
@@ -114,11 +117,15 @@ LOOP = {"source": Field(str, required=True), "threads": Field(int, required=True
         "p5_ms": _FIGURE, "p10_ms": _FIGURE, "p25_ms": _FIGURE, "p75_ms": _FIGURE}
 SHAPE = {
     "name": Field(str, required=True), "description": Field(str, required=True), **_REQUESTS,
-    # optional: a per-object mutation limit (a token bucket, burst 1 unless given), the same under every set
+    # optional: a per-object mutation limit (a token bucket, burst 1 unless given); a measured set may give its own
     "mutation_rate_per_s": Field(float, gt=0), "mutation_burst": Field(float, ge=1),
     # optional: the measured set, with a HEAD of its own and the loop it was fitted to
+    # and, optionally, where its store checks a conditional write and a per-object limit of its own (the
+    # provider's otherwise)
     "measured": Field({"description": Field(str, required=True), "loop": Field(LOOP),
-                       "head": Field(_lognormal(_MEDIAN), required=True), **_REQUESTS}),
+                       "head": Field(_lognormal(_MEDIAN), required=True), **_REQUESTS,
+                       "cas_checked_at_completion": Field(bool),
+                       "mutation_rate_per_s": Field(float, gt=0), "mutation_burst": Field(float, ge=1)}),
 }
 
 
@@ -133,8 +140,18 @@ class ProviderFile:
     loop: dict | None
 
 
+def _limit(d: dict, where: str, inherited: dict | None = None) -> dict:
+    """A set's per-object mutation limit: its own keys, else the one it inherits (the provider's)."""
+    rate = d.get("mutation_rate_per_s")
+    if "mutation_burst" in d and rate is None:
+        raise _error(f"{where}.mutation_burst", "needs mutation_rate_per_s")
+    if rate is None and inherited is not None:
+        return inherited
+    return dict(mutation_rate_per_s=rate, mutation_burst=None if rate is None else d.get("mutation_burst", 1.0))
+
+
 def _profile(name: str, description: str, d: dict, limit: dict) -> Profile:
-    """One set's profile from its checked keys (`_REQUESTS`, and a HEAD if it has one)."""
+    """One set's profile from its checked keys (`_REQUESTS`, and a HEAD and a check point if it has them)."""
     lst, head = d.get("list", {}), d.get("head", {})
     return Profile(
         name=name, description=description, min_latency_ms=d["min_latency_ms"],
@@ -142,7 +159,8 @@ def _profile(name: str, description: str, d: dict, limit: dict) -> Profile:
         put_base_ms=d["put"]["base_ms"], put_ms_per_mib=d["put"]["ms_per_mib"], put_sigma=d["put"]["sigma"],
         cas_median_ms=d["cas"]["median_ms"], cas_sigma=d["cas"]["sigma"],
         list_median_ms=lst.get("median_ms"), list_sigma=lst.get("sigma"),
-        head_median_ms=head.get("median_ms"), head_sigma=head.get("sigma"), **limit)
+        head_median_ms=head.get("median_ms"), head_sigma=head.get("sigma"),
+        cas_checked_at_completion=d.get("cas_checked_at_completion") or None, **limit)
 
 
 @functools.lru_cache(maxsize=64)
@@ -154,14 +172,12 @@ def _load_file(path: str, mtime_ns: int) -> ProviderFile:
     except ConfigError as exc:
         raise ProviderError(str(exc)) from None
     d = check(SHAPE, data, where, _error)
-    rate = d.get("mutation_rate_per_s")
-    if "mutation_burst" in d and rate is None:
-        raise _error(f"{where}.mutation_burst", "needs mutation_rate_per_s")
-    limit = dict(mutation_rate_per_s=rate, mutation_burst=None if rate is None else d.get("mutation_burst", 1.0))
+    limit = _limit(d, where)
     profiles = {"seed": _profile(d["name"], d["description"], d, limit)}
     measured = d.get("measured")
     if measured is not None:
-        profiles["measured"] = _profile(d["name"], measured["description"], measured, limit)
+        profiles["measured"] = _profile(d["name"], measured["description"], measured,
+                                        _limit(measured, f"{where}.measured", limit))
     return ProviderFile(profiles, None if measured is None else measured.get("loop"))
 
 

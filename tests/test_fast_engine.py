@@ -80,6 +80,11 @@ WRITER_CASES = {
     # the measured profile set: a HEAD of its own (its own random source), the conditional PUT alone as the CAS
     "bench_s3_measured": ({"count": 8}, merge(BENCH, {"storage": {"profile_set": "measured"}})),
     "bench_gcp_measured": ({"count": 4}, merge(BENCH, {"storage": {"provider": "gcp", "profile_set": "measured"}})),
+    # the measured set's stores: S3's check at completion (S3 Express; a log's creates), GCS's limit resent by gax
+    "bench_s3x_measured": ({"count": 8}, merge(BENCH, {"storage": {"provider": "s3x", "profile_set": "measured"}})),
+    "bench_log_s3_measured": ({"count": 6}, merge(BENCH, {"design": "log", "storage": {"profile_set": "measured"}})),
+    "bench_gcp_measured_gax": ({"count": 4}, merge(BENCH, {"storage": {
+        "provider": "gcp", "profile_set": "measured", "throttle_retry": {"policy": "gax"}}})),
     "bench_service_retry": ({"count": 4}, merge(BENCH, {"design": "rest", "catalog": {"latency_ms": 5},
                                                         "commit": {"max_retries": 2}})),
     # simultaneous starts on one connection and row locks: only SimPy's order decides who waits
@@ -253,6 +258,8 @@ CASES = {
         "provider": THROTTLED, "throttle_retry": {"policy": "object_store", "max_resends": 1}}}),
     "throttle_google_java_deadline": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle_retry": {
         "policy": "google_java", "base_ms": 20, "deadline_ms": 150}}}),
+    "throttle_azure_java": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle_retry": {
+        "policy": "azure_java", "base_ms": 10, "max_resends": 4}}}),
     "throttle_exponential_limited": merge(CONTENDED, {"catalog": {"scope": "table"}, "storage": {
         "provider": THROTTLED, "throttle_retry": {"policy": "exponential", "base_ms": 30, "max_resends": 2,
                                                   "deadline_ms": 400}}}),
@@ -395,9 +402,9 @@ def test_records_have_commits_and_conflicts():
 
 def _rules(c) -> dict:
     """The checker's rules for a config: its scope, protocol and per-object limit."""
-    from sim.providers import load_provider
+    from sim.providers import profile_of
     from sim.rules import checker_rules
-    return checker_rules(c, load_provider(c.storage.provider))
+    return checker_rules(c, profile_of(c))
 
 
 @pytest.mark.parametrize("name", ["default", "zipf", "vo_conflicts", "ties_instant", "drain_0", "parallel_4",
@@ -408,6 +415,8 @@ def _rules(c) -> dict:
                                   "fs_table", "fs_table_throttle", "file_reread", "file_reread_throttle",
                                   "writers_closed_vo_tables",
                                   "writers_periodic_skip", "writers_bench_log", "writers_bench_gcp",
+                                  "writers_bench_s3x_measured", "writers_bench_log_s3_measured",
+                                  "writers_bench_gcp_measured_gax", "throttle_azure_java",
                                   "writers_ties_periodic", "rest_reference_lognormal", "rest_lakekeeper_vo",
                                   "rest_stale_no_server_retry", "service_pointer", "rest_polaris_pool",
                                   "rest_lakekeeper_09_rows", "writers_ties_server_rows",

@@ -114,6 +114,50 @@ def test_google_java_count_limit(tmp_path):
         _gave_up(effects, rec)
 
 
+def test_gax_full_jitter_whole_ms_six_attempts(tmp_path):
+    """gax (google-cloud-storage 2.4x, the benchmark's client): the k-th resend sleeps nextLong(delay_k), whole ms
+    in [0, delay_k), delay_k = 1, 2, 4, 8, 16 s (the multiplier on the previous delay before jitter); their sum
+    stays below 31 s, inside the 50 s total, so the 6th 429 (maxAttempts 6: 5 resends) fails every request."""
+    reqs, _ = _throttled_requests(_case(tmp_path, {"policy": "gax"}))
+    for effects, rec in reqs:
+        assert len(effects) == 6
+        _gave_up(effects, rec)
+        d = _sleeps(effects)
+        assert np.allclose(d, np.round(d), atol=1e-6)
+        assert np.all(d >= -EPS) and np.all(d < np.array([1_000.0, 2_000.0, 4_000.0, 8_000.0, 16_000.0]))
+    late = np.concatenate([_sleeps(e)[2:] for e, _ in reqs])
+    assert late.max() > 2_000.0 and min(_sleeps(e)[0] for e, _ in reqs) < 500.0   # drawn, from 0 up
+
+
+def test_gax_total_timeout_counts_the_next_sleep(tmp_path):
+    """gax's shouldRetry: no resend once the time since the first send plus the sleep drawn for it reaches the
+    total timeout; every resend made had time left."""
+    reqs, _ = _throttled_requests(_case(tmp_path, {"policy": "gax", "deadline_ms": 2_500}))
+    for effects, rec in reqs:
+        _gave_up(effects, rec)
+        sent = effects[0] - EFFECT_MS
+        answers = effects + EFFECT_MS
+        assert np.all(answers[:-1] - sent + _sleeps(effects) < 2_500.0)
+    assert any(len(e) < 6 for e, _ in reqs)
+
+
+def test_azure_java_three_resends_at_4_12_28_s(tmp_path):
+    """Azure's Java v12 client (RequestRetryOptions' defaults): 4 tries, the k-th resend after (2^k - 1) x 4 s,
+    no jitter: 4, 12 and 28 s; the 4th answer fails the request. Exactly."""
+    reqs, _ = _throttled_requests(_case(tmp_path, {"policy": "azure_java"}))
+    for effects, rec in reqs:
+        assert len(effects) == 4
+        _gave_up(effects, rec)
+        assert _sleeps(effects).tolist() == pytest.approx([4_000.0, 12_000.0, 28_000.0], abs=EPS)
+
+
+def test_azure_java_cap(tmp_path):
+    """maxRetryDelay caps the sleep (120 s by default): more tries reach it."""
+    reqs, _ = _throttled_requests(_case(tmp_path, {"policy": "azure_java", "max_resends": 6}, 2))
+    for effects, rec in reqs:
+        assert _sleeps(effects).tolist() == pytest.approx([4e3, 12e3, 28e3, 60e3, 120e3, 120e3], abs=EPS)
+
+
 def test_limits_on_a_retry_policy_and_the_old_meaning(tmp_path):
     """A retry policy given as the resend policy keeps resending (the old meaning) unless a limit is given."""
     reqs, _ = _throttled_requests(_case(tmp_path, {"policy": "fixed", "delay_ms": 500, "max_resends": 3}, 3))
@@ -126,7 +170,8 @@ def test_limits_on_a_retry_policy_and_the_old_meaning(tmp_path):
         assert len(effects) > 64 and rec["reason"] == "unfinished"
 
 
-@pytest.mark.parametrize("resend", [{"policy": "object_store"}, {"policy": "google_java"}])
+@pytest.mark.parametrize("resend", [{"policy": "object_store"}, {"policy": "google_java"}, {"policy": "gax"},
+                                    {"policy": "azure_java"}])
 def test_engines_identical(tmp_path, resend):
     a, ra = _throttled_requests(_case(tmp_path, resend, 4), "fast")
     b, rb = _throttled_requests(_case(tmp_path, resend, 4), "simpy")

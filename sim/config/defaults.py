@@ -12,6 +12,12 @@ RESEND_CLIENTS = {
     # the AWS SDK for Java v1's DynamoDB default: 10 retries, a throttled request sleeping an equal-jittered
     # min(500 ms x 2^(k-1), 20 s) (PredefinedRetryPolicies.DYNAMODB_DEFAULT, SDKDefaultBackoffStrategy)
     "aws_dynamodb": {"base_ms": 500.0, "factor": 2.0, "max_ms": 20_000.0, "max_resends": 10},
+    # Google's Java client before its own backoff (google-cloud-storage 2.4x, the conditional-write benchmark's):
+    # gax's ExponentialRetryAlgorithm with google-cloud-core's settings, a full-jittered sleep U[0, delay)
+    "gax": {"base_ms": 1000.0, "factor": 2.0, "max_ms": 32_000.0, "max_resends": 5, "deadline_ms": 50_000.0},
+    # Azure's Java v12 storage client (RequestRetryOptions' defaults): 4 tries, the k-th resend after
+    # (2^k - 1) x 4 s, at most 120 s, no jitter; it resends 500 and 503
+    "azure_java": {"base_ms": 4000.0, "factor": 2.0, "max_ms": 120_000.0, "max_resends": 3},
 }
 
 # an exponential commit retry's defaults: Iceberg's (100 ms doubling to 60 s, up to 10% jitter)

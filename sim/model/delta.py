@@ -161,7 +161,7 @@ def on_create(m, j, now):
     attempts = tx.attempts + 1
     tx.attempts = attempts
     ok = catalog.cas(m, t, expected)
-    answer = now + m.p.g * L
+    answer = now + m.p.cg * L
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)
     if ok:
@@ -172,7 +172,7 @@ def on_create(m, j, now):
     tx.table_conflicts = k
     delay = delay_ms(m, m.p.policy_table, m.p.jitter_table, m.bo_tab, k, Src.BACKOFF)
     tx.backoff_ms += delay
-    return next_read(m, j, PC.LOG_LIST, m.p.g * L + delay)
+    return next_read(m, j, PC.LOG_LIST, m.p.cg * L + delay)
 
 
 @handler

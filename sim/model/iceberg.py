@@ -136,7 +136,7 @@ def swap(m, j, now):
     tx.attempts = attempts
     expected = tx.seq
     ok = catalog.cas(m, t, expected)
-    answer = now + m.p.g * L
+    answer = now + m.p.cg * L
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)
     return ok, answer
@@ -149,7 +149,7 @@ def lost(m, j, now, answer):
     tx = m.tx[j]
     if tx.attempts >= m.p.max_attempts:
         return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, answer)
-    return next_read(m, j, PC.CONFLICT_READ, m.p.g * tx.op_latency_ms)
+    return next_read(m, j, PC.CONFLICT_READ, m.p.cg * tx.op_latency_ms)
 
 
 @handler

@@ -61,7 +61,7 @@ def on_complete(m, j, now):
     if history.on(m):
         history.store_write(m, now, j, tx.table, ok, now + answer_in)
     if not ok:
-        delay = throttled_delay(m, j, now, answer_in)
+        delay = throttled_delay(m, j, now, answer_in, m.p.f)
         if delay != GIVE_UP:
             return start(m, j, Src.LOG_STORE, PC.LOG_COMPLETE, answer_in + delay)
     tx.pc = PC.DONE

@@ -37,7 +37,8 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
     limit = mutation_limit(cfg, profile_of(cfg))
     rate_per_s, burst = limit if limit is not None else (0.0, 0.0)
     p = dict(
-        f=cat.linearization_fraction, g=1.0 - cat.linearization_fraction, duration_ms=cfg.duration_ms,
+        f=cat.linearization_fraction, g=1.0 - cat.linearization_fraction, **_check(cfg),
+        duration_ms=cfg.duration_ms,
         window_lo_ms=cfg.warmup_ms, window_hi_ms=cfg.duration_ms - cfg.cooldown_ms,
         jitter_catalog=jit_cat, jitter_table=jit_tab, jitter_throttle=jit_thr,
         mutation_rate_per_ms=rate_per_s / 1000.0, mutation_burst=burst,
@@ -64,6 +65,18 @@ def throttled_client(cfg: Config) -> RetryPolicy:
     """The resend policy of the client whose conditional writes a limit throttles: the storage client's, or with
     Delta's DynamoDB log store the AWS SDK's (its table's capacity is the one limit; S3 has none)."""
     return cfg.log_store.retry if cfg.log_store.kind is not None else cfg.storage.throttle_retry
+
+
+def _check(cfg: Config) -> dict:
+    """Where a conditional write of a storage object takes effect: where every catalog operation does, or at its
+    completion where the provider's set says its store checks the precondition then (S3: "the first write
+    operation to finish succeeds"). A service's CAS and a DynamoDB log store's PutItem are no storage object's;
+    the locked designs' commits (hive, hudi) keep f (their lock objects' writes are left out)."""
+    f = cfg.catalog.linearization_fraction
+    if (profile_of(cfg).cas_checked_at_completion and cfg.catalog.backend == "storage"
+            and cfg.log_store.kind is None and cfg.lock.variant is None):
+        f = 1.0
+    return dict(cf=f, cg=1.0 - f)
 
 
 def _resends(cfg: Config) -> dict:

@@ -1,10 +1,13 @@
 """A storage client's resends of a request answered 429 (docs/MODEL.md, "Storage clients' resend policies").
 
 Each client sleeps, resends, and gives the request up after a count of resends or a deadline counted from its
-first send; the request then fails, and the commit with it. `object_store` (delta-rs) and `google_java`
-(Iceberg's GCSFileIO) run their sources' backoff, each sleep drawn from the one before; the retry policies of
-`sim.model.retry` (today's `exponential` and the others) run their table, with no limit unless one is given.
+first send; the request then fails, and the commit with it. `object_store` (delta-rs), `google_java` (Iceberg's
+GCSFileIO), `gax` (Google's Java client before its own backoff) and `azure_java` (Azure's Java v12 client) run
+their sources' backoff; the retry policies of `sim.model.retry` (today's `exponential` and the others) run their
+table, with no limit unless one is given.
 """
+import numpy as np
+
 from .draws import take
 from .jit import model_function
 from .retry import delay_ms
@@ -65,6 +68,36 @@ def _aws_dynamodb(m, k):
 
 
 @model_function
+def _gax(m, j, k):
+    """gax's `ExponentialRetryAlgorithm.createNextAttempt`: the k-th resend's delay is the initial delay, then the
+    multiplier x the previous delay (before jitter, whole ms), capped at the maximum; the sleep is
+    `nextLong(delay)`, uniform over the whole ms in [0, delay)."""
+    p = m.p
+    tx = m.tx[j]
+    d = p.throttle_base_ms
+    if k > 1:
+        d = np.floor(p.throttle_factor * tx.resend_delay_ms)
+        if d > p.throttle_max_ms:
+            d = p.throttle_max_ms
+    tx.resend_delay_ms = d
+    return np.floor(d * take(m, Src.THROTTLE))
+
+
+@model_function
+def _azure_java(m, k):
+    """Azure's Java v12 `RequestRetryOptions.calculateDelayInMs` (exponential): the k-th resend (try k + 1)
+    sleeps (factor^k - 1) x the retry delay, capped at the maximum; no jitter."""
+    p = m.p
+    c = 1.0
+    for _ in range(k):                               # products, not a power: the same float in both engines
+        c *= p.throttle_factor
+    d = (c - 1.0) * p.throttle_base_ms
+    if d > p.throttle_max_ms:
+        d = p.throttle_max_ms
+    return d
+
+
+@model_function
 def next_delay_ms(m, j, k, elapsed_ms):
     """The sleep before resending transaction j's request, answered its k-th 429 in a row `elapsed_ms` after its
     first send; GIVE_UP once k - 1 resends reached the limit, or past the deadline (object_store: elapsed >
@@ -77,6 +110,13 @@ def next_delay_ms(m, j, k, elapsed_ms):
         if elapsed_ms >= p.throttle_deadline_ms:
             return GIVE_UP
         return _google_java(m, j, k, elapsed_ms)
+    if kind == Policy.GAX:                           # shouldRetry: no time left once the sleep is added
+        d = _gax(m, j, k)
+        if elapsed_ms + d >= p.throttle_deadline_ms:
+            return GIVE_UP
+        return d
+    if kind == Policy.AZURE_JAVA:                    # no deadline: only tryTimeout, per try
+        return _azure_java(m, k)
     if elapsed_ms > p.throttle_deadline_ms:
         return GIVE_UP
     if kind == Policy.OBJECT_STORE:

@@ -10,7 +10,7 @@ from .jit import model_function
 from .state import Policy, Src
 
 CLIENTS = {"object_store": Policy.OBJECT_STORE, "google_java": Policy.GOOGLE_JAVA,
-           "aws_dynamodb": Policy.AWS_DYNAMODB}
+           "aws_dynamodb": Policy.AWS_DYNAMODB, "gax": Policy.GAX, "azure_java": Policy.AZURE_JAVA}
 
 
 def exponential_delay_ms(base_ms: float, factor: float, max_ms: float, k: int) -> float:

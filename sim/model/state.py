@@ -129,6 +129,8 @@ class Params(NamedTuple):
     """The run's parameters, fixed for its length (`sim.model.params.params_of`)."""
     f: float                     # a catalog operation takes effect at f of its latency ...
     g: float                     # ... and its caller learns the answer (1 - f) later
+    cf: float                    # a storage object's conditional write: where the store checks it (f, or 1: at its
+    cg: float                    # completion, S3's "first write to finish succeeds"), and 1 - cf
     duration_ms: float
     window_lo_ms: float
     window_hi_ms: float
@@ -246,7 +248,7 @@ REASONS = ("", "retries_exhausted", "validation_failed", "unfinished", "throttle
 OPS = ("fa", "vo")
 NA, FALSE, TRUE = I(-1), I(0), I(1)
 # retry policies; the last two only as storage clients' resend policies (`sim.model.resend`)
-Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA AWS_DYNAMODB")
+Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA AWS_DYNAMODB GAX AZURE_JAVA")
 # random sources, the index of each in `Model.draws` (docs/MODEL.md, "Randomness"): declared in `sim.rng.SOURCES`
 SRC_SOURCES = model_sources()           # the sources' declarations, in `Src` order
 Src = _codes("Src", " ".join(s.code for s in SRC_SOURCES))

@@ -124,8 +124,13 @@ def probe(m, j, name, before):
 
 @model_function
 def next_write(m, j, pc, before):
-    """Start a conditional write (a CAS, or a log entry's put-if-absent) `before` ms from now."""
-    return start(m, j, Src.CAS, pc, before)
+    """Start a conditional write (a CAS, or a log entry's put-if-absent) `before` ms from now: its effect point
+    is where its store checks it (`m.p.cf` of its latency)."""
+    L = take(m, Src.CAS)
+    tx = m.tx[j]
+    tx.op_latency_ms = L
+    tx.pc = pc
+    return before + m.p.cf * L
 
 
 @model_function
@@ -156,26 +161,26 @@ def resend(m, j, now):
     ends aborted (`throttled`): neither delta-rs nor Iceberg retries a commit on a storage error."""
     tx = m.tx[j]
     t = tx.table
-    answer_in = m.p.g * tx.op_latency_ms
+    answer_in = m.p.cg * tx.op_latency_ms
     if history.on(m):
         history.throttled(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), tx.seq,
                           now + answer_in)
-    delay = throttled_delay(m, j, now, answer_in)
+    delay = throttled_delay(m, j, now, answer_in, m.p.cf)
     if delay == GIVE_UP:
         return end(m, j, now, Outcome.ABORTED, Reason.THROTTLED, now + answer_in)
     return next_write(m, j, tx.pc, answer_in + delay)
 
 
 @model_function
-def throttled_delay(m, j, now, answer_in):
-    """Transaction j's request was answered 429 `answer_in` from now: counted, and the client's sleep before its
-    resend, or GIVE_UP (`sim.model.resend`)."""
+def throttled_delay(m, j, now, answer_in, f):
+    """Transaction j's request, which took effect at `f` of its latency, was answered 429 `answer_in` from now:
+    counted, and the client's sleep before its resend, or GIVE_UP (`sim.model.resend`)."""
     tx = m.tx[j]
     tx.throttled += 1
     k = tx.throttled_in_row + 1
     tx.throttled_in_row = k
     if k == 1:
-        tx.request_sent_ms = now - m.p.f * tx.op_latency_ms
+        tx.request_sent_ms = now - f * tx.op_latency_ms
     return next_delay_ms(m, j, k, now + answer_in - tx.request_sent_ms)
 
 

@@ -1,0 +1,124 @@
+"""What a store does with concurrent writes to one key (docs/MODEL.md, "Concurrent writes to one object"): where
+S3 checks a conditional write, and which writes that moves; GCS's per-object limit under the measured set."""
+from __future__ import annotations
+
+import pytest
+
+from sim.config import from_dict
+from sim.engines import make_engine
+from sim.model.params import params_of
+from sim.model.state import Src
+
+HEAD_MS = (1.0, 61.0)     # writer 0's HEAD, then writer 1's
+CAS_MS = (100.0, 20.0)    # the first conditional write sent (writer 0's), then the second (writer 1's)
+GET_MS = 5.0
+
+
+def _two_writers(tmp_path, profile_set: str) -> dict:
+    """Two writers, one op each on one object: HEAD, GET, conditional PUT. Every latency is fixed (the draws are
+    set below); a sigma above 0 only makes each request a draw of its own."""
+    prov = tmp_path / "checked.yaml"
+    requests = ("min_latency_ms: 0.001\nget: {median_ms: 5, sigma: 0.01}\n"
+                "put: {base_ms: 5, ms_per_mib: 0, sigma: 0.01}\ncas: {median_ms: 20, sigma: 0.01}\n")
+    indented = "".join(f"  {line}\n" for line in requests.splitlines())
+    prov.write_text(f"name: checked\ndescription: fixed latencies\n{requests}measured:\n"
+                    f"  description: the same, checked at completion\n{indented}"
+                    "  head: {median_ms: 5, sigma: 0.01}\n  cas_checked_at_completion: true\n")
+    return {"duration_ms": 10_000, "warmup_ms": 0, "cooldown_ms": 0, "drain_limit_ms": 10_000,
+            "storage": {"provider": str(prov), "profile_set": profile_set},
+            "commit": {"shape": "object", "max_retries": 0},
+            "workload": {"runtime": {"median_ms": 0, "sigma": 0, "min_ms": 0},
+                         "writers": {"count": 2, "commits": 1}}}
+
+
+def _run_fixed(data: dict, engine: str):
+    """Run with the HEAD (under the seed set, the HEAD's GET-profile draw), GET and CAS draws fixed: writer 0
+    sends its conditional write at 1 + 5 = 6 ms and it takes 100 ms; writer 1 sends its at 61 + 5 = 66 ms and it
+    takes 20 ms. Their midpoints: 56 and 76 ms; their completions: 106 and 86 ms."""
+    cfg = from_dict(data)
+    eng = make_engine(cfg, 0, True, engine)
+    m = eng.r.m
+    own_head = m.p.own_head
+
+    def fix(src, values):
+        at, step = m.draw_at[src], m.step[src]
+        assert step == 1
+        for k, v in enumerate(values):
+            m.draws[at + k] = v
+    fix(Src.HEAD if own_head else Src.GET, HEAD_MS)   # the seed set's HEAD is a GET-profile draw
+    fix(Src.READ, (GET_MS, GET_MS))
+    fix(Src.CAS, CAS_MS)
+    eng.run()
+    rec = eng.records_frame().sort_values("writer")
+    return rec, eng.history_frame()
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+def test_s3_the_write_that_finishes_first_wins_whoever_started_first(tmp_path, engine):
+    """S3: "the first write operation to finish succeeds" (userguide/conditional-writes.html). Writer 0 reads
+    first and sends its conditional write first, but writer 1's finishes first: under the measured set (checked
+    at completion) writer 1 commits and writer 0 fails; under the seed set (checked at half its latency) writer
+    0's write takes effect before writer 1 reads."""
+    rec, hist = _run_fixed(_two_writers(tmp_path, "measured"), engine)
+    assert rec["outcome"].tolist() == ["aborted", "committed"]
+    cas = hist[hist["kind"] == "cas"].sort_values("time_ms")
+    assert cas["time_ms"].tolist() == pytest.approx([86.0, 106.0])      # effect points: the completions
+    assert (cas["answer_ms"] == cas["time_ms"]).all()                    # the answer at once
+    assert rec["end_ms"].tolist() == pytest.approx([106.0, 86.0])
+    rec, hist = _run_fixed(_two_writers(tmp_path, "seed"), engine)
+    cas = hist[hist["kind"] == "cas"].sort_values("time_ms")
+    assert cas["time_ms"].tolist() == pytest.approx([56.0, 76.0])
+    # checked at half its latency, writer 0's write takes effect (56 ms) before writer 1 reads (63.5 ms): both commit
+    assert rec["outcome"].tolist() == ["committed", "committed"]
+    assert rec["end_ms"].tolist() == pytest.approx([106.0, 86.0])
+
+
+NEEDS = {"rest": ("catalog",), "service-pointer": ("catalog",), "hive": ("catalog", "lock"),
+         "hudi": ("lock",), "delta-dynamodb": ("log_store",)}   # round trips with no public figure
+
+
+def test_where_the_check_applies():
+    """At completion only for a storage object's conditional write under a set that says so (S3 and S3 Express,
+    measured); a service's CAS, a DynamoDB log store's PutItem and the locked designs keep the catalog's
+    fraction; the seed set is unchanged (cf = f, cg = g)."""
+    def p(**over):
+        return params_of(from_dict(over), False)[0]
+    for prov in ("s3", "s3x"):
+        q = p(**{"storage": {"provider": prov, "profile_set": "measured"}})
+        assert (q.cf, q.cg, q.f) == (1.0, 0.0, 0.5)
+        q = p(**{"storage": {"provider": prov}})
+        assert (q.cf, q.cg) == (q.f, q.g)
+    for prov in ("azure", "azurex", "gcp"):
+        q = p(**{"storage": {"provider": prov, "profile_set": "measured"}})
+        assert (q.cf, q.cg) == (q.f, q.g)
+    for design in ("rest", "service-pointer", "delta-dynamodb", "hive", "hudi"):
+        over = {"catalog": {"latency_ms": 5}, "log_store": {"latency_ms": 5}, "lock": {"latency_ms": 5}}
+        over = {k: v for k, v in over.items() if k in NEEDS.get(design, ())}
+        q = p(**{"design": design, "storage": {"provider": "s3", "profile_set": "measured"}, **over})
+        assert (q.cf, q.cg) == (q.f, q.g), design
+    for design in ("file", "log", "fs-table"):
+        q = p(**{"design": design, "storage": {"provider": "s3", "profile_set": "measured"}})
+        assert q.cf == 1.0, design
+
+
+def test_a_measured_set_may_have_a_limit_of_its_own(tmp_path):
+    """A measured set's `mutation_rate_per_s` and `mutation_burst` replace the provider's under that set only;
+    without them it inherits the provider's; a burst with no rate is an error naming its path."""
+    from sim.providers import ProviderError, load_provider
+    base = ("name: lim\ndescription: d\nmin_latency_ms: 1\nget: {median_ms: 5, sigma: 0.1}\n"
+            "put: {base_ms: 5, ms_per_mib: 0, sigma: 0.1}\ncas: {median_ms: 20, sigma: 0.1}\n"
+            "mutation_rate_per_s: 1\n")
+    measured = ("measured:\n  description: m\n  min_latency_ms: 1\n  get: {median_ms: 5, sigma: 0.1}\n"
+                "  head: {median_ms: 5, sigma: 0.1}\n  put: {base_ms: 5, ms_per_mib: 0, sigma: 0.1}\n"
+                "  cas: {median_ms: 20, sigma: 0.1}\n")
+    own, inherit, bad = (tmp_path / f"{n}.yaml" for n in ("own", "inherit", "bad"))
+    own.write_text(base + measured + "  mutation_rate_per_s: 2.5\n  mutation_burst: 4\n")
+    inherit.write_text(base + measured)
+    bad.write_text(base + measured + "  mutation_burst: 4\n")
+    seed, m = load_provider(str(own)), load_provider(str(own), "measured")
+    assert (seed.mutation_rate_per_s, seed.mutation_burst) == (1.0, 1.0)
+    assert (m.mutation_rate_per_s, m.mutation_burst) == (2.5, 4.0)
+    m = load_provider(str(inherit), "measured")
+    assert (m.mutation_rate_per_s, m.mutation_burst) == (1.0, 1.0)
+    with pytest.raises(ProviderError, match=r"bad.yaml.measured.mutation_burst: needs mutation_rate_per_s"):
+        load_provider(str(bad), "measured")
