@@ -230,9 +230,10 @@ def main(argv=None) -> int:
                 *dispersion(Path(args.cache) / "brute"), ""]
     if args.full:
         knees = pd.read_parquet(Path(args.full) / "knees.parquet")
-        ok = knees[knees["status"] == "ok"]
+        ok = knees[knees["knee_status"] == "ok"]
         out += ["## Full 4c knee search\n",
-                f"{len(knees)} cells ({len(ok)} ok; statuses: {knees['status'].value_counts().to_dict()}); "
+                f"{len(knees)} cells ({len(ok)} ok; knee statuses: {knees['knee_status'].value_counts().to_dict()}; "
+                f"searches: {knees['status'].value_counts().to_dict()}); "
                 f"{int(knees['runs'].sum())} runs ({int(knees['pilot_runs'].sum())} of them short pilot runs), "
                 f"{knees['simulated_hours'].sum():.1f} simulated hours "
                 "(the grid: 900 runs, 900 simulated hours); CI half-width / rate: median "
@@ -241,26 +242,30 @@ def main(argv=None) -> int:
                 f"median {ok['full_runs'].median():g}, max {ok['full_runs'].max():g} (in the fit: median "
                 f"{ok['fit_runs'].median():g}); stopped by: "
                 f"{knees['stopped'].value_counts().to_dict()}.\n"]
-        table = knees[["provider", "num_tables", "fast_append_ratio", "status", "offered_cps", "offered_cps_low",
-                       "offered_cps_high", "ci95_halfwidth_rel", "throughput_cps", "throughput_cps_ci95",
-                       "full_runs", "fit_runs", "stopped", "runs", "simulated_hours"]].copy()
+        table = knees[["provider", "num_tables", "fast_append_ratio", "status", "knee_status", "offered_cps",
+                       "offered_cps_low", "offered_cps_high", "ci95_halfwidth_rel", "knee_throughput_cps",
+                       "knee_throughput_cps_low", "knee_throughput_cps_high", "full_runs", "fit_runs", "stopped",
+                       "runs", "simulated_hours"]].copy()
         if args.grid:
             from sim.report.aggregate import knee_table
             res = pd.read_parquet(Path(args.grid) / "results.parquet")
             gk = knee_table(res, ["provider", "num_tables", "fast_append_ratio"])
-            table = table.merge(gk[["provider", "num_tables", "fast_append_ratio", "knee_throughput_cps",
-                                    "knee_inter_arrival"]], on=["provider", "num_tables", "fast_append_ratio"],
-                                how="left")
+            keys = ["provider", "num_tables", "fast_append_ratio"]
+            gk = gk[keys + [c for c in gk.columns if c.startswith("knee_")]]
+            table = table.merge(gk.rename(columns={c: f"grid_{c}" for c in gk.columns if c not in keys}),
+                                on=keys, how="left")
         table.to_csv(HERE / "knee_4c.csv", index=False)
-        md = ["| provider | tables | FA ratio | knee arrivals/s [95 % CI] | half-width | knee c/s | full runs (in fit) "
-              "| stopped | runs | simulated hours | grid knee c/s | grid knee at ms |",
+        from sim.knee.status import knee_text
+        md = ["| provider | tables | FA ratio | knee [95 % CI] | offered arrivals/s [95 % CI] | half-width "
+              "| full runs (in fit) | stopped | runs | simulated hours | grid knee [95 % CI] | grid knee at ms |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for _, r in table.iterrows():
-            md.append(f"| {r['provider']} | {r['num_tables']} | {r['fast_append_ratio']} | {r['offered_cps']:.3g} "
-                      f"[{r['offered_cps_low']:.3g}, {r['offered_cps_high']:.3g}] | {r['ci95_halfwidth_rel']:.1%} | "
-                      f"{r['throughput_cps']:.3g} | {r['full_runs']} ({r['fit_runs']}) | {r['stopped']} | {r['runs']} | "
-                      f"{r['simulated_hours']:.2f} | {r.get('knee_throughput_cps', float('nan')):.3g} | "
-                      f"{r.get('knee_inter_arrival', float('nan')):g} |")
+            grid = knee_text(r, "grid_") if "grid_knee_status" in r else "-"
+            md.append(f"| {r['provider']} | {r['num_tables']} | {r['fast_append_ratio']} | {knee_text(r)} | "
+                      f"{r['offered_cps']:.3g} [{r['offered_cps_low']:.3g}, {r['offered_cps_high']:.3g}] | "
+                      f"{r['ci95_halfwidth_rel']:.1%} | {r['full_runs']} ({r['fit_runs']}) | {r['stopped']} | "
+                      f"{r['runs']} | {r['simulated_hours']:.2f} | {grid} | "
+                      f"{r.get('grid_knee_inter_arrival', float('nan')):.4g} |")
         note = "No grid given (--grid): no grid knees.\n"
         if args.grid:
             versions = grid_versions(Path(args.grid))
