@@ -66,9 +66,7 @@ def on_acquire(m, j, now):
     _enqueue(m, k, j, now)
     tx.pc = PC.POOL_WAIT
     if m.p.pool_timeout_ms > 0.0:
-        r = m.run[0]
-        r.timer = j
-        r.timer_ms = m.p.pool_timeout_ms
+        fifo.ask_timer(m, j, m.p.pool_timeout_ms)
     return PARKED
 
 

@@ -35,3 +35,12 @@ def remove(m, q, j):
 
 
 OWNS = dict(effect_points=(), fields=("queue_next",), params=(), sources=())
+
+
+@model_function
+def ask_timer(m, j, after_ms):
+    """Waiter j, parked in a queue, asks the engine for a timer in `after_ms` (the engine then calls the design's
+    `timer`, which says whether j gives its wait up): one ask per event, taken by the engine after the handler."""
+    r = m.run[0]
+    r.timer = j
+    r.timer_ms = after_ms

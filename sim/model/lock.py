@@ -228,9 +228,7 @@ def _park(m, j, now):
     tx = m.tx[j]
     tx.lock_deadline_ms = now + m.p.lock_timeout_ms
     tx.pc = PC.LOCK_WAIT
-    r = m.run[0]
-    r.timer = j
-    r.timer_ms = m.p.lock_timeout_ms
+    fifo.ask_timer(m, j, m.p.lock_timeout_ms)
     return PARKED
 
 
