@@ -179,3 +179,17 @@ def test_a_provider_without_the_set_is_a_config_error_on_the_set(tmp_path):
     with pytest.raises(ConfigError) as exc:
         from_dict({"storage": {"provider": str(f), "profile_set": "measured"}})
     assert exc.value.path == "storage.profile_set" and "has no 'measured' profile set (it has: seed)" in str(exc.value)
+
+
+WRITE_UP_EXPERIMENTS = ["1", "2", "3a", "3b", "4a", "4a-zipf", "4a-knee", "4b", "4b-zipf", "4b-knee", "4c", "4c-knee",
+                        *(f"published/{n}" for n in ("1", "2", "3a", "3b", "4a", "4a-zipf", "4b", "4b-zipf", "4c"))]
+
+
+@pytest.mark.parametrize("name", WRITE_UP_EXPERIMENTS)
+def test_write_up_experiments_name_the_seed_set(name):
+    """They reproduce the write-up whatever the default set is: each names the set it ran on, in its base."""
+    from pathlib import Path
+    from sim.sweep.spec import load
+    sweep = load(Path(__file__).resolve().parents[1] / "experiments" / f"{name}.yaml")
+    assert sweep.base["storage"]["profile_set"] == "seed"
+    assert {p.config.storage.profile_set for p in sweep.points} == {"seed"}
