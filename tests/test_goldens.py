@@ -3,9 +3,9 @@ per-transaction records, histories and summaries pinned there, bit for bit.
 
 The fast engine reruns every golden. The SimPy engine reruns, in the default suite, each golden that
 tests/test_fast_engine.py's identity tests do not run (the smoke sweep's and 4c's runs, and cases whose stored
-config differs from today's, as the throttled ones pinned with another checkout's provider path): for the others,
-the fast engine's digests here and the identity test's equality of both engines' records and history (the summary
-is a function of them) already hold the SimPy engine to the digests. Its reruns of those are marked `slow`
+config differs from today's, as the throttled ones, whose provider path is stored relative to the repository):
+for the others, the fast engine's digests here and the identity test's equality of both engines' records and
+history (the summary is a function of them) already hold the SimPy engine to the digests. Its reruns of those are marked `slow`
 (`python -m pytest -q -m '' tests/test_goldens.py` reruns every golden on both engines, about 3 minutes)."""
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "golden"))
-from make import compute  # noqa: E402
+from make import compute, config_of  # noqa: E402
 
-from sim.config import from_dict  # noqa: E402
 from test_fast_engine import identical_runs  # noqa: E402
 
 GOLDEN = json.loads((Path(__file__).resolve().parent / "golden" / "digests.json").read_text())
@@ -29,7 +28,7 @@ def _cases():
     for name in sorted(GOLDEN):
         g = GOLDEN[name]
         yield pytest.param(name, "fast", id=f"{name}-fast")
-        covered = (from_dict(g["config"]).hash, g["replication"]) in both
+        covered = (config_of(g["config"]).hash, g["replication"]) in both
         yield pytest.param(name, "simpy", id=f"{name}-simpy", marks=[pytest.mark.slow] if covered else [])
 
 

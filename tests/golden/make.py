@@ -15,6 +15,7 @@ off): a new set of goldens, not a re-pin.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sys
@@ -75,8 +76,8 @@ def configs() -> dict[str, tuple[dict, int]]:
     from sim.sweep.runner import tasks_of
     from sim.sweep.spec import load as load_sweep
 
-    out = {f"case_{name}": (merge(BASE, d), 0) for name, d in sorted(CASES.items())}
-    out["case_retry_mixed_md_r1"] = (merge(BASE, CASES["retry_mixed_md"]), 1)
+    out = {f"case_{name}": (portable(merge(BASE, d)), 0) for name, d in sorted(CASES.items())}
+    out["case_retry_mixed_md_r1"] = (portable(merge(BASE, CASES["retry_mixed_md"])), 1)
     sweep = load_sweep(ROOT / "experiments" / "smoke.yaml")
     for task in tasks_of(sweep):
         out[f"smoke_{task['key']}"] = (task["config"], task["replication"])
@@ -88,11 +89,28 @@ def configs() -> dict[str, tuple[dict, int]]:
     return out
 
 
-def compute(name: str, data: dict, replication: int, engine: str) -> dict:
-    """Digests of one run."""
+def portable(data: dict) -> dict:
+    """A provider file of this repository named by its path relative to the repository, not to this machine:
+    the path is part of the config's hash (its seeds), so a golden pinned with an absolute path would load, and
+    reproduce, only in the checkout it was pinned in."""
+    provider = data.get("storage", {}).get("provider")
+    if isinstance(provider, str) and Path(provider).is_absolute() and Path(provider).is_relative_to(ROOT):
+        data = {**data, "storage": {**data["storage"], "provider": Path(provider).relative_to(ROOT).as_posix()}}
+    return data
+
+
+def config_of(data: dict):
+    """A stored config, its relative provider paths read from the repository whatever the working directory."""
     from sim.config import from_dict
+    with contextlib.chdir(ROOT):
+        return from_dict(data)
+
+
+def compute(name: str, data: dict, replication: int, engine: str) -> dict:
+    """Digests of one run (from the repository: a relative provider path is read when the run starts, too)."""
     from sim.run import run
-    r = run(from_dict(data), replication, history=True, engine=engine)
+    with contextlib.chdir(ROOT):
+        r = run(config_of(data), replication, history=True, engine=engine)
     return {"records": digest_frame(r.records, PINNED["records"]),
             "history": digest_frame(r.history, PINNED["history"]),
             "summary": digest_summary(r.summary), "transactions": int(len(r.records))}
