@@ -1,0 +1,51 @@
+"""The designs knees of the lock-service designs with their services' own capacity (docs/MODEL.md, "Iceberg on the
+Hive Metastore" and "Delta on S3 with DynamoDB"): `hive` (HMS's NEXT_LOCK_ID row, shared by every table) with HMS at a
+stated 10 and 50 ms, and `delta-dynamodb` (the DynamoDB table's read capacity, shared by every table) with DynamoDB
+at a stated 10 ms; open-loop arrivals, FastAppends, the model's 1 h runs, on s3 at 1, 10 and 50 tables. Each cell
+is one `python -m sim knee` search (its defaults), run one after another, as benchmarks/server_knees.py's.
+
+    python benchmarks/lock_service_knees.py                 # prints the table (about 6 min of CPU)
+    python benchmarks/lock_service_knees.py --out DIR       # keep the searches' runs and knee.json files in DIR
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from server_knees import DESIGNS_BASE, _cell, knee  # noqa: E402
+
+TABLES = (1, 10, 50)
+# (row label, the design and its service's stated round trip)
+SERVICES = (("hive, HMS 10 ms", {"design": "hive", "catalog.latency_ms": 10.0}),
+            ("hive, HMS 50 ms", {"design": "hive", "catalog.latency_ms": 50.0}),
+            ("delta-dynamodb, DynamoDB 10 ms", {"design": "delta-dynamodb", "log_store.latency_ms": 10.0}))
+
+
+def service_row(label: str, sets: dict, out: Path) -> str:
+    """One design's row: its designs knee at each table count."""
+    name = label.split(",")[0] + "-" + label.split()[-2]
+    base = {"workload": DESIGNS_BASE["workload"]}
+    return f"| {label} | " + " | ".join(
+        _cell(knee(base, {**sets, "storage.provider": "s3", "workload.num_tables": n}, out / f"{name}-{n}"), "cps")
+        for n in TABLES) + " |"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "results" / "lock-service-knees")
+    out = ap.parse_args(argv).out
+    lines = ["| design | " + " | ".join(f"s3, {n} table{'s' if n > 1 else ''}" for n in TABLES) + " |",
+             "|---" * (len(TABLES) + 1) + "|"]
+    for label, sets in SERVICES:
+        lines.append(service_row(label, sets, out))
+        print(lines[-1], flush=True)
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
