@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from server_knees import DESIGNS_BASE, _cell, knee  # noqa: E402
+from server_knees import DESIGNS_BASE, knee  # noqa: E402
 
 TABLES = (1, 10, 50)
 # (row label, the design and its service's stated round trip)
@@ -25,12 +25,19 @@ SERVICES = (("hive, HMS 10 ms", {"design": "hive", "catalog.latency_ms": 10.0}),
             ("delta-dynamodb, DynamoDB 10 ms", {"design": "delta-dynamodb", "log_store.latency_ms": 10.0}))
 
 
+def _cell(k: dict) -> str:
+    """A knee, commits/s [95 % CI]; an unbounded side is "?" (an undecided search says so)."""
+    lo, hi = (f"{b:.3g}" if b is not None else "?" for b in k["offered_cps_ci95"])
+    value = f"{k['offered_cps']:.3g} [{lo}, {hi}]"
+    return value if k.get("decided", True) else value + " (undecided)"
+
+
 def service_row(label: str, sets: dict, out: Path) -> str:
     """One design's row: its designs knee at each table count."""
     name = label.split(",")[0] + "-" + label.split()[-2]
     base = {"workload": DESIGNS_BASE["workload"]}
     return f"| {label} | " + " | ".join(
-        _cell(knee(base, {**sets, "storage.provider": "s3", "workload.num_tables": n}, out / f"{name}-{n}"), "cps")
+        _cell(knee(base, {**sets, "storage.provider": "s3", "workload.num_tables": n}, out / f"{name}-{n}"))
         for n in TABLES) + " |"
 
 
