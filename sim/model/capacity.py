@@ -1,7 +1,9 @@
 """A catalog server's finite capacity (docs/MODEL.md, "Server capacity"; `catalog.server`): its database's
 connection pools and its row locks, each a count of units with a FIFO queue (`Model.pl`: row SERVER_POOL the
 server's pool, Lakekeeper's write pool and the one pool of the others; READ_POOL Lakekeeper's read pool, which its
-loadTable takes; from ROW_LOCKS on one row lock per table, a pool of one).
+loadTable takes; from ROW_LOCKS on one row lock per table, a pool of one). Design hive (no server pool) uses row
+NEXT_LOCK_ID for HMS's one NEXT_LOCK_ID row: every lock() takes it (`take_row`) and holds it for a time of its own
+(`hold_for`), then releases it as a connection is (`on_release`).
 
 A request on a pool (`transaction.pooled`) first asks for a connection when it would start (`POOL_ACQUIRE`): it
 gets one if one is free, else it queues and waits (`PARKED`, `POOL_WAIT`) until a release hands it one: the engine
