@@ -124,11 +124,12 @@ ABOUT = {
     "log": "Delta Lake on an object store as delta-rs commits: put-if-absent log entries",
     "log-spark": "Delta Lake as Delta Spark commits (its GCS log store, Google's Java client)",
     "hive": "Iceberg's HiveCatalog on the Hive Metastore: alter_table under HMS's table lock (without the lock: "
-            "`service-pointer`); needs `catalog.latency_ms` or `catalog.latency` (HMS's, its lock's too)",
+            "`service-pointer`), every lock() holding the metastore's one NEXT_LOCK_ID row; needs "
+            "`catalog.latency_ms` or `catalog.latency` (HMS's, its lock's too)",
     "hudi": "Apache Hudi's optimistic concurrency control under a ZooKeeper lock; needs `lock.latency_ms` or "
             "`lock.latency`",
     "delta-dynamodb": "Delta Lake on S3 with Delta Spark's S3DynamoDBLogStore: the put-if-absent is a conditional "
-                      "PutItem in a DynamoDB table of 5 write units a second shared by every table; needs "
+                      "PutItem in a DynamoDB table of 5 write and 5 read units a second shared by every table; needs "
                       "`log_store.latency_ms` or `log_store.latency`",
 }
 

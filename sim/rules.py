@@ -41,7 +41,10 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
              "lock_scope": lock.scope if lock.variant is not None else "table" if row_locks else None,
              "log_store": cfg.log_store.kind is not None,
              "lock_fifo": lock.discipline in ("fifo_notify", "fifo_poll") or row_locks,
-             "lock_object": lock.variant == "storage"}
+             "lock_object": lock.variant == "storage", "read_rate_per_s": None, "read_burst": 1.0}
+    if cfg.log_store.kind == "dynamodb":   # its table's read capacity, with the write capacity's burst
+        rate = float(cfg.log_store.read_capacity_per_s)
+        rules["read_rate_per_s"], rules["read_burst"] = rate, max(1.0, rate * float(cfg.log_store.burst_s))
     limit = mutation_limit(cfg, profile)
     if limit is not None:
         rules["mutation_rate_per_s"], rules["mutation_burst"] = limit

@@ -32,4 +32,9 @@ default keeps the old behaviour, a faster engine with the same records) leave it
 #    5 s; the reference server's ClientPoolImpl has none): the server answers 500, which the Iceberg client does not
 #    retry, so the transaction ends aborted (`pool_timeout`). Results of runs where a request of those variants
 #    waited 5 s for a connection change (overloaded servers); every other run keeps its results (goldens)
-MODEL_VERSION = 7
+# 8: the lock services' own capacity: every HMS lock() holds the metastore's one NEXT_LOCK_ID row (a pool of one
+#    shared by every table) a third of its round trip (`lock.next_lock_id_share`); Delta's DynamoDB log store's reads
+#    (each LIST's Query, each attempt's GetItem) take its table's 5 read units a second (`read_capacity_per_s`),
+#    resent when throttled. Results of configs naming hive (lock.variant hms) or delta-dynamodb change; every
+#    other configuration keeps its results (goldens)
+MODEL_VERSION = 8

@@ -187,3 +187,63 @@ def test_variants_and_their_rules():
                                                                    "reread_before_cas": True}}})
     with pytest.raises(ConfigError, match="catalog.server.pool_connections"):
         from_dict({**cfg, "catalog": {"latency_ms": 5, "server": {"variant": "polaris", "pool_connections": 0}}})
+
+
+# ------------------------------------------------------------------------------------------ HMS's NEXT_LOCK_ID row
+
+def _hive(writers: int, share: float, commits: int = 40) -> dict:
+    """Iceberg on HMS (design hive): closed-loop writers, writer w on its own table w (no table lock is ever
+    contended), no work between commits; every lock() holds the metastore's one NEXT_LOCK_ID row `share` of its
+    round trip S."""
+    return {"design": "hive", "storage": {"provider": PROVIDER}, "catalog": {"latency_ms": S},
+            "lock": {"next_lock_id_share": share}, "io": {"manifest_list_bytes": 0, "table_metadata_bytes": 0},
+            "duration_ms": 1e9, "warmup_ms": 0, "cooldown_ms": 0, "drain_limit_ms": 1e9,
+            "workload": {"num_tables": writers, "writers": {"count": writers, "commits": commits, "tables": "owned"},
+                         "runtime": {"median_ms": 0, "sigma": 0, "min_ms": 0}}}
+
+
+def test_hms_row_default_share_and_one_writer_unchanged():
+    """The row's default hold is 3 of the lock() RPC's 9 database round trips (its enqueue's SELECT ... FOR
+    UPDATE to its COMMIT); within the RPC's answer (1 - f of it), so one writer's commits take what they took
+    without the row, to the bit, and never wait for it."""
+    assert from_dict({"design": "hive", "catalog": {"latency_ms": S}}).lock.next_lock_id_share == 3 / 9
+    with_row, _ = _run(_hive(1, 3 / 9), history=True)
+    without, _ = _run(_hive(1, 0.0))
+    assert (with_row["pool_wait_ms"] == 0).all()
+    assert (with_row["end_ms"].to_numpy() == without["end_ms"].to_numpy()).all()
+
+
+def test_hms_row_serialises_every_tables_lock_calls():
+    """N writers on N different tables share one NEXT_LOCK_ID row, each lock() holding it h = share x S: lock()
+    calls (one a commit here) never exceed 1 / h a ms; once the row is saturated (N h above a commit's C) every
+    commit takes N h: N more writers add N h, where without the row nothing would queue."""
+    share = 0.45
+    h = share * S
+    one, _ = _run(_hive(1, share))
+    c = float((one["end_ms"] - one["arrival_ms"]).iloc[0])
+    for n in (2, 8, 16, 24, 32):
+        rec, _ = _run(_hive(n, share), history=n == 24)
+        assert (rec["outcome"] == "committed").all() and (rec["lock_requests"] == 1).all()
+        assert len(rec) / rec["end_ms"].max() <= 1 / h + 1e-12
+        free, _ = _run(_hive(n, 0.0))
+        assert (free["pool_wait_ms"] == 0).all()
+        mid = rec[(rec["txn"] >= len(rec) // 4) & (rec["txn"] < 3 * len(rec) // 4)]
+        latency = (mid["end_ms"] - mid["arrival_ms"]).mean()
+        if n * h > 1.2 * c:                                   # saturated: the row is the bottleneck
+            assert latency == pytest.approx(n * h, rel=0.02)
+            assert mid["pool_wait_ms"].mean() > 0
+            assert len(rec) / rec["end_ms"].max() >= 0.95 / h and len(free) / free["end_ms"].max() > 1.3 / h
+        else:
+            assert latency < 1.2 * c
+
+
+@pytest.mark.parametrize("d, path", [
+    ({"design": "hive", "catalog": {"latency_ms": 5}, "lock": {"next_lock_id_share": 1.0}}, "lock.next_lock_id_share"),
+    ({"design": "hive", "catalog": {"latency_ms": 5}, "lock": {"discipline": "fifo_notify"}},
+     "lock.next_lock_id_share"),
+    ({"design": "hudi", "lock": {"latency_ms": 5, "next_lock_id_share": 0.3}}, "lock.next_lock_id_share"),
+])
+def test_hms_row_config_errors(d, path):
+    with pytest.raises(ConfigError) as err:
+        from_dict(d)
+    assert str(err.value).startswith(path)

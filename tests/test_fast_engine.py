@@ -329,11 +329,21 @@ CASES = {
                                               "workload": {"inter_arrival": {"mean_ms": 300}}}),
     # Delta's DynamoDB log store: the shared write capacity, the SDK's resends of both PutItems, give-ups
     "delta_dynamodb": merge(CONTENDED, {"design": "delta-dynamodb", "log_store": {
-        "latency": {"median_ms": 6, "sigma": 0.5}, "burst_s": 2}}),
+        "latency": {"median_ms": 6, "sigma": 0.5}, "burst_s": 2, "read_capacity_per_s": 1000}}),
     "delta_dynamodb_light": merge(CONTENDED, {"design": "delta-dynamodb", "log_store": {"latency_ms": 5},
                                               "workload": {"inter_arrival": {"mean_ms": 400}}}),
     "writers_delta_dynamodb": _writers({"count": 4, "think_ms": 200}, {
         "design": "delta-dynamodb", "log_store": {"latency_ms": 4, "write_capacity_per_s": 8, "burst_s": 1}}),
+    # ... its read capacity binding first: throttled Queries and GetItems, resent and given up
+    "delta_dynamodb_reads": merge(CONTENDED, {"design": "delta-dynamodb", "log_store": {
+        "latency_ms": 5, "write_capacity_per_s": 100, "read_capacity_per_s": 3, "burst_s": 1}}),
+    # HMS's NEXT_LOCK_ID row: many tables' lock() calls queue for it (a long hold, ties at constant latencies)
+    "hive_next_lock_id": merge(CONTENDED, {"design": "hive", "catalog": {"latency_ms": 20},
+                                           "lock": {"next_lock_id_share": 0.45},
+                                           "workload": {"num_tables": 20, "inter_arrival": {"mean_ms": 30}}}),
+    "writers_hive_next_lock_id": _writers({"count": 12, "tables": "owned"}, {
+        "design": "hive", "catalog": {"latency_ms": 6}, "lock": {"next_lock_id_share": 0.9},
+        "workload": {"num_tables": 12}}),
 }
 
 

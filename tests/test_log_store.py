@@ -31,7 +31,11 @@ def checked(d: dict):
     cfg = from_dict(d)
     res = run(cfg, 0, history=True)
     rules = checker_rules(cfg, load_provider(cfg.storage.provider))
-    assert rules["log_store"] and rules["mutation_rate_per_s"] == 5.0 and rules["mutation_burst"] == 1500.0
+    ls = cfg.log_store
+    assert rules["log_store"] and rules["mutation_rate_per_s"] == ls.write_capacity_per_s
+    assert rules["read_rate_per_s"] == ls.read_capacity_per_s
+    assert rules["mutation_burst"] == rules["read_burst"] * ls.write_capacity_per_s / ls.read_capacity_per_s \
+        or ls.burst_s == 0
     assert check_history(res.history, **rules) == []
     return res
 
@@ -78,8 +82,10 @@ def test_write_capacity_is_shared_by_every_table():
 
 def test_sdk_resends_with_equal_jitter_then_gives_up():
     """A throttled PutItem is resent by the AWS SDK v1's DynamoDB policy: the k-th sleep is c/2 + U(0, c/2),
-    c = min(500 x 2^(k-1), 20000) ms; after 10 resends the 11th 429 fails the commit (`throttled`)."""
-    res = checked(ddb(workload={"num_tables": 4, "inter_arrival": {"mean_ms": 100}}))
+    c = min(500 x 2^(k-1), 20000) ms; after 10 resends the 11th 429 fails the commit (`throttled`). (Read capacity
+    to spare: only writes are throttled here.)"""
+    res = checked(ddb(workload={"num_tables": 4, "inter_arrival": {"mean_ms": 100}},
+                      log_store={"read_capacity_per_s": 1000}))
     rec = res.records
     gave_up = rec[rec["reason"] == "throttled"]
     assert len(gave_up) > 50
@@ -99,17 +105,23 @@ def test_sdk_resends_with_equal_jitter_then_gives_up():
     assert np.allclose(sleeps.mean(axis=0), 0.75 * ceil, rtol=0.15)
 
 
-def test_checker_rejects_capacity_taken_from_an_empty_table():
-    """Invariant 6 on the log store's one bucket: a completion write that found no capacity cannot be ok."""
-    cfg = from_dict(ddb(workload={"num_tables": 4, "inter_arrival": {"mean_ms": 150}}))
+@pytest.mark.parametrize("kind, read_capacity, what", [
+    ("store_write", 1000, "write to the log store's table at"),    # reads to spare: the writes run out
+    ("store_read", 5, "read of the log store's table (its read capacity)"),
+])
+def test_checker_rejects_capacity_taken_from_an_empty_table(kind, read_capacity, what):
+    """Invariant 6 on the log store's buckets: a completion write, or a read, that found no capacity cannot be ok."""
+    cfg = from_dict(ddb(workload={"num_tables": 4, "inter_arrival": {"mean_ms": 150}},
+                        log_store={"read_capacity_per_s": read_capacity}))
     res = run(cfg, 0, history=True)
     h = res.history.copy()
     rules = checker_rules(cfg, load_provider(cfg.storage.provider))
-    throttled = h.index[(h["kind"] == "store_write") & ~h["ok"]]
+    assert check_history(h, **rules) == []
+    throttled = h.index[(h["kind"] == kind) & ~h["ok"]]
     assert len(throttled) > 0
     h.loc[throttled[0], "ok"] = True
     v = check_history(h, **rules)
-    assert v and v[0].invariant == 6 and "log store's table" in v[0].message
+    assert v and v[0].invariant == 6 and what in v[0].message
 
 
 @pytest.mark.parametrize("d,path", [
@@ -146,3 +158,41 @@ def test_writers_outlast_their_throttled_completions():
     ended = last[last["outcome"] != "unfinished"]
     # it ended so late that its completion's resends (at most ~110 s) or its next tick reach the end of the run
     assert (ended["end_ms"] > SHORT["duration_ms"] - 120_000).all()
+
+
+def test_reads_per_commit_are_two_per_attempt():
+    """A commit of a attempts reads 2a items: its snapshot read's Query, each attempt's consistent GetItem of the
+    previous entry, and the Query of each LIST after a lost race (1 + a + (a - 1)); with read capacity to spare
+    none is throttled."""
+    res = checked(ddb(workload={"num_tables": 1, "inter_arrival": {"mean_ms": 400}},
+                      log_store={"read_capacity_per_s": 1000}))
+    h, rec = res.history, res.records
+    done = rec[rec["outcome"] == "committed"]
+    reads = h[h["kind"] == "store_read"]
+    assert reads["ok"].all()
+    per_txn = reads.groupby("txn").size()
+    assert (done["attempts"] > 1).sum() > 20                     # lost races: LISTs and their Queries
+    assert (per_txn.reindex(done["txn"]).to_numpy() == 2 * done["attempts"].to_numpy()).all()
+
+
+def test_reads_throttled_at_the_read_rate():
+    """The table's read capacity (`provisionedThroughput.rcu`, 5 by default) bounds every table's reads together:
+    at 2 read units a second and a burst of one, the reads that found capacity never exceed 2 a second (plus the
+    one unit it starts with), and an overloaded store serves nearly that many; a read given up ends its commit
+    `throttled`, where writes to spare throttle none."""
+    assert from_dict(ddb()).log_store.read_capacity_per_s == 5.0
+    res = checked(ddb(workload={"num_tables": 10, "inter_arrival": {"mean_ms": 500}},
+                      log_store={"read_capacity_per_s": 2, "write_capacity_per_s": 1000, "burst_s": 0}))
+    h, rec = res.history, res.records
+    reads = h[h["kind"] == "store_read"]
+    ok = reads[reads["ok"]]["time_ms"].to_numpy()
+    for lo in np.arange(0, ok.max() - 10_000, 5_000):
+        n = ((ok >= lo) & (ok < lo + 10_000)).sum()
+        assert n <= 2 * 10 + 1
+    lo, hi = SHORT["warmup_ms"], SHORT["duration_ms"] - SHORT["cooldown_ms"]
+    assert ((ok >= lo) & (ok < hi)).sum() / ((hi - lo) / 1000) > 1.8        # while arrivals come: saturated
+    assert (~reads["ok"]).sum() > 0 and (h[h["kind"] == "store_write"]["ok"]).all()
+    gave_up = rec[rec["reason"] == "throttled"]
+    assert len(gave_up) > 0
+    last = h[h["txn"].isin(gave_up["txn"]) & h["kind"].isin(["store_read", "cas", "throttled"])].groupby("txn").last()
+    assert (last["kind"] == "store_read").all() and (~last["ok"].astype(bool)).all()

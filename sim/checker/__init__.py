@@ -55,7 +55,9 @@ Catalog designs (docs/MODEL.md, "Named designs"), chosen by the keyword argument
   it as an attempt).
 - `log_store=True` (Delta's DynamoDB log store, protocol log): the limit of invariant 6 is the store's
   table's write capacity, one bucket for every table; `store_write` rows (an entry's completion write,
-  after its commit: allowed after its transaction's end) take from it too, `ok` if they found capacity.
+  after its commit: allowed after its transaction's end) take from it too, `ok` if they found capacity;
+  `store_read` rows (a Query, a GetItem) take from its read capacity (`read_rate_per_s`, `read_burst`), and
+  one throttled is the last request of a transaction that ends `throttled` when its client gave it up.
 - `lock_scope="table"|"global"` (a commit lock, `lock_fifo` for its FIFO disciplines): `lock_request`,
   `lock_grant`, `lock_release` and `lock_timeout` rows replay the locks; a release may follow its
   transaction's end (its commit ended the transaction; the unlock takes effect after), and a

@@ -28,7 +28,8 @@ class Replay:
     def __init__(self, scope: str = "global", protocol: str = "rewrite",
                  mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0,
                  version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
-                 lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False):
+                 lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False,
+                 read_rate_per_s: float | None = None, read_burst: float = 1.0):
         if lock_scope not in (None,) + SCOPES:
             raise ValueError(f"lock_scope must be None or one of {SCOPES}, not {lock_scope!r}")
         if scope not in SCOPES:
@@ -39,13 +40,14 @@ class Replay:
         log = protocol == "log"
         design = Design(per_table=log or scope == "table", log=log, version_files=version_files)
         self.ledger = ledger = Ledger()
-        self.tokens = tokens = Tokens(ledger, design, buckets, log_store)
+        reads = None if read_rate_per_s is None else Buckets(read_rate_per_s, read_burst)
+        self.tokens = tokens = Tokens(ledger, design, buckets, log_store, reads)
         self.locks = locks = Locks(ledger, tokens, lock_scope, lock_fifo, lock_object)
         self.catalog = catalog = Catalog(ledger, design, reread_before_cas, tokens, locks)
         self.routes = {
             "begin": ledger.begin, "read": catalog.read, "prepare": catalog.prepare, "cas": catalog.cas,
             "throttled": catalog.throttled, "end": catalog.end, "final": catalog.final,
-            "store_write": tokens.store_write, "lock_request": locks.route(locks.request),
+            "store_write": tokens.store_write, "store_read": tokens.store_read, "lock_request": locks.route(locks.request),
             "lock_grant": locks.route(locks.grant), "lock_release": locks.route(locks.release),
             "lock_timeout": locks.route(locks.timeout), "lock_write": locks.route(locks.write),
         }
@@ -92,7 +94,8 @@ class Replay:
 def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str = "rewrite",
                   mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0,
                   version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
-                  lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False) -> list[Violation]:
+                  lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False,
+                  read_rate_per_s: float | None = None, read_burst: float = 1.0) -> list[Violation]:
     """Replay `history` (FORMATS.md "History") and return every invariant violation, sorted by row.
 
     `scope` (`global` | `table`) and `protocol` (`rewrite` | `log`) are the run's `catalog.scope` and
@@ -100,14 +103,14 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
     per-object mutation limit the run enforced (None: not checked); `version_files`, `reread_before_cas`
     the run's `catalog.version_files` and `commit.reread_before_cas`; `lock_scope` the run's `lock.scope`
     (None: no lock) and `lock_fifo` whether its discipline grants in request order; `log_store` whether it ran
-    Delta's DynamoDB log store; `lock_object` whether its lock is an object in storage (the mutation limit binds its
-    writes). An empty list means all checked
+    Delta's DynamoDB log store, and `read_rate_per_s` / `read_burst` its table's read capacity (None: not checked);
+    `lock_object` whether its lock is an object in storage (the mutation limit binds its writes). An empty list means all checked
     invariants hold. The replay trusts only the order of events and the CAS outcomes; every observed
     value (read state, seq/version after a CAS, final state) is compared against the checker's own
     catalog state, which is never resynchronised to the record, so an error shows where it first happens.
     """
     replay = Replay(scope, protocol, mutation_rate_per_s, mutation_burst, version_files, reread_before_cas,
-                    lock_scope, lock_fifo, log_store, lock_object)
+                    lock_scope, lock_fifo, log_store, lock_object, read_rate_per_s, read_burst)
     missing_cols = [c for c in REQUIRED_COLUMNS if c not in history.columns]
     if missing_cols:
         return [Violation(0, -1, f"history lacks columns {missing_cols}")]

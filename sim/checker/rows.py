@@ -14,7 +14,7 @@ REQUIRED_COLUMNS = (
     "base_version", "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts",
 )
 LOCK_KINDS = {"lock_request", "lock_grant", "lock_release", "lock_timeout", "lock_write"}
-KINDS = {"begin", "read", "prepare", "cas", "throttled", "end", "final", "store_write"} | LOCK_KINDS
+KINDS = {"begin", "read", "prepare", "cas", "throttled", "end", "final", "store_write", "store_read"} | LOCK_KINDS
 # Float slack when comparing times that the engine computes as the same sum (start + latency).
 TIME_EPS_MS = 1e-6
 

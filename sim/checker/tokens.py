@@ -56,6 +56,8 @@ def object_name(design: Design, table: int, expected: int) -> tuple:
 def describe_object(name: tuple) -> str:
     if name[0] == "log store":
         return "the log store's table"
+    if name[0] == "log store reads":
+        return "the log store's table (its read capacity)"
     if name[0] == "lock object":
         return f"lock object {name[1]}"
     if name[0] == "entry":
@@ -70,8 +72,10 @@ def describe_object(name: tuple) -> str:
 class Tokens:
     """The buckets of a run's mutation limit (none: nothing to check), replayed at every conditional write."""
 
-    def __init__(self, ledger: Ledger, design: Design, buckets: Buckets | None, log_store: bool):
+    def __init__(self, ledger: Ledger, design: Design, buckets: Buckets | None, log_store: bool,
+                 reads: Buckets | None = None):
         self.ledger, self.design, self.buckets, self.log_store = ledger, design, buckets, log_store
+        self.reads = reads                             # a log store's read capacity (None: not checked)
         self.flag = ledger.flag
         self.newest_entry: dict[int, int] = {}         # log: newest entry name conditionally written, per table
 
@@ -91,25 +95,38 @@ class Tokens:
             self.flag(3, e, "completion write of an entry its transaction never created")
         self.take(e, -1, throttled=not as_bool(e.raw.ok))
 
-    def take(self, e: Event, expected: int, throttled: bool, name: tuple | None = None) -> None:
+    def store_read(self, e: Event) -> None:
+        """With Delta's DynamoDB log store: a read (a Query, a GetItem) takes a unit of the table's read capacity;
+        one given up ends its transaction `throttled`."""
+        x = self.ledger.txn_of(e)
+        if not self.log_store:
+            self.flag(0, e, "store_read row in a run without a log store")
+            return
+        throttled = not as_bool(e.raw.ok)
+        if throttled:
+            x.last_write = "throttled"
+        self.take(e, -1, throttled, name=("log store reads",), buckets=self.reads)
+
+    def take(self, e: Event, expected: int, throttled: bool, name: tuple | None = None,
+             buckets: Buckets | None = None) -> None:
         """A write needs (and takes) a token of its object's bucket; a throttled one had none."""
-        b, t = self.buckets, e.time_ms
+        b, t = buckets or self.buckets, e.time_ms
         if b is None:
             return
         if name is None:
             name = ("log store",) if self.log_store else object_name(self.design, e.table, expected)
         tokens, uncapped, last = b.tokens(name, t)
         since = f"previous write to it at t={fmt_t(last)} ms" if last > -math.inf else "first write to it"
-        what = describe_object(name)
+        what = ("read of " if name[0] == "log store reads" else "conditional write to ") + describe_object(name)
         if throttled:
             # A full bucket holds exactly `burst` tokens: with burst 1 the slack alone would excuse a 429 on
             # a full (or fresh) bucket, so judge by the level the refill reached before the cap.
             if (uncapped if b.burst >= 1 else tokens) >= 1 + TOKEN_EPS:
-                self.flag(6, e, f"conditional write to {what} throttled at t={fmt_t(t)} ms although its "
+                self.flag(6, e, f"{what} throttled at t={fmt_t(t)} ms although its "
                                 f"bucket held {tokens:.6g} tokens ({b.limit()}; {since})")
             return
         if tokens < 1 - TOKEN_EPS:
-            self.flag(6, e, f"conditional write to {what} at t={fmt_t(t)} ms found only {tokens:.6g} "
+            self.flag(6, e, f"{what} at t={fmt_t(t)} ms found only {tokens:.6g} "
                             f"tokens but was not throttled ({b.limit()}; {since}){self._ring_note(name)}")
         b.set(name, t, max(0.0, tokens - 1.0))   # clamp: report where the excess starts, once
 

@@ -78,7 +78,8 @@ SERVERLESS = {"jdbc": "the JDBC catalog has no server: the Iceberg client writes
 # DynamoDbLockManager (a held lock: sleep a 15 s lease, then try again; 3 min)
 LOCK_VARIANTS = {
     "hms": {"discipline": "fifo_poll", "timeout_ms": 180_000.0, "retries": 0, "retry_wait_ms": 0.0,
-            "poll": {"policy": "exponential", "base_ms": 50.0, "factor": 1.5, "max_ms": 5000.0, "jitter": 0.1}},
+            "poll": {"policy": "exponential", "base_ms": 50.0, "factor": 1.5, "max_ms": 5000.0, "jitter": 0.1},
+            "next_lock_id_share": 3 / 9},
     "zookeeper": {"discipline": "fifo_notify", "timeout_ms": 60_000.0, "retries": 50, "retry_wait_ms": 5000.0},
     "dynamodb": {"discipline": "race_poll", "timeout_ms": 120_000.0, "retries": 50, "retry_wait_ms": 5000.0,
                  "poll": {"policy": "fixed", "delay_ms": 1000.0}},
@@ -90,8 +91,15 @@ LOCK_VARIANTS = {
     "storage": {"discipline": "race_poll", "timeout_ms": 60_000.0, "retries": 50, "retry_wait_ms": 5000.0,
                 "poll": {"policy": "fixed", "delay_ms": 1000.0}, "validity_ms": 300_000.0},
 }
+# HMS's NEXT_LOCK_ID row (Hive 4: EnqueueLockFunction, its own transaction, TxnLockManager.enqueueLock's
+# @Transactional): a lock() with no Hive transaction (Iceberg's) runs 9 database round trips, 5 to enqueue (INSERT
+# HIVE_LOCKS; SELECT NL_NEXT ... FOR UPDATE; the batch of two UPDATEs; SAVEPOINT; COMMIT) and 4 to check
+# (CheckLockFunction: the lock's rows, the conflict query, the UPDATE, COMMIT); the row is held from the SELECT FOR
+# UPDATE to the COMMIT, about 3 of them. Assumed (no published figure): the RPC's round trip is its database round
+# trips, so the row is held 3/9 of it
 LOCK_DISCIPLINES = ("fifo_notify", "fifo_poll", "race_poll", "lease_sleep")
 
-# Delta's S3DynamoDBLogStore creates its table with 5 write capacity units (S3DynamoDBLogStore.java l.273-274);
-# DynamoDB keeps up to 300 s of unused capacity for bursts (best effort)
-LOG_STORE_DEFAULTS = {"write_capacity_per_s": 5.0, "burst_s": 300.0}
+# Delta's S3DynamoDBLogStore creates its table with 5 read and 5 write capacity units (S3DynamoDBLogStore.java
+# l.273-274, `provisionedThroughput.rcu` and `.wcu`); DynamoDB keeps up to 300 s of unused capacity for bursts
+# (best effort)
+LOG_STORE_DEFAULTS = {"write_capacity_per_s": 5.0, "read_capacity_per_s": 5.0, "burst_s": 300.0}

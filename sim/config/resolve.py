@@ -140,10 +140,16 @@ def _resolve_lock(cfg: Config) -> Lock:
         return lk
     _require(lk, path, ("variant",), (), "any lock key is given")
     preset = LOCK_VARIANTS[lk.variant]
+    if lk.variant != "hms":
+        _require(lk, path, (), ("next_lock_id_share",), f"variant is {lk.variant} (HMS's NEXT_LOCK_ID row)")
     poll = lk.poll or (RetryPolicy(**preset["poll"]) if "poll" in preset else None)
     lk = _with_defaults(lk, scope="table", discipline=preset["discipline"], timeout_ms=preset["timeout_ms"],
                         retries=preset["retries"], retry_wait_ms=preset["retry_wait_ms"], poll=poll,
-                        lease_ms=preset.get("lease_ms"), validity_ms=preset.get("validity_ms"))
+                        lease_ms=preset.get("lease_ms"), validity_ms=preset.get("validity_ms"),
+                        next_lock_id_share=preset.get("next_lock_id_share"))
+    if lk.next_lock_id_share and lk.discipline != "fifo_poll":
+        raise ConfigError(f"{path}.next_lock_id_share", "HMS's NEXT_LOCK_ID row is held by its lock() RPC, which "
+                          "answers WAITING and is polled: discipline fifo_poll (or set 0)")
     if lk.variant == "storage":   # a lock object in the provider: its GETs and conditional PUTs, its mutation limit
         _require(lk, path, (), ("latency_ms", "latency"), "variant is storage (the provider's latencies)")
         if lk.discipline != "race_poll":

@@ -68,7 +68,8 @@ class Lock:
     table or one for every table (`scope`); its service answers each request in `latency_ms` (or the lognormal
     `latency`; HMS's defaults to the catalog's); a waiter waits by `discipline`, polling after `poll`'s sleeps
     (`lease_ms` for lease_sleep); a request not granted `timeout_ms` after it reached the service is given up, and
-    asked again after `retry_wait_ms` `retries` times before the lock call fails its commit attempt."""
+    asked again after `retry_wait_ms` `retries` times before the lock call fails its commit attempt. HMS only: each
+    `lock()` holds the metastore's one NEXT_LOCK_ID row for `next_lock_id_share` of its round trip (0: not modelled)."""
     variant: str = _spec(None, choices=tuple(LOCK_VARIANTS))
     scope: str = _spec(None, choices=("table", "global"))
     discipline: str = _spec(None, choices=LOCK_DISCIPLINES)
@@ -80,6 +81,8 @@ class Lock:
     retries: int = _spec(None, ge=0)
     retry_wait_ms: float = _spec(None, ge=0)
     validity_ms: float = _spec(None, gt=0)
+    # not seeded: a hold draws nothing (a share of the lock() RPC's drawn latency)
+    next_lock_id_share: float = _spec(None, ge=0, lt=1, late=True, seeded=False)
 
 
 @dataclass(frozen=True)
@@ -87,13 +90,16 @@ class LogStore:
     """Delta's external log store (docs/MODEL.md, "Delta on S3 with DynamoDB"): `kind: dynamodb` commits a log entry
     by a conditional PutItem in a DynamoDB table (round trip `latency_ms` or the lognormal `latency`), whose write
     capacity (`write_capacity_per_s` units, `burst_s` of unused capacity kept) every table using it shares; a
-    throttled write is resent by the AWS SDK's policy (`retry`)."""
+    throttled write is resent by the AWS SDK's policy (`retry`); its reads (a consistent GetItem or Query, one unit
+    each) take units of its read capacity (`read_capacity_per_s`, the same `burst_s`), resent by the same policy."""
     kind: str = _spec(None, choices=("dynamodb",))
     latency_ms: float = _spec(None, ge=0)
     latency: LatencySpec = _spec(None)
     write_capacity_per_s: float = _spec(None, gt=0)
     burst_s: float = _spec(None, ge=0)
     retry: "RetryPolicy" = _spec(None)
+    # not seeded: switching it compares the same draws
+    read_capacity_per_s: float = _spec(None, gt=0, late=True, seeded=False)
 
 
 @dataclass(frozen=True)

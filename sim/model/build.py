@@ -18,7 +18,8 @@ from .designs import design_of
 from .draws import GET_EVENTS, gets_for
 from .params import Delays, params_of
 from .sources import ARRIVAL_CHUNK, Arrivals, conflict_table, expected_arrivals, sources_of
-from .capacity import ROW_LOCKS
+from .capacity import NEXT_LOCK_ID, ROW_LOCKS
+from .log_store import READ_BUCKET
 from .state import ARRIVAL, BUCKET, HIST, LK, N_SRC, PC, POOL, RUN, WR, Model, Need, Params, Src
 
 HIST_CHUNK = 1 << 20      # history rows per buffer
@@ -63,6 +64,8 @@ class Run:
         per_name = (p.log or p.version_files) and p.throttle and not p.log_store and not p.lock
         n_entries = counted if per_name else 1
         n_buckets = n_tables + (n_tables if p.version_files and p.throttle else 0) + (n_entries if per_name else 0)
+        if p.log_store:   # its table's write capacity (bucket 0) and read capacity (READ_BUCKET)
+            n_buckets = max(n_buckets, READ_BUCKET + 1)
         tx = slots_mod.blank(n_slots)
         run = np.zeros(1, dtype=RUN)
         run["free_slots"] = n_slots
@@ -82,7 +85,7 @@ class Run:
             bo_cat=delays.catalog, bo_tab=delays.table, bo_thr=delays.throttle,
             lanes=np.zeros(max(1, cfg.io.max_parallel, p.snapshot_max_parallel), dtype=np.float64),
             # every bucket starts full: a full burst, last updated at -inf
-            bk=_full_buckets(n_buckets, p.mutation_burst),
+            bk=_buckets(n_buckets, p),
             bk_head=np.full(n_tables, -1, dtype=np.int64),
             bk_prev=np.full(n_entries, -1, dtype=np.int64),
             wr=np.zeros(max(1, p.writers), dtype=WR), bo_srv=delays.server,
@@ -182,13 +185,15 @@ def _free_locks(n: int) -> np.ndarray:
 
 def _pools(cfg: Config, p: Params) -> np.ndarray:
     """A server's database (`sim.model.capacity`): its pool, its read pool (none: 0 connections), then with row
-    locks one per table, each free; no one queued."""
+    locks one per table, each free; no one queued. HMS (design hive): row NEXT_LOCK_ID is its NEXT_LOCK_ID row."""
     srv = cfg.catalog.server
     pl = np.zeros(ROW_LOCKS + (cfg.workload.num_tables if p.row_locks else 0), dtype=POOL)
     pl["head"] = pl["tail"] = -1
     if p.server:
         pl["free"][:ROW_LOCKS] = srv.pool_connections, srv.read_pool_connections or 0
         pl["free"][ROW_LOCKS:] = 1
+    if p.hms_row_share > 0.0:   # HMS: its one NEXT_LOCK_ID row, a pool of one
+        pl["free"][NEXT_LOCK_ID] = 1
     return pl
 
 
@@ -197,6 +202,14 @@ def _drawn(tables: np.ndarray, isvo: np.ndarray, runtimes: np.ndarray) -> np.nda
     out = np.empty(len(tables), dtype=ARRIVAL)
     out["table"], out["is_vo"], out["runtime_ms"] = tables, isvo, runtimes
     return out
+
+
+def _buckets(n: int, p: Params) -> np.ndarray:
+    """The run's token buckets, each full: the mutation limit's, and a DynamoDB log store's read capacity."""
+    bk = _full_buckets(n, p.mutation_burst)
+    if p.log_store:
+        bk[READ_BUCKET] = _full_buckets(1, p.read_burst)[0]
+    return bk
 
 
 def _full_buckets(n: int, burst: float) -> np.ndarray:

@@ -1,7 +1,9 @@
 """A catalog server's finite capacity (docs/MODEL.md, "Server capacity"; `catalog.server`): its database's
 connection pools and its row locks, each a count of units with a FIFO queue (`Model.pl`: row SERVER_POOL the
 server's pool, Lakekeeper's write pool and the one pool of the others; READ_POOL Lakekeeper's read pool, which its
-loadTable takes; from ROW_LOCKS on one row lock per table, a pool of one).
+loadTable takes; from ROW_LOCKS on one row lock per table, a pool of one). Design hive (no server pool) uses row
+NEXT_LOCK_ID for HMS's one NEXT_LOCK_ID row: every lock() takes it (`take_row`) and holds it for a time of its own
+(`hold_for`), then releases it as a connection is (`on_release`).
 
 A request on a pool (`transaction.pooled`) first asks for a connection when it would start (`POOL_ACQUIRE`): it
 gets one if one is free, else it queues and waits (`PARKED`, `POOL_WAIT`) until a release hands it one: the engine
@@ -26,6 +28,7 @@ from .transaction import DONE, PARKED, start
 SERVER_POOL = 0   # rows of `Model.pl`: the server's pool ...
 READ_POOL = 1     # ... the pool its client's loads take, if it has one of their own (`Params.client_pool`)
 ROW_LOCKS = 2     # ... then table t's row lock at ROW_LOCKS + t
+NEXT_LOCK_ID = 0  # HMS (design hive, no server pool): the metastore's one NEXT_LOCK_ID row, a pool of one
 
 
 @model_function
@@ -173,6 +176,33 @@ def unlock_row(m, j, now, t):
     w = _hand_on(m, ROW_LOCKS + t)
     if w >= 0:
         _granted(m, w, now, t, m.tx[w].pool_queued_ms)
+
+
+# ------------------------------------------------------------------------------------------ a row held for a time
+
+@model_function
+def take_row(m, j, now, k):
+    """A request of transaction j asks for row k (a pool of one: HMS's NEXT_LOCK_ID) at its effect point: True if
+    it holds it now; else it is queued, and its design parks it until a release hands it the row (`on_release`
+    sets `tx.pool`, the engine runs it then)."""
+    if m.pl[k].free > 0:
+        m.pl[k].free -= 1
+        m.tx[j].pool = k
+        return True
+    _enqueue(m, k, j, now)
+    return False
+
+
+@model_function
+def hold_for(m, j, hold_ms, delay):
+    """Transaction j holds its row `hold_ms` from now, then releases it (`POOL_RELEASE`, an event of its own: a
+    waiter gets it at that instant); it goes on at its next event, `delay` from now, or at the release if that
+    comes later (a request answers after its row's release)."""
+    tx = m.tx[j]
+    tx.pool_resume_pc = tx.pc
+    tx.pool_resume_ms = delay - hold_ms if delay > hold_ms else 0.0
+    tx.pc = PC.POOL_RELEASE
+    return hold_ms
 
 
 # ------------------------------------------------------------------------------------------ its effect points

@@ -68,7 +68,10 @@ def on_log_base(m, j, now):
     v = read_catalog(m, j, now, L)
     tx.validated = v                                 # the entries in its snapshot need no check
     tx.prepared = v
-    pending = m.p.g * L + log_store.query_ms(m) + snapshot_ms(m, j, v)
+    if m.p.log_store:                                # its LIST Queries the store first (the runtime end is set then)
+        return log_store.query(m, j, m.p.g * L, snapshot_ms(m, j, v) + tx.runtime_ms,
+                               PC.LOG_LIST if m.p.refresh_first else PC.LOG_CREATE)
+    pending = m.p.g * L + snapshot_ms(m, j, v)
     tx.runtime_end_ms = now + pending + tx.runtime_ms
     pending += tx.runtime_ms
     if m.p.refresh_first:
@@ -84,18 +87,25 @@ def on_list(m, j, now):
     tx = m.tx[j]
     L = tx.op_latency_ms
     v = read_catalog(m, j, now, L)
-    pending = m.p.g * L + log_store.query_ms(m)
     checked = tx.validated
     n = v - checked
+    pending = m.p.g * L
+    checks = 0.0                                     # the same after the answer (with a log store, its Query's)
     if n > 0 and not m.p.object_shape:
-        pending += gets_ms(m, j, n)
+        d = gets_ms(m, j, n)
+        pending += d
+        checks += d
     tx.validated = v
     tx.prepared = v
     aborted = tx.is_vo != 0 and real_conflict(m, n)
     if n > 0 and m.p.snapshot_update and not aborted and not m.p.object_shape:
-        pending += _update_ms(m, j, n)
+        d = _update_ms(m, j, n)
+        pending += d
+        checks += d
     if history.on(m):
         history.prepare(m, now, j, tx.table, v, checked, v)
+    if m.p.log_store:
+        return log_store.query(m, j, m.p.g * L, checks, PC.DONE if aborted else PC.LOG_CREATE)
     if aborted:
         return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + pending)
     return _create(m, j, pending)
@@ -106,7 +116,7 @@ def _create(m, j, pending):
     """Create the next entry `pending` ms from now (with Delta's DynamoDB log store, after its checks and the
     entry's temp file: its conditional PutItem is the create)."""
     if m.p.log_store:
-        pending += log_store.before_create_ms(m, j)
+        return log_store.check_then_create(m, j, pending)
     return next_write(m, j, PC.LOG_CREATE, pending)
 
 

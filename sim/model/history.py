@@ -84,6 +84,14 @@ def store_write(m, now, j, t, ok, answer):
 
 
 @model_function
+def store_read(m, now, j, t, ok, answer):
+    """Delta's DynamoDB log store: a read (a LIST's Query, an attempt's GetItem) at its effect point: `ok` if it
+    found read capacity, else it was throttled."""
+    _row(m, Kind.STORE_READ, now, j, t, NA, NA, NA, TRUE if ok else FALSE, NA, NA, NA, answer, Outcome.NONE,
+         Reason.NONE, NA)
+
+
+@model_function
 def lock_write(m, now, j, t, k, ok):
     """A storage lock's write to its lock object (an acquire's or a release's conditional PUT) at its effect point:
     `ok` if it found a token of the object's mutation limit, else it was answered 429."""

@@ -110,7 +110,18 @@ def _lock(cfg: Config, policy: int, jitter: float) -> dict:
                 lock_retries=lk.retries or 0,
                 lock_retry_wait_ms=lk.retry_wait_ms or 0.0, lock_lease_ms=lk.lease_ms or 0.0, policy_lock=policy,
                 jitter_lock=jitter, hudi=lk.variant is not None and cfg.commit.protocol == "log",
-                clock_skew_wait_ms=cfg.commit.clock_skew_wait_ms or 0.0, log_store=cfg.log_store.kind is not None)
+                clock_skew_wait_ms=cfg.commit.clock_skew_wait_ms or 0.0, log_store=cfg.log_store.kind is not None,
+                hms_row_share=(lk.next_lock_id_share or 0.0) if lk.variant == "hms" else 0.0, **_store_reads(cfg))
+
+
+def _store_reads(cfg: Config) -> dict:
+    """The DynamoDB log store's read capacity (`sim.model.log_store`): units a ms and the burst kept (at least one
+    unit), as the write capacity's (`sim.rules.mutation_limit`); none without a store."""
+    ls = cfg.log_store
+    if ls.kind is None:
+        return dict(read_rate_per_ms=0.0, read_burst=0.0)
+    rate = float(ls.read_capacity_per_s)
+    return dict(read_rate_per_ms=rate / 1000.0, read_burst=max(1.0, rate * float(ls.burst_s)))
 
 
 def _log(cfg: Config) -> dict:

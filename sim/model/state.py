@@ -65,7 +65,10 @@ TX = np.dtype([
     ("pool_resume_pc", I),       # where it goes on after its connection's release at its request's answer ...
     ("pool_resume_ms", F),       # ... and how long after that release
     ("pool_queued_ms", F),       # when it joined its queue
-    ("pool_wait_ms", F),         # time it waited for connections, summed
+    ("pool_wait_ms", F),         # time it waited for connections (HMS: for its NEXT_LOCK_ID row), summed
+    # Delta's DynamoDB log store (sim/model/log_store.py): where a transaction goes on after its read of the store
+    # in flight is answered (PC), and the time from that answer to its next step
+    ("store_next", I), ("store_after_ms", F),
 ])
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
@@ -206,6 +209,9 @@ class Params(NamedTuple):
     hudi: bool                   # the log protocol under a lock: Hudi's OCC (sim/model/designs/hudi.py)
     clock_skew_wait_ms: float    # ... TrueTime's sleep under the lock per instant time generated
     log_store: bool              # Delta's DynamoDB log store: the entry's conditional PutItem commits it
+    read_rate_per_ms: float      # ... its table's read capacity (units a ms; every read takes one) and burst
+    read_burst: float
+    hms_row_share: float         # HMS: each lock() holds the NEXT_LOCK_ID row this share of its round trip (0: none)
 
 
 def _codes(name: str, names: str, first: int = 0, kind=int):
@@ -234,11 +240,15 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
                   # for one, releases it at its answer; a REST server's re-read before its UPDATE, and its wait for a
                   # row lock (sim/model/designs/rest.py)
                   " POOL_ACQUIRE POOL_WAIT POOL_RELEASE SRV_REREAD SRV_ROW_WAIT"
-                  " POOL_TIMEOUT")   # ... a request given up after its pool's acquire timeout
+                  " POOL_TIMEOUT"    # ... a request given up after its pool's acquire timeout
+                  " HMS_ROW_WAIT"    # HMS: a lock() waiting for the NEXT_LOCK_ID row (sim/model/designs/hive.py)
+                  # Delta's DynamoDB log store: a LIST's Query of the newest entry, an attempt's GetItem of the
+                  # previous one (sim/model/log_store.py)
+                  " STORE_QUERY STORE_GET")
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT"
-                      " STORE_WRITE LOCK_WRITE", kind=I)
+                      " STORE_WRITE LOCK_WRITE STORE_READ", kind=I)
 KINDS = tuple(k.lower() for k in Kind._fields)
 Outcome = _codes("Outcome", "NONE COMMITTED ABORTED UNFINISHED", kind=I)
 OUTCOMES = ("", "committed", "aborted", "unfinished")

@@ -27,9 +27,14 @@ def on(m):
 @model_function
 def admit(m, slot, now):
     """Take a token from bucket `slot` at time `now`; False: none there, the request is throttled."""
-    burst = m.p.mutation_burst
+    return take_token(m, slot, now, m.p.mutation_rate_per_ms, m.p.mutation_burst)
+
+
+@model_function
+def take_token(m, slot, now, rate_per_ms, burst):
+    """Take a token from bucket `slot`, refilled at `rate_per_ms` up to `burst`, at time `now` (False: none)."""
     b = m.bk[slot]
-    tokens = b.tokens + m.p.mutation_rate_per_ms * (now - b.last_ms)
+    tokens = b.tokens + rate_per_ms * (now - b.last_ms)
     if tokens > burst:
         tokens = burst
     b.last_ms = now

@@ -15,6 +15,8 @@ def step(m, j, now):
     pc = m.tx[j].pc
     if pc == PC.LOG_COMPLETE:
         return log_store.on_complete(m, j, now)
+    if pc == PC.STORE_QUERY or pc == PC.STORE_GET:
+        return log_store.on_read(m, j, now)
     return delta.route(m, j, now, pc)
 
 

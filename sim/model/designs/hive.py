@@ -14,13 +14,17 @@ latency), with the client writing the table's metadata.json, and the commit poin
   refresh, prepare again (its metadata.json was deleted), lock again.
 So a writer that waited behind any commit always fails its compare: one winner per round, as under a CAS, plus the
 queue and the poll gaps.
+Every lock() RPC (a request and each re-request) takes HMS's one NEXT_LOCK_ID row at its effect point, shared by
+every table (`sim.model.capacity`, a pool of one, FIFO): a lock() that finds it held waits, parked, and its enqueue
+runs when the row is handed to it; the holder releases it `hms_row_share` of the RPC's round trip later.
 """
-from .. import catalog, history, iceberg, lock
+from .. import capacity, catalog, history, iceberg, lock
+from ..capacity import NEXT_LOCK_ID
 from ..draws import take
 from ..jit import handler, model_function
 from ..retry import conflict_delay
 from ..state import PC, Outcome, Reason, Src
-from ..transaction import AGAIN, end, next_read, next_write, read_catalog
+from ..transaction import AGAIN, PARKED, end, next_read, next_write, read_catalog
 
 
 @model_function
@@ -81,9 +85,44 @@ def on_unlocked(m, j, now):
     return next_read(m, j, PC.BACKOFF_READ, answer_in + delay)
 
 
+@model_function
+def _row_hold_ms(m, j, now):
+    """A lock() RPC's effect point: HMS's enqueueLock takes the metastore's one NEXT_LOCK_ID row (`SELECT ... FOR
+    UPDATE`) and holds it to its transaction's COMMIT, `hms_row_share` of the RPC's round trip (0: not modelled;
+    -1: the row is held by another lock(), and this one waits for it, parked)."""
+    tx = m.tx[j]
+    if m.p.hms_row_share <= 0.0:
+        return 0.0
+    if not capacity.take_row(m, j, now, NEXT_LOCK_ID):
+        tx.pc = PC.HMS_ROW_WAIT
+        return -1.0
+    return m.p.hms_row_share * tx.op_latency_ms
+
+
+@model_function
+def _row_handed(m, j, now):
+    """A lock() that waited for the NEXT_LOCK_ID row holds it now (a release handed it on): its enqueue (the lock
+    request's effect point) runs now, and it holds the row its share of the RPC's round trip."""
+    tx = m.tx[j]
+    tx.pool_wait_ms += now - tx.pool_queued_ms
+    tx.pc = PC.LOCK_REQUEST
+    return m.p.hms_row_share * tx.op_latency_ms
+
+
 @handler
 def step(m, j, now):
-    """Transaction j's handler for the effect point it waits at (`sim.model.designs`)."""
+    """Transaction j's handler for the effect point it waits at (`sim.model.designs`); a lock() RPC first takes
+    HMS's NEXT_LOCK_ID row (waits for it), and releases it its hold later, an event of its own."""
+    pc = m.tx[j].pc
+    if pc == PC.POOL_RELEASE:
+        return capacity.on_release(m, j, now)
+    hold = 0.0
+    if pc == PC.HMS_ROW_WAIT:
+        hold = _row_handed(m, j, now)
+    elif pc == PC.LOCK_REQUEST:
+        hold = _row_hold_ms(m, j, now)
+        if hold < 0.0:
+            return PARKED
     while True:
         pc = m.tx[j].pc
         if pc == PC.HIVE_CHECK:
@@ -101,6 +140,8 @@ def step(m, j, now):
         else:
             delay = iceberg.route(m, j, now, pc)
         if delay != AGAIN:
+            if hold > 0.0:
+                return capacity.hold_for(m, j, hold, delay)
             return delay
 
 
@@ -111,5 +152,5 @@ timer = lock.on_timer   # a parked lock waiter's timer: whether it gives its wai
 # (benchmarks/compile.py, 2026-11-26): the engine's `compiling the model ...` line quotes it
 COMPILE_S = 10
 
-OWNS = dict(effect_points=("HIVE_LOCKED", "HIVE_CHECK", "HIVE_ALTER", "HIVE_UNLOCKED"), fields=("deletes",),
-            params=(), sources=("DELETE",))
+OWNS = dict(effect_points=("HIVE_LOCKED", "HIVE_CHECK", "HIVE_ALTER", "HIVE_UNLOCKED", "HMS_ROW_WAIT"),
+            fields=("deletes",), params=("hms_row_share",), sources=("DELETE",))
