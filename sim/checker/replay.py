@@ -47,7 +47,8 @@ class Replay:
         self.routes = {
             "begin": ledger.begin, "read": catalog.read, "prepare": catalog.prepare, "cas": catalog.cas,
             "throttled": catalog.throttled, "end": catalog.end, "final": catalog.final,
-            "store_write": tokens.store_write, "store_read": tokens.store_read, "lock_request": locks.route(locks.request),
+            "store_write": tokens.store_write, "store_read": tokens.store_read,
+            "lock_request": locks.route(locks.request),
             "lock_grant": locks.route(locks.grant), "lock_release": locks.route(locks.release),
             "lock_timeout": locks.route(locks.timeout), "lock_write": locks.route(locks.write),
         }
@@ -104,8 +105,8 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
     the run's `catalog.version_files` and `commit.reread_before_cas`; `lock_scope` the run's `lock.scope`
     (None: no lock) and `lock_fifo` whether its discipline grants in request order; `log_store` whether it ran
     Delta's DynamoDB log store, and `read_rate_per_s` / `read_burst` its table's read capacity (None: not checked);
-    `lock_object` whether its lock is an object in storage (the mutation limit binds its writes). An empty list means all checked
-    invariants hold. The replay trusts only the order of events and the CAS outcomes; every observed
+    `lock_object` whether its lock is an object in storage (the mutation limit binds its writes). An empty list
+    means all checked invariants hold. The replay trusts only the order of events and the CAS outcomes; every observed
     value (read state, seq/version after a CAS, final state) is compared against the checker's own
     catalog state, which is never resynchronised to the record, so an error shows where it first happens.
     """
