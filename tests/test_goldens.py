@@ -6,7 +6,8 @@ tests/test_fast_engine.py's identity tests do not run (the smoke sweep's and 4c'
 config differs from today's, as the throttled ones, whose provider path is stored relative to the repository):
 for the others, the fast engine's digests here and the identity test's equality of both engines' records and
 history (the summary is a function of them) already hold the SimPy engine to the digests. Its reruns of those are
-marked `slow` (`python -m pytest -q -m '' tests/test_goldens.py` reruns every golden on both engines, about 3 minutes)."""
+marked `slow` (`python -m pytest -q -m '' tests/test_goldens.py` reruns every golden on both engines, about 3
+minutes)."""
 from __future__ import annotations
 
 import json
