@@ -14,7 +14,7 @@ from helpers import run_cli
 from sim.config import ConfigError, from_dict
 from sim.knee import WRITERS_PARAM, Crossing, Fit, KneeSearch, KneeSpec, parse_spec
 from sim.report import write_report
-from sim.sweep.knee import knee_json, run_knee_sweep
+from sim.sweep.knee import knee_json, run_knee_sweep, run_searches
 from sim.sweep.spec import parse
 
 PER_WRITER = 60          # window transactions of one writer in a full run (a 30 s cycle over 30 min)
@@ -129,7 +129,20 @@ def test_one_failing_writer_is_below_range_and_passing_most_writers_above_range(
     s = _search(start=(4, 16), expansions=2)
     high = _drive(s, rng, curve=lambda n: 1.0)
     assert high["status"] == "above_range" and math.isnan(high["writers"])
-    assert sorted(p["writers"] for p in s.trace()) == [4, 16, 32, 64]      # the most writers doubled twice
+    assert sorted(p["writers"] for p in s.trace() if p["phase"] == "pilot") == [4, 16, 32, 64]   # doubled twice
+    assert [p["writers"] for p in s.trace() if p["phase"] != "pilot"] == [64]      # confirmed by one full run
+    assert high["pilot_runs"] == 4 and high["full_runs"] == 1
+
+
+def test_a_pilot_above_range_that_full_runs_fail_walks_down_to_the_knee():
+    """Short pilot runs pass at every count (their window holds only the few transactions that began in it),
+    full runs follow CURVE: the full run at the most writers fails, and the walk down finds the knee (16.3)."""
+    rng = np.random.default_rng(2)
+    s = _search(start=(1, 64), expansions=2)
+    rec = _drive(s, rng, curve=CURVE, pilot=lambda n: 1.0)
+    assert sorted(p["writers"] for p in s.trace() if p["phase"] == "pilot") == [1, 64, 128, 256]
+    assert s.full.probes[0].value == 256 and not s.full.probes[0].passes(0.95)   # the first full run
+    assert rec["status"] == "ok" and rec["writers_low"] <= 16 <= rec["writers_high"]
 
 
 def test_full_runs_walk_out_of_range_is_censored():
@@ -144,6 +157,24 @@ def test_full_runs_walk_out_of_range_is_censored():
     high = _drive(s, rng, curve=lambda n: 1.0, pilot=FEW)
     assert high["status"] == "above_range"
     assert max(p["writers"] for p in s.trace()) == 16
+
+
+def test_closed_loop_hive_on_gcp_pilot_above_range_is_checked_by_a_full_run(tmp_path):
+    """Closed-loop hive writers on gcp (HMS at 10 ms): all start together and queue for HMS's lock for minutes, so
+    a 10-min pilot's window holds only the few transactions that began in it, and every pilot count passes. The
+    full run at the most writers (256) commits few of its transactions, and the search walks down to a knee."""
+    cfg = from_dict({"design": "hive", "catalog": {"latency_ms": 10.0}, "storage": {"provider": "gcp"},
+                     "duration_ms": 3_600_000, "warmup_ms": 600_000, "cooldown_ms": 600_000,
+                     "workload": {"num_tables": 1, "writers": {"count": 1, "mode": "closed", "think_ms": 0.0},
+                                  "runtime": {"median_ms": 2000, "sigma": 0.5, "min_ms": 0}}})
+    s = KneeSearch(cfg, KneeSpec(param=WRITERS_PARAM, start=(1, 64), expansions=2))
+    rec = run_searches([s], tmp_path, jobs=1).results[0]
+    pilot = {p.value: p for p in s.pilot.points.values()}
+    assert sorted(pilot) == [1, 64, 128, 256] and all(p.passes(0.95) for p in pilot.values())
+    assert pilot[256].runs[0]["began_commit"] < 10                      # 256 writers, a handful of trials
+    top = s.full.probes[0]
+    assert top.value == 256 and top.runs[0]["began_commit"] > 500 and top.runs[0]["success_rate"] < 0.1
+    assert rec["knee_status"] == "ok" and 1 <= rec["writers"] < 8
 
 
 def test_writers_start_bracket_is_validated():

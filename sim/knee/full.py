@@ -3,7 +3,8 @@ index, so they are independent (under common random numbers two runs of one repl
 an error common to both that the fit's residuals could not see).
 
 The first runs at the pilot's guess / `pilot_bias` (1.5, from that measurement; 1 for writers, whose short runs
-are not biased; it moves only where the walk starts, not the estimate). Until the full runs bracket the
+are not biased while a transaction is short beside the window; it moves only where the walk starts, not the
+estimate); writers whose pilot passed at the most writers run there first (`KneeSearch._step_pilot`). Until the full runs bracket the
 crossing, each next one goes where they put it (`placement.walk_target`). The full-length bracket is read off a
 monotone (non-increasing, pool-adjacent-violators) fit of success over the full points, so one noisy run cannot
 pin it. While it is wider than two spreads and a standard spread, a run is added inside it
