@@ -7,6 +7,7 @@ gcp is left out: under both sets its per-object limit is the provider's bucket, 
 one-writer loop.
 
     python benchmarks/set_knees.py                  # prints the table
+    python benchmarks/set_knees.py --designs file fs-table      # some designs (log's s3x searches are the slowest)
     python benchmarks/set_knees.py --out DIR        # keep the searches' runs and knee.json files in DIR
 """
 from __future__ import annotations
@@ -33,11 +34,12 @@ WRITERS_INTERVAL_MS = 10_000
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "set-knees")
+    ap.add_argument("--designs", nargs="+", default=list(DESIGNS), choices=DESIGNS)
     args = ap.parse_args(argv)
     head = " | ".join(f"{p}, {n} table{'s' if n > 1 else ''}" for p, n in DESIGN_CELLS)
     rows = [f"| design | set | {head} | writers, s3, every {WRITERS_INTERVAL_MS // 1000} s |",
             "|---" * (len(DESIGN_CELLS) + 3) + "|"]
-    for design in DESIGNS:
+    for design in args.designs:
         for profile_set in SETS:
             sets = {"design": design, "storage.profile_set": profile_set, **SERVICE_DB.get(design, {})}
             cells = [_cell(knee(DESIGNS_BASE, {**sets, "storage.provider": p, "workload.num_tables": n},
