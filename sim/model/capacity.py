@@ -2,8 +2,8 @@
 connection pools and its row locks, each a count of units with a FIFO queue (`Model.pl`: row SERVER_POOL the
 server's pool, Lakekeeper's write pool and the one pool of the others; READ_POOL Lakekeeper's read pool, which its
 loadTable takes; from ROW_LOCKS on one row lock per table, a pool of one). Design hive (no server pool) uses row
-NEXT_LOCK_ID for HMS's one NEXT_LOCK_ID row: every lock() takes it (`take_row`) and holds it for a time of its own
-(`hold_for`), then releases it as a connection is (`on_release`).
+NEXT_LOCK_ID for HMS's one NEXT_LOCK_ID row: every lock() takes it as a connection is taken (`take_unit`), holds it
+for a time of its own, and releases it as a connection is (`after_effect`, `on_release`).
 
 A request on a pool (`transaction.pooled`) first asks for a connection when it would start (`POOL_ACQUIRE`): it
 gets one if one is free, else it queues and waits (`PARKED`, `POOL_WAIT`) until a release hands it one: the engine
@@ -50,6 +50,19 @@ def _hand_on(m, k):
     return w
 
 
+@model_function
+def take_unit(m, j, now, k):
+    """Transaction j asks pool k for a unit (a connection; HMS's NEXT_LOCK_ID row): True if it holds one now (in
+    `tx.pool`); else it is queued in order of asking, and waits until a release hands it one (`on_release` sets
+    `tx.pool`, the engine runs it then)."""
+    if m.pl[k].free > 0:
+        m.pl[k].free -= 1
+        m.tx[j].pool = k
+        return True
+    _enqueue(m, k, j, now)
+    return False
+
+
 # ------------------------------------------------------------------------------------------ connections
 
 @handler
@@ -61,12 +74,8 @@ def on_acquire(m, j, now):
     if tx.pc == PC.POOL_WAIT:
         tx.pool_wait_ms += now - tx.pool_queued_ms
         return start(m, j, tx.pool_src, tx.pool_pc, 0.0)
-    k = tx.pool_ask
-    if m.pl[k].free > 0:
-        m.pl[k].free -= 1
-        tx.pool = k
+    if take_unit(m, j, now, tx.pool_ask):
         return start(m, j, tx.pool_src, tx.pool_pc, 0.0)
-    _enqueue(m, k, j, now)
     tx.pc = PC.POOL_WAIT
     if m.p.pool_timeout_ms > 0.0:
         fifo.ask_timer(m, j, m.p.pool_timeout_ms)
@@ -101,13 +110,14 @@ def answer_in(m, j):
 def after_effect(m, j, release_in, delay):
     """A request's effect point was handled (`delay`: the handler's answer, to the next effect point, or DONE or
     PARKED): unless the transaction keeps its connection, the connection is released at the request's answer,
-    `release_in` from now (`answer_in`), and the transaction goes on from there. The next request starts after
-    this one's answer, so never before the release."""
+    `release_in` from now (`answer_in`), and the transaction goes on from there, `delay` from now, or at the release
+    if that comes later: a connection's next request starts after this one's answer, so never before the release;
+    HMS's NEXT_LOCK_ID row (`release_in` its hold) may outlast the answer, which then waits for it."""
     tx = m.tx[j]
     if release_in < 0.0 or tx.pool_keep != 0 or delay == PARKED:
         return delay
     tx.pool_resume_pc = tx.pc
-    tx.pool_resume_ms = 0.0 if delay == DONE else delay - release_in
+    tx.pool_resume_ms = delay - release_in if delay > release_in else 0.0     # DONE (< 0): ends at the release
     tx.pc = PC.POOL_RELEASE
     return release_in
 
@@ -179,31 +189,6 @@ def unlock_row(m, j, now, t):
 
 
 # ------------------------------------------------------------------------------------------ a row held for a time
-
-@model_function
-def take_row(m, j, now, k):
-    """A request of transaction j asks for row k (a pool of one: HMS's NEXT_LOCK_ID) at its effect point: True if
-    it holds it now; else it is queued, and its design parks it until a release hands it the row (`on_release`
-    sets `tx.pool`, the engine runs it then)."""
-    if m.pl[k].free > 0:
-        m.pl[k].free -= 1
-        m.tx[j].pool = k
-        return True
-    _enqueue(m, k, j, now)
-    return False
-
-
-@model_function
-def hold_for(m, j, hold_ms, delay):
-    """Transaction j holds its row `hold_ms` from now, then releases it (`POOL_RELEASE`, an event of its own: a
-    waiter gets it at that instant); it goes on at its next event, `delay` from now, or at the release if that
-    comes later (a request answers after its row's release)."""
-    tx = m.tx[j]
-    tx.pool_resume_pc = tx.pc
-    tx.pool_resume_ms = delay - hold_ms if delay > hold_ms else 0.0
-    tx.pc = PC.POOL_RELEASE
-    return hold_ms
-
 
 # ------------------------------------------------------------------------------------------ its effect points
 

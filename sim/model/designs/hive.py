@@ -93,7 +93,7 @@ def _row_hold_ms(m, j, now):
     tx = m.tx[j]
     if m.p.hms_row_share <= 0.0:
         return 0.0
-    if not capacity.take_row(m, j, now, NEXT_LOCK_ID):
+    if not capacity.take_unit(m, j, now, NEXT_LOCK_ID):
         tx.pc = PC.HMS_ROW_WAIT
         return -1.0
     return m.p.hms_row_share * tx.op_latency_ms
@@ -141,7 +141,7 @@ def step(m, j, now):
             delay = iceberg.route(m, j, now, pc)
         if delay != AGAIN:
             if hold > 0.0:
-                return capacity.hold_for(m, j, hold, delay)
+                return capacity.after_effect(m, j, hold, delay)
             return delay
 
 
