@@ -28,6 +28,15 @@ def mutation_limit(cfg: Config, profile: Profile | None) -> tuple[float, float] 
     return float(rate), 1.0 if burst is None else float(burst)
 
 
+def store_read_limit(cfg: Config) -> tuple[float, float] | None:
+    """(units per second, burst) of Delta's DynamoDB log store's read capacity, with the write capacity's burst
+    (the unused capacity kept, at least one unit); None without a store."""
+    if cfg.log_store.kind != "dynamodb":
+        return None
+    rate = float(cfg.log_store.read_capacity_per_s)
+    return rate, max(1.0, rate * float(cfg.log_store.burst_s))
+
+
 def checker_rules(cfg: Config, profile: Profile | None) -> dict:
     """Keyword arguments of `sim.checker.check_history` for a run of `cfg` on `profile`: its CAS scope, commit
     protocol (the log protocol is always per table), mutation limit, version files, re-read before the CAS, and
@@ -42,9 +51,9 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
              "log_store": cfg.log_store.kind is not None,
              "lock_fifo": lock.discipline in ("fifo_notify", "fifo_poll") or row_locks,
              "lock_object": lock.variant == "storage", "read_rate_per_s": None, "read_burst": 1.0}
-    if cfg.log_store.kind == "dynamodb":   # its table's read capacity, with the write capacity's burst
-        rate = float(cfg.log_store.read_capacity_per_s)
-        rules["read_rate_per_s"], rules["read_burst"] = rate, max(1.0, rate * float(cfg.log_store.burst_s))
+    reads = store_read_limit(cfg)
+    if reads is not None:
+        rules["read_rate_per_s"], rules["read_burst"] = reads
     limit = mutation_limit(cfg, profile)
     if limit is not None:
         rules["mutation_rate_per_s"], rules["mutation_burst"] = limit

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..config import Config, RetryPolicy
 from ..providers import profile_of
-from ..rules import mutation_limit
+from ..rules import mutation_limit, store_read_limit
 from .retry import delay_table
 from .state import DISCIPLINES, LogCleanup, Params
 
@@ -115,13 +115,13 @@ def _lock(cfg: Config, policy: int, jitter: float) -> dict:
 
 
 def _store_reads(cfg: Config) -> dict:
-    """The DynamoDB log store's read capacity (`sim.model.log_store`): units a ms and the burst kept (at least one
-    unit), as the write capacity's (`sim.rules.mutation_limit`); none without a store."""
-    ls = cfg.log_store
-    if ls.kind is None:
+    """The DynamoDB log store's read capacity (`sim.model.log_store`, `sim.rules.store_read_limit`): units a ms and
+    the burst kept; none without a store."""
+    reads = store_read_limit(cfg)
+    if reads is None:
         return dict(read_rate_per_ms=0.0, read_burst=0.0)
-    rate = float(ls.read_capacity_per_s)
-    return dict(read_rate_per_ms=rate / 1000.0, read_burst=max(1.0, rate * float(ls.burst_s)))
+    rate_per_s, burst = reads
+    return dict(read_rate_per_ms=rate_per_s / 1000.0, read_burst=burst)
 
 
 def _log(cfg: Config) -> dict:
