@@ -3,6 +3,7 @@
     python -m sim sweep experiments/designs-knee.yaml --out results/designs-knee
     python benchmarks/designs_headline.py [--knees results/designs-knee/knees.parquet]
     python benchmarks/designs_headline.py --knees K.parquet --designs rest rest-lakekeeper   # replace those rows
+    python benchmarks/designs_headline.py --keep-as "## Model version 8: the seed set"   # keep today's below
 
 With `--designs`, the knees file holds a sweep of those designs' rows only (a model change that moved only them):
 their rows of the table are replaced, the others kept, and a note says which rows come from which model version.
@@ -76,6 +77,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--knees", default=str(ROOT / "results" / "designs-knee" / "knees.parquet"))
     ap.add_argument("--designs", nargs="+", help="replace only these designs' rows (the knees file's)")
+    ap.add_argument("--keep-as", metavar="HEADING", help="keep the current headline below the new one, under "
+                    "this heading (a model change that moved every row: the table before it, for comparison)")
     args = ap.parse_args()
     knees = pd.read_parquet(args.knees)
     if args.designs:
@@ -86,14 +89,20 @@ def main() -> None:
         OUT.write_text(replace_designs(OUT.read_text(), _markdown(headline(knees)), args.designs, note))
         print(f"wrote {OUT}")
         return
+    from sim.version import MODEL_VERSION
     decided = int(knees["decided"].sum())
     old = OUT.read_text() if OUT.exists() else ""
     previous = old[old.index(PREVIOUS):] if PREVIOUS in old else ""
+    if args.keep_as:
+        kept = old[old.index("\n\n") + 2:old.index(PREVIOUS) if PREVIOUS in old else len(old)].rstrip("\n")
+        previous = f"{args.keep_as}\n\n{kept}\n\n{previous}"
     head = (
         "# Catalog designs: headline knees\n\n"
         "Knee: the offered rate (commits/s) at which 95 % of the window's transactions commit (an unfinished one "
-        "counts as failed), with its 95 % CI, from `sim knee`'s search per cell (docs/knee.md), model version 4: "
-        "`python -m sim sweep experiments/designs-knee.yaml`, then `python benchmarks/designs_headline.py`. "
+        "counts as failed), with its 95 % CI, from `sim knee`'s search per cell (docs/knee.md), model version "
+        f"{MODEL_VERSION} on the default profile set (`measured` since version 9): `python -m sim sweep "
+        "experiments/designs-knee.yaml`, then "
+        "`python benchmarks/designs_headline.py`. "
         f"{len(knees)} searches, {int(knees['runs'].sum())} runs, {decided} decided (CI half-width at most 5 % "
         "of the knee); an undecided cell stopped at its run budget with a wider CI. Per-table designs are searched "
         "at one table and scaled N x (independent tables); `file` and `delta-dynamodb` (its tables share one "

@@ -2,9 +2,10 @@
 
 A profile is data, not code: GET, PUT (size-dependent) and CAS lognormals with one floor, and optionally a HEAD
 and a LIST of their own. A provider file holds one profile per profile set (`storage.profile_set`): `seed`, the
-write-up's figures (its top-level keys), and `measured`, one request latency per request kind fitted to one
-writer's measured conditional-write loop (its `measured` section, with the loop it was fitted to). The seed's
-percentile tables and the measured loops are held against these numbers by tests/test_providers.py.
+write-up's figures (its top-level keys), and `measured` (the default), one request latency per request kind
+fitted to one writer's measured conditional-write loop (its `measured` section, with the loop it was fitted to); a
+file with no `measured` section has one profile, which answers both. The seed's percentile tables and the
+measured loops are held against these numbers by tests/test_providers.py.
 """
 from __future__ import annotations
 
@@ -28,10 +29,6 @@ PROFILE_SETS = ("seed", "measured")
 
 class ProviderError(ValueError):
     pass
-
-
-class ProfileSetError(ProviderError):
-    """The provider exists but holds no profile of the set asked for."""
 
 
 @dataclass(frozen=True)
@@ -173,12 +170,13 @@ def _load_file(path: str, mtime_ns: int) -> ProviderFile:
         raise ProviderError(str(exc)) from None
     d = check(SHAPE, data, where, _error)
     limit = _limit(d, where)
-    profiles = {"seed": _profile(d["name"], d["description"], d, limit)}
+    seed = _profile(d["name"], d["description"], d, limit)
     measured = d.get("measured")
-    if measured is not None:
-        profiles["measured"] = _profile(d["name"], measured["description"], measured,
-                                        _limit(measured, f"{where}.measured", limit))
-    return ProviderFile(profiles, None if measured is None else measured.get("loop"))
+    if measured is None:        # one set of figures (a user's own file): it answers either set
+        return ProviderFile({"seed": seed, "measured": seed}, None)
+    return ProviderFile({"seed": seed, "measured": _profile(d["name"], measured["description"], measured,
+                                                            _limit(measured, f"{where}.measured", limit))},
+                        measured.get("loop"))
 
 
 def _provider_file(name: str) -> ProviderFile:
@@ -192,13 +190,9 @@ def _provider_file(name: str) -> ProviderFile:
     return _load_file(str(path.resolve()), path.stat().st_mtime_ns)
 
 
-def load_provider(name: str, profile_set: str = "seed") -> Profile:
+def load_provider(name: str, profile_set: str) -> Profile:
     """A provider's profile of one set (`storage.profile_set`), by name (`s3`) or by path to a YAML file."""
-    profiles = _provider_file(name).profiles
-    if profile_set not in profiles:
-        raise ProfileSetError(f"provider {name!r} has no {profile_set!r} profile set "
-                              f"(it has: {', '.join(profiles)})")
-    return profiles[profile_set]
+    return _provider_file(name).profiles[profile_set]
 
 
 def profile_of(cfg) -> Profile:

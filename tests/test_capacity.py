@@ -34,7 +34,7 @@ def _run(d: dict, history: bool = False):
     cfg = from_dict(d)
     eng = FastEngine(cfg, 0, record_history=history).run()
     if history:
-        rules = checker_rules(cfg, load_provider(cfg.storage.provider))
+        rules = checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))
         assert check_history(eng.history_frame(), **rules) == []
     return eng.records_frame(), eng.history_frame()
 

@@ -626,7 +626,7 @@ def write_run(tmp_path, h: H, config: dict | None, profile: dict | None = None):
         import yaml
 
         from sim.providers import load_provider
-        stored = {**load_provider("instant").to_dict(), **(profile or {})}
+        stored = {**load_provider("instant", "seed").to_dict(), **(profile or {})}
         (tmp_path / "config.yaml").write_text(yaml.safe_dump(
             {"config": config, "provider_profile": stored, "config_hash": "0"}))
     return str(tmp_path)

@@ -177,10 +177,10 @@ def test_a_bad_provider_file_names_its_key(tmp_path, edit, message):
             "put": {"base_ms": 6, "ms_per_mib": 10, "sigma": 0.2}, "cas": {"median_ms": 22, "sigma": 0.2}}
     ok = tmp_path / "ok.yaml"
     ok.write_text(yaml.safe_dump({**good, "list": {"median_ms": 3, "sigma": 0.1}, "mutation_rate_per_s": 2}))
-    prof = load_provider(str(ok))
+    prof = load_provider(str(ok), "seed")
     assert (prof.list_median_ms, prof.mutation_rate_per_s, prof.mutation_burst) == (3.0, 2.0, 1.0)
     p = tmp_path / "p.yaml"    # another file: the profile cache is keyed by path and mtime
     p.write_text(yaml.safe_dump({**good, **edit}))
     with pytest.raises(ProviderError) as exc:
-        load_provider(str(p))
+        load_provider(str(p), "seed")
     assert str(exc.value) == message

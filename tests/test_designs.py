@@ -31,11 +31,11 @@ def cfg(**paths):
 # ------------------------------------------------------------------------------------------ scope: table
 def test_table_scope_n_tables_behave_as_one_table_at_n_times_the_gap():
     """N uniform tables at mean gap g under per-table CAS are N independent single tables at gap N*g (Poisson
-    thinning): success agrees within 0.012 (measured: 0.7893 vs 0.7926 over 3 replications each; the
-    replication-to-replication sd of one table's success is ~0.004, so 0.012 is ~5 standard errors of the
-    difference), and no commit ever meets a catalog conflict."""
-    many = cfg(**{"catalog.scope": "table", "workload.num_tables": 5, "workload.inter_arrival.mean_ms": 40})
-    one = cfg(**{"workload.num_tables": 1, "workload.inter_arrival.mean_ms": 200})
+    thinning): success agrees within 0.012 (measured, the measured set: 0.7088 vs 0.7095 over 3 replications
+    each; the replication-to-replication sd of one table's success is ~0.004, so 0.012 is ~5 standard errors of
+    the difference), and no commit ever meets a catalog conflict."""
+    many = cfg(**{"catalog.scope": "table", "workload.num_tables": 5, "workload.inter_arrival.mean_ms": 20})
+    one = cfg(**{"workload.num_tables": 1, "workload.inter_arrival.mean_ms": 100})
     s_many = [run(many, r).summary for r in range(3)]
     s_one = [run(one, r).summary for r in range(3)]
     assert all(s["catalog_conflicts"] == 0 for s in s_many)
@@ -82,7 +82,7 @@ def test_throttle_bounds_conditional_writes_on_one_object_in_every_window(design
     r = run(c, history=True)
     assert r.summary["throttled"] > 100                  # the limit binds
     h = r.history
-    prof = load_provider(THROTTLED)
+    prof = load_provider(THROTTLED, "seed")
     rate_per_ms, burst = prof.mutation_rate_per_s / 1000.0, prof.mutation_burst
     for times in _conditional_writes(h, per).values():
         for k in range(1, min(len(times), 40)):

@@ -24,9 +24,9 @@ def cfg(**paths):
     return C.from_dict({}).replace(**paths)
 
 
-def one_attempt_mean_ms(provider: str) -> float:
+def one_attempt_mean_ms(provider: str, profile_set: str) -> float:
     """Analytic mean of one uncontended attempt: refresh read + TM GET + ML GET + ML PUT + TM PUT + CAS."""
-    p = load_provider(provider)
+    p = load_provider(provider, profile_set)
     fl = p.min_latency_ms
     get = LogNormal(p.get_median_ms, p.get_sigma, fl).mean_ms()
     put_ml = LogNormal(p.put_median_ms(10 * 1024), p.put_sigma, fl).mean_ms()
@@ -47,7 +47,7 @@ def test_low_load_latency_is_one_attempt(provider, engine):
     c = cfg(**{"duration_ms": 1.8e9, "warmup_ms": 1e6, "cooldown_ms": 1e6, "storage.provider": provider,
                "storage.throttle": False, "workload.inter_arrival.mean_ms": 60_000})
     r = run(c, engine=engine)
-    want = one_attempt_mean_ms(provider)
+    want = one_attempt_mean_ms(provider, c.storage.profile_set)
     assert r.summary["committed"] > 25_000
     assert r.summary["commit_latency_mean_ms"] == pytest.approx(want, rel=0.03)
     rec = r.records[r.records.in_window & (r.records.outcome == "committed") & (r.records.attempts == 1)]

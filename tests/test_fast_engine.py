@@ -24,8 +24,9 @@ from test_writers import response_time_law
 THROTTLED = str(Path(__file__).resolve().parent / "data" / "throttled.yaml")
 
 # short runs with short runtimes, so that transactions commit and contend
-BASE = {
+BASE = {   # the seed set, as the goldens made from these cases (tests/golden/make.py); `*_measured` cases run the other
     "duration_ms": 120_000, "warmup_ms": 20_000, "cooldown_ms": 20_000, "drain_limit_ms": 60_000,
+    "storage": {"profile_set": "seed"},
     "workload": {"inter_arrival": {"mean_ms": 100}, "runtime": {"median_ms": 1000, "sigma": 1.0, "min_ms": 100}},
 }
 

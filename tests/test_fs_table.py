@@ -42,7 +42,7 @@ def _run(data: dict):
     cfg = from_dict(data)
     fast, ref = run(cfg, 0, history=True), run(cfg, 0, history=True, engine="simpy")
     assert fast.records.equals(ref.records)
-    assert check_history(fast.history, **checker_rules(cfg, load_provider(cfg.storage.provider))) == []
+    assert check_history(fast.history, **checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))) == []
     return fast.records.sort_values("txn").reset_index(drop=True)
 
 
@@ -176,12 +176,12 @@ def test_checker_rules_name_the_design(tmp_path):
             "workload": {"inter_arrival": {"distribution": "constant", "mean_ms": 20}, "runtime": NO_WORK}}
     cfg = from_dict(data)
     h = run(cfg, 0, history=True).history
-    rules = checker_rules(cfg, load_provider(cfg.storage.provider))
+    rules = checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))
     assert rules["reread_before_cas"] and check_history(h, **rules) == []
     assert [v.invariant for v in check_history(h, **{**rules, "reread_before_cas": False})] == [3]
     limit = "mutation_rate_per_s: 1.0e-9\nmutation_burst: 1\n"
     cfg = from_dict(_one_writer(tmp_path, "fs-table", 3, limit))
     h = run(cfg, 0, history=True).history
-    rules = checker_rules(cfg, load_provider(cfg.storage.provider))
+    rules = checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))
     assert rules["version_files"] and check_history(h, **rules) == []
     assert {v.invariant for v in check_history(h, **{**rules, "version_files": False})} == {6}

@@ -38,7 +38,7 @@ def checked(d: dict, replication: int = 0):
     """Run with the history and hold it to the checker's rules for the run, locks included."""
     cfg = from_dict(d)
     res = run(cfg, replication, history=True)
-    rules = checker_rules(cfg, load_provider(cfg.storage.provider))
+    rules = checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))
     assert rules["lock_scope"] is not None
     assert check_history(res.history, **rules) == []
     return res
@@ -146,7 +146,7 @@ def test_racing_pollers_are_not_fifo():
         "inter_arrival": {"mean_ms": 40}, "runtime": {"median_ms": 1000, "sigma": 1.0, "min_ms": 100}})
     cfg = from_dict(d)
     res = run(cfg, 0, history=True)
-    rules = checker_rules(cfg, load_provider(cfg.storage.provider))
+    rules = checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))
     assert rules["lock_fifo"] is False and check_history(res.history, **rules) == []
     bad = check_history(res.history, **{**rules, "lock_fifo": True})
     assert bad and {v.invariant for v in bad} == {7} and "out of request order" in bad[0].message
@@ -414,7 +414,7 @@ def test_checker_replays_lock_object_writes():
                          workload={"inter_arrival": {"mean_ms": 4000},
                                    "runtime": {"median_ms": 10_000, "sigma": 1.0, "min_ms": 1000}}))
     h = run(cfg, 0, history=True).history.copy()
-    rules = checker_rules(cfg, load_provider(cfg.storage.provider))
+    rules = checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))
     assert rules["lock_object"] and check_history(h, **rules) == []
     bad = h.index[(h["kind"] == "lock_write") & ~h["ok"]][0]
     h.loc[bad, "ok"] = True

@@ -30,7 +30,7 @@ def ddb(**over) -> dict:
 def checked(d: dict):
     cfg = from_dict(d)
     res = run(cfg, 0, history=True)
-    rules = checker_rules(cfg, load_provider(cfg.storage.provider))
+    rules = checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))
     ls = cfg.log_store
     assert rules["log_store"] and rules["mutation_rate_per_s"] == ls.write_capacity_per_s
     assert rules["read_rate_per_s"] == ls.read_capacity_per_s
@@ -115,7 +115,7 @@ def test_checker_rejects_capacity_taken_from_an_empty_table(kind, read_capacity,
                         log_store={"read_capacity_per_s": read_capacity}))
     res = run(cfg, 0, history=True)
     h = res.history.copy()
-    rules = checker_rules(cfg, load_provider(cfg.storage.provider))
+    rules = checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))
     assert check_history(h, **rules) == []
     throttled = h.index[(h["kind"] == kind) & ~h["ok"]]
     assert len(throttled) > 0

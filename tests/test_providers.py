@@ -27,13 +27,13 @@ def _assert_close(got, want, what):
 
 @pytest.mark.parametrize("name", sorted(GET))
 def test_get_percentiles_match_seed(name):
-    p = load_provider(name)
+    p = load_provider(name, "seed")
     _assert_close(_sampled(LogNormal(p.get_median_ms, p.get_sigma, p.min_latency_ms)), GET[name], f"{name} GET")
 
 
 @pytest.mark.parametrize("name", sorted(PUT))
 def test_put_percentiles_match_seed(name):
-    p = load_provider(name)
+    p = load_provider(name, "seed")
     dist = LogNormal(p.put_median_ms(MANIFEST_LIST_BYTES), p.put_sigma, p.min_latency_ms)
     _assert_close(_sampled(dist), PUT[name], f"{name} PUT")
 
@@ -44,7 +44,7 @@ CAS = {"s3x": (22, 0.22), "s3": (61, 0.14), "azurex": (64, 0.73), "azure": (93, 
 
 @pytest.mark.parametrize("name", sorted(CAS))
 def test_cas_profile_matches_seed(name):
-    p = load_provider(name)
+    p = load_provider(name, "seed")
     median, sigma = CAS[name]
     assert (p.cas_median_ms, p.cas_sigma) == (median, sigma)
     got = np.median(LogNormal(p.cas_median_ms, p.cas_sigma, p.min_latency_ms).draw(np.random.default_rng(1), 200_000))
@@ -61,7 +61,7 @@ def test_floor_is_a_clamp_and_the_analytic_mean_knows_it():
 def test_unknown_provider_is_an_error():
     from sim.providers import ProviderError
     with pytest.raises(ProviderError, match="unknown provider 'nope'"):
-        load_provider("nope")
+        load_provider("nope", "seed")
 
 
 def test_lognormal_draws_use_libm_exp_on_every_machine():
@@ -142,7 +142,7 @@ def test_measured_set_has_the_loop_and_a_request_per_kind(name):
     is the conditional PUT alone (shorter than the loop's median, unlike the seed's CAS), the plain PUT's base at the
     conditional PUT's median, and the one-thread loop it was fitted to."""
     from sim.providers import measured_loop
-    p, seed = load_provider(name, "measured"), load_provider(name)
+    p, seed = load_provider(name, "measured"), load_provider(name, "seed")
     loop = measured_loop(name)
     assert loop["threads"] == 1 and "distributions.json" in loop["source"]
     assert (p.head_median_ms, p.head_sigma) == (p.get_median_ms, p.get_sigma)
@@ -154,31 +154,36 @@ def test_measured_set_has_the_loop_and_a_request_per_kind(name):
 def test_the_microbenchmark_draws_its_head_from_its_own_source_only_under_the_measured_set():
     """The seed's HEAD is a GET-profile draw (the seed's goldens hold it); the measured set's comes from the HEAD
     source, and the catalog's CAS is the conditional PUT."""
-    from sim.config import from_dict
+    from sim.config import from_dict, seed_hash
     from sim.latency import latency_model
     from sim.model.params import params_of
     bench = {"commit": {"shape": "object", "max_retries": 0}}
-    seed = from_dict(bench)
-    measured = from_dict({**bench, "storage": {"profile_set": "measured"}})
+    seed = from_dict({**bench, "storage": {"profile_set": "seed"}})
+    measured = from_dict(bench)                                     # the default set
     assert not params_of(seed, False)[0].own_head and params_of(measured, False)[0].own_head
     lat, prof = latency_model(measured), load_provider("s3", "measured")
     assert lat.head == LogNormal(prof.head_median_ms, prof.head_sigma, prof.min_latency_ms)
     assert lat.catalog_cas == LogNormal(prof.cas_median_ms, prof.cas_sigma, prof.min_latency_ms)
     assert latency_model(seed).head == latency_model(seed).get
-    assert seed.hash != measured.hash and seed.replace(**{"storage.profile_set": "seed"}).hash == seed.hash
+    assert seed.hash != measured.hash and measured.replace(**{"storage.profile_set": "measured"}).hash == measured.hash
+    assert seed_hash(seed) == seed_hash(measured)                   # the set is not seeded: the same draws
 
 
-def test_a_provider_without_the_set_is_a_config_error_on_the_set(tmp_path):
+def test_a_provider_file_with_one_set_of_figures_answers_either_set(tmp_path):
+    """A user's own file (no `measured:` section) runs under the default set as under `seed`, bit for bit."""
     import yaml
-    from sim.config import ConfigError, from_dict
+    from sim.config import from_dict
+    from sim.run import run
     f = tmp_path / "mine.yaml"
-    f.write_text(yaml.safe_dump({"name": "mine", "description": "seed only", "min_latency_ms": 1,
+    f.write_text(yaml.safe_dump({"name": "mine", "description": "one set", "min_latency_ms": 1,
                                  "get": {"median_ms": 2, "sigma": 0.1}, "put": {"base_ms": 5, "ms_per_mib": 1,
                                                                                  "sigma": 0.1},
                                  "cas": {"median_ms": 9, "sigma": 0.1}}))
-    with pytest.raises(ConfigError) as exc:
-        from_dict({"storage": {"provider": str(f), "profile_set": "measured"}})
-    assert exc.value.path == "storage.profile_set" and "has no 'measured' profile set (it has: seed)" in str(exc.value)
+    assert load_provider(str(f), "measured") == load_provider(str(f), "seed")
+    short = {"duration_ms": 60_000, "warmup_ms": 0, "cooldown_ms": 0, "storage": {"provider": str(f)}}
+    default = run(from_dict(short), 0).records
+    seed = run(from_dict({**short, "storage": {"provider": str(f), "profile_set": "seed"}}), 0).records
+    assert len(default) > 100 and default.equals(seed)
 
 
 WRITE_UP_EXPERIMENTS = ["1", "2", "3a", "3b", "4a", "4a-zipf", "4a-knee", "4b", "4b-zipf", "4b-knee", "4c", "4c-knee",

@@ -40,7 +40,7 @@ def _run(d: dict):
     cfg = from_dict(d)
     eng = SimPyEngine(cfg, 0, record_history=True).run()
     hist = eng.history_frame()
-    assert check_history(hist, **checker_rules(cfg, load_provider(cfg.storage.provider))) == []
+    assert check_history(hist, **checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))) == []
     return eng.records_frame().sort_values("end_ms").reset_index(drop=True), hist
 
 

@@ -86,7 +86,7 @@ def test_where_the_check_applies():
     for prov in ("s3", "s3x"):
         q = p(**{"storage": {"provider": prov, "profile_set": "measured"}})
         assert (q.cf, q.cg, q.f) == (1.0, 0.0, 0.5)
-        q = p(**{"storage": {"provider": prov}})
+        q = p(**{"storage": {"provider": prov, "profile_set": "seed"}})
         assert (q.cf, q.cg) == (q.f, q.g)
     for prov in ("azure", "azurex", "gcp"):
         q = p(**{"storage": {"provider": prov, "profile_set": "measured"}})
@@ -115,7 +115,7 @@ def test_a_measured_set_may_have_a_limit_of_its_own(tmp_path):
     own.write_text(base + measured + "  mutation_rate_per_s: 2.5\n  mutation_burst: 4\n")
     inherit.write_text(base + measured)
     bad.write_text(base + measured + "  mutation_burst: 4\n")
-    seed, m = load_provider(str(own)), load_provider(str(own), "measured")
+    seed, m = load_provider(str(own), "seed"), load_provider(str(own), "measured")
     assert (seed.mutation_rate_per_s, seed.mutation_burst) == (1.0, 1.0)
     assert (m.mutation_rate_per_s, m.mutation_burst) == (2.5, 4.0)
     m = load_provider(str(inherit), "measured")

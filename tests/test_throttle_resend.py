@@ -39,7 +39,7 @@ def _throttled_requests(data: dict, engine: str = "fast"):
     cfg = from_dict(data)
     r = run(cfg, 0, history=True, engine=engine)
     h = r.history
-    assert check_history(h, **checker_rules(cfg, load_provider(cfg.storage.provider))) == []
+    assert check_history(h, **checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))) == []
     out = []
     for txn, rows in h[h["kind"] == "throttled"].groupby("txn"):
         rec = r.records[r.records["txn"] == txn].iloc[0]

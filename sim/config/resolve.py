@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..providers import ProfileSetError, ProviderError, profile_of
+from ..providers import ProviderError, profile_of
 from ..schema import ConfigError
 from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETRY, LOCK_VARIANTS, LOG_STORE_DEFAULTS,
                        RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
@@ -327,8 +327,6 @@ def _resolve(cfg: Config) -> Config:
     _check_tables(cfg.workload)
     try:
         profile_of(cfg)
-    except ProfileSetError as exc:
-        raise ConfigError("storage.profile_set", str(exc)) from None
     except ProviderError as exc:
         raise ConfigError("storage.provider", str(exc)) from None
     workload = dataclasses.replace(cfg.workload, writers=_resolve_writers(cfg.workload))

@@ -242,10 +242,10 @@ class Retry:
 @dataclass(frozen=True)
 class Storage:
     provider: str = _spec("s3")
-    # the provider file's set of request latencies: `seed`, the write-up's figures; `measured`, one latency per
-    # request kind fitted to one writer's measured conditional-write loop. Not seeded: both sets scale the same
-    # draws, so switching compares like with like
-    profile_set: str = _spec("seed", choices=PROFILE_SETS, late=True, seeded=False)
+    # the provider file's set of request latencies: `measured` (the default), one latency per request kind fitted
+    # to one writer's measured conditional-write loop; `seed`, the write-up's figures (its experiments name it).
+    # Not seeded: both sets scale the same draws, so switching compares like with like
+    profile_set: str = _spec("measured", choices=PROFILE_SETS, late=True, seeded=False)
     # the provider's per-object mutation limits (conditional writes to one object name), if it has any
     throttle: bool = _spec(True, late=True, seeded=False)
     # the storage client's resend policy for a request answered 429: by default Google's Java client's (the

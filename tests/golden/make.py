@@ -81,11 +81,12 @@ def configs() -> dict[str, tuple[dict, int]]:
     sweep = load_sweep(ROOT / "experiments" / "smoke.yaml")
     for task in tasks_of(sweep):
         out[f"smoke_{task['key']}"] = (task["config"], task["replication"])
-    for name, paths in FOUR_C.items():
-        data = yaml.safe_load((ROOT / "experiments" / "4c.yaml").read_text())["base"]
-        for p, v in paths.items():
-            set_path(data, p, v)
-        out[name] = (from_dict(data).to_dict(), 0)
+    for name, paths in FOUR_C.items():       # as 4c (the seed set), and under the measured set (the default)
+        for profile_set, key in (("seed", name), ("measured", name.replace("4c_", "4c_measured_"))):
+            data = yaml.safe_load((ROOT / "experiments" / "4c.yaml").read_text())["base"]
+            for p, v in {**paths, "storage.profile_set": profile_set}.items():
+                set_path(data, p, v)
+            out[key] = (from_dict(data).to_dict(), 0)
     return out
 
 
