@@ -53,6 +53,8 @@ class Profile:
     # optional: per-object mutation limit, a token bucket per object name (GCS: one write per second)
     mutation_rate_per_s: float | None = None
     mutation_burst: float | None = None
+    # optional: the tokens a refused (429) write takes from its bucket too (None: none, the plain bucket)
+    mutation_refusal_tokens: float | None = None
     # optional: the store checks a conditional write's precondition when the write completes (S3: "the first write
     # operation to finish succeeds"), not at the catalog's linearization fraction of its latency
     cas_checked_at_completion: bool | None = None
@@ -112,17 +114,20 @@ LOOP = {"source": Field(str, required=True), "threads": Field(int, required=True
         "p95_ms": Field(float, required=True, gt=0), "p99_ms": Field(float, required=True, gt=0),
         "min_ms": Field(float, required=True, gt=0), "ops_per_s": _FIGURE,
         "p5_ms": _FIGURE, "p10_ms": _FIGURE, "p25_ms": _FIGURE, "p75_ms": _FIGURE}
+# a per-object mutation limit: a token bucket (burst 1 unless given), a refused write taking
+# `mutation_refusal_tokens` of it (0 unless given)
+_LIMIT = {"mutation_rate_per_s": Field(float, gt=0), "mutation_burst": Field(float, ge=1),
+          "mutation_refusal_tokens": Field(float, ge=0)}
 SHAPE = {
     "name": Field(str, required=True), "description": Field(str, required=True), **_REQUESTS,
-    # optional: a per-object mutation limit (a token bucket, burst 1 unless given); a measured set may give its own
-    "mutation_rate_per_s": Field(float, gt=0), "mutation_burst": Field(float, ge=1),
+    # optional: a per-object mutation limit; a measured set may give its own
+    **_LIMIT,
     # optional: the measured set, with a HEAD of its own and the loop it was fitted to
     # and, optionally, where its store checks a conditional write and a per-object limit of its own (the
     # provider's otherwise)
     "measured": Field({"description": Field(str, required=True), "loop": Field(LOOP),
                        "head": Field(_lognormal(_MEDIAN), required=True), **_REQUESTS,
-                       "cas_checked_at_completion": Field(bool),
-                       "mutation_rate_per_s": Field(float, gt=0), "mutation_burst": Field(float, ge=1)}),
+                       "cas_checked_at_completion": Field(bool), **_LIMIT}),
 }
 
 
@@ -140,11 +145,14 @@ class ProviderFile:
 def _limit(d: dict, where: str, inherited: dict | None = None) -> dict:
     """A set's per-object mutation limit: its own keys, else the one it inherits (the provider's)."""
     rate = d.get("mutation_rate_per_s")
-    if "mutation_burst" in d and rate is None:
-        raise _error(f"{where}.mutation_burst", "needs mutation_rate_per_s")
+    for key in ("mutation_burst", "mutation_refusal_tokens"):
+        if key in d and rate is None:
+            raise _error(f"{where}.{key}", "needs mutation_rate_per_s")
     if rate is None and inherited is not None:
         return inherited
-    return dict(mutation_rate_per_s=rate, mutation_burst=None if rate is None else d.get("mutation_burst", 1.0))
+    # no refusal cost: left out of the profile (None), so a plain bucket's profile and digest stay as they were
+    return dict(mutation_rate_per_s=rate, mutation_burst=None if rate is None else d.get("mutation_burst", 1.0),
+                mutation_refusal_tokens=d.get("mutation_refusal_tokens") or None)
 
 
 def _profile(name: str, description: str, d: dict, limit: dict) -> Profile:

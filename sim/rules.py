@@ -10,22 +10,23 @@ from .config import Config, build_structure
 from .providers import Profile
 
 
-def mutation_limit(cfg: Config, profile: Profile | None) -> tuple[float, float] | None:
-    """(rate per second, burst) of the provider's per-object mutation limit if it binds this run's conditional
+def mutation_limit(cfg: Config, profile: Profile | None) -> tuple[float, float, float] | None:
+    """(rate per second, burst, tokens a refused write takes) of the provider's per-object mutation limit if it
+    binds this run's conditional
     writes: objects in the provider (backend storage, not a service's rows), `storage.throttle` not false, and a
     provider that has a limit; or, with Delta's DynamoDB log store, its table's write capacity (units per second,
     and the unused capacity kept for bursts). Else None (also with no profile known)."""
     store, lock = cfg.log_store, cfg.lock
     if store.kind == "dynamodb":   # the one limit: the DynamoDB table's write capacity (S3 has none)
         rate = float(store.write_capacity_per_s)
-        return rate, max(1.0, rate * float(store.burst_s))
+        return rate, max(1.0, rate * float(store.burst_s)), 0.0
     rate = None if profile is None else profile.mutation_rate_per_s
     if cfg.catalog.backend != "storage" or not cfg.storage.throttle or rate is None:
         return None
     if lock.variant not in (None, "storage"):   # a locked commit writes fresh names unconditionally
         return None                             # (Hudi's instants); a storage lock writes its object
-    burst = profile.mutation_burst
-    return float(rate), 1.0 if burst is None else float(burst)
+    burst, refusal = profile.mutation_burst, profile.mutation_refusal_tokens
+    return float(rate), 1.0 if burst is None else float(burst), float(refusal or 0.0)
 
 
 def store_read_limit(cfg: Config) -> tuple[float, float] | None:
@@ -45,7 +46,7 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
     catalog, commit, lock = cfg.catalog, cfg.commit, cfg.lock
     row_locks = catalog.server.lock_scope == "metadata_write" and commit.shape == "table"
     rules = {"scope": "table" if commit.protocol == "log" else catalog.scope, "protocol": commit.protocol,
-             "mutation_rate_per_s": None, "mutation_burst": 1.0,
+             "mutation_rate_per_s": None, "mutation_burst": 1.0, "mutation_refusal_tokens": 0.0,
              "version_files": catalog.version_files, "reread_before_cas": commit.reread_before_cas,
              "lock_scope": lock.scope if lock.variant is not None else "table" if row_locks else None,
              "log_store": cfg.log_store.kind is not None,
@@ -56,7 +57,7 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
         rules["read_rate_per_s"], rules["read_burst"] = reads
     limit = mutation_limit(cfg, profile)
     if limit is not None:
-        rules["mutation_rate_per_s"], rules["mutation_burst"] = limit
+        rules["mutation_rate_per_s"], rules["mutation_burst"], rules["mutation_refusal_tokens"] = limit
     return rules
 
 

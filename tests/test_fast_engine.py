@@ -22,6 +22,7 @@ from sim.records import HISTORY_COLUMNS, RECORD_COLUMNS
 from test_writers import response_time_law
 
 THROTTLED = str(Path(__file__).resolve().parent / "data" / "throttled.yaml")
+THROTTLED_DEBT = str(Path(__file__).resolve().parent / "data" / "throttled_debt.yaml")   # refusals take tokens
 
 # short runs with short runtimes, so that transactions commit and contend
 BASE = {   # the seed set, as the goldens made from these cases (tests/golden/make.py); `*_measured` cases run the other
@@ -253,6 +254,13 @@ CASES = {
         "duration_ms": 60_000, "warmup_ms": 10_000, "cooldown_ms": 10_000, "drain_limit_ms": 0,
         "storage": {"provider": THROTTLED, "throttle_retry": {"policy": "fixed", "delay_ms": 300}}}),
     "throttle_off": merge(CONTENDED, {"storage": {"provider": THROTTLED, "throttle": False}}),
+    # refusals that take tokens too (mutation_refusal_tokens): buckets below zero, on the tables' pointers and on the
+    # log's entry names (their buckets move as entries are created); on one object these resends sink the bucket
+    # for good (no commit), so four
+    "throttle_refusal_cost": merge(CONTENDED, {"catalog": {"scope": "table"}, "workload": {"num_tables": 4},
+                                               "storage": {"provider": THROTTLED_DEBT, "throttle_retry": {
+                                                   "policy": "google_java", "base_ms": 20, "deadline_ms": 300}}}),
+    "throttle_refusal_cost_log": merge(CONTENDED, {"design": "log", "storage": {"provider": THROTTLED_DEBT}}),
     # storage clients that give a request up: by count (object_store, log), by deadline (Google's), a retry
     # policy with both limits
     "throttle_object_store_count": merge(CONTENDED, {"design": "log", "storage": {
@@ -423,6 +431,7 @@ def _rules(c) -> dict:
                                   "log", "log_stale_parallel", "log_vo_conflicts_backoff", "throttle_file",
                                   "throttle_pointer", "throttle_log", "throttle_object_store_count",
                                   "throttle_google_java_deadline", "throttle_exponential_limited",
+                                  "throttle_refusal_cost", "throttle_refusal_cost_log",
                                   "fs_table", "fs_table_throttle", "file_reread", "file_reread_throttle",
                                   "writers_closed_vo_tables",
                                   "writers_periodic_skip", "writers_bench_log", "writers_bench_gcp",

@@ -223,3 +223,38 @@ def test_checker_accepts_a_throttled_abort_and_only_after_a_429():
     assert [v.invariant for v in bad] == [3] and "429" in bad[0].message
     odd = check_history(_history(True, reason="gave_up"))
     assert [v.invariant for v in odd] == [3] and "gave_up" in odd[0].message
+
+
+def _debt_case(tmp_path, refusal_tokens: float) -> dict:
+    """Two writers on their own objects, a bucket of 1 write/s (burst 1) whose refusals take `refusal_tokens`,
+    resends 500 ms apart: each writer's second commit finds the token its first took, and is refused until the
+    bucket, refilled and drawn down by every refusal, holds one again."""
+    prov = tmp_path / f"debt_{refusal_tokens:g}.yaml"
+    prov.write_text("name: debt\ndescription: 1 write/s, refusals cost tokens\nmin_latency_ms: 1\n"
+                    "get: {median_ms: 5, sigma: 0}\nput: {base_ms: 5, ms_per_mib: 0, sigma: 0}\n"
+                    f"cas: {{median_ms: {CAS_MS}, sigma: 0}}\nmutation_rate_per_s: 1\nmutation_burst: 1\n"
+                    f"mutation_refusal_tokens: {refusal_tokens}\n")
+    data = _case(tmp_path, {"policy": "fixed", "delay_ms": 500, "max_resends": 1000}, 2)
+    data["storage"]["provider"] = str(prov)
+    return data
+
+
+@pytest.mark.parametrize("refusal_tokens", [0, 0.25, 0.5])
+def test_a_refusal_takes_its_tokens_exactly(tmp_path, refusal_tokens):
+    """With constant latencies the 429s come 520 ms apart (the 500 ms sleep and the CAS's 20 ms); the bucket
+    after k of them holds (time since the first commit's effect) x 1/s - k x refusal_tokens, so the write is
+    accepted at the first effect where that reaches 1 token: the 3rd with no refusal cost, the 5th with 0.25, the
+    50th with 0.5 (each refusal then takes back all but 0.02 of the 0.52 token a gap refills). Both engines."""
+    reqs, fast = _throttled_requests(_debt_case(tmp_path, refusal_tokens))
+    _, ref = _throttled_requests(_debt_case(tmp_path, refusal_tokens), "simpy")
+    assert fast.records.equals(ref.records) and fast.history.equals(ref.history)
+    h = fast.history
+    for effects, rec in reqs:
+        assert rec["outcome"] == "committed"
+        assert np.allclose(_sleeps(effects), 500.0)
+        ok = h[(h["kind"] == "cas") & (h["txn"] != rec["txn"]) & (h["table"] == rec["table"])]["time_ms"]
+        first, accepted = float(ok.iloc[0]), effects[-1] + 500.0 + CAS_MS
+        assert h[(h["kind"] == "cas") & (h["txn"] == rec["txn"])]["time_ms"].tolist() == pytest.approx([accepted])
+        level = [(e - first) / 1000.0 - k * refusal_tokens for k, e in enumerate(effects)]
+        assert max(level) < 1.0 and (accepted - first) / 1000.0 - len(effects) * refusal_tokens >= 1.0
+        assert len(effects) == {0: 2, 0.25: 4, 0.5: 49}[refusal_tokens]

@@ -29,14 +29,15 @@ class Replay:
                  mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0,
                  version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
                  lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False,
-                 read_rate_per_s: float | None = None, read_burst: float = 1.0):
+                 read_rate_per_s: float | None = None, read_burst: float = 1.0, mutation_refusal_tokens: float = 0.0):
         if lock_scope not in (None,) + SCOPES:
             raise ValueError(f"lock_scope must be None or one of {SCOPES}, not {lock_scope!r}")
         if scope not in SCOPES:
             raise ValueError(f"scope must be one of {SCOPES}, not {scope!r}")
         if protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
-        buckets = None if mutation_rate_per_s is None else Buckets(mutation_rate_per_s, mutation_burst)
+        buckets = None if mutation_rate_per_s is None else Buckets(mutation_rate_per_s, mutation_burst,
+                                                                     mutation_refusal_tokens)
         log = protocol == "log"
         design = Design(per_table=log or scope == "table", log=log, version_files=version_files)
         self.ledger = ledger = Ledger()
@@ -96,12 +97,14 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
                   mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0,
                   version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
                   lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False,
-                  read_rate_per_s: float | None = None, read_burst: float = 1.0) -> list[Violation]:
+                  read_rate_per_s: float | None = None, read_burst: float = 1.0,
+                  mutation_refusal_tokens: float = 0.0) -> list[Violation]:
     """Replay `history` (FORMATS.md "History") and return every invariant violation, sorted by row.
 
     `scope` (`global` | `table`) and `protocol` (`rewrite` | `log`) are the run's `catalog.scope` and
     `commit.protocol` (`log` is always per table); `mutation_rate_per_s` / `mutation_burst` the
-    per-object mutation limit the run enforced (None: not checked); `version_files`, `reread_before_cas`
+    per-object mutation limit the run enforced (None: not checked), `mutation_refusal_tokens` what a refused write
+    took of it; `version_files`, `reread_before_cas`
     the run's `catalog.version_files` and `commit.reread_before_cas`; `lock_scope` the run's `lock.scope`
     (None: no lock) and `lock_fifo` whether its discipline grants in request order; `log_store` whether it ran
     Delta's DynamoDB log store, and `read_rate_per_s` / `read_burst` its table's read capacity (None: not checked);
@@ -111,7 +114,8 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
     catalog state, which is never resynchronised to the record, so an error shows where it first happens.
     """
     replay = Replay(scope, protocol, mutation_rate_per_s, mutation_burst, version_files, reread_before_cas,
-                    lock_scope, lock_fifo, log_store, lock_object, read_rate_per_s, read_burst)
+                    lock_scope, lock_fifo, log_store, lock_object, read_rate_per_s, read_burst,
+                    mutation_refusal_tokens)
     missing_cols = [c for c in REQUIRED_COLUMNS if c not in history.columns]
     if missing_cols:
         return [Violation(0, -1, f"history lacks columns {missing_cols}")]

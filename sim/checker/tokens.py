@@ -19,12 +19,15 @@ class Buckets:
     """Exact per-object token buckets: rate `rate` per second, capacity `burst`; a name never written before
     starts full."""
 
-    def __init__(self, rate_per_s: float, burst: float):
-        rate, burst = float(rate_per_s), float(burst)
+    def __init__(self, rate_per_s: float, burst: float, refusal_tokens: float = 0.0):
+        rate, burst, refusal = float(rate_per_s), float(burst), float(refusal_tokens)
         if not (rate > 0 and math.isfinite(rate) and burst > 0 and math.isfinite(burst)):
             raise ValueError(f"mutation rate and burst must be positive and finite, not {rate!r}, {burst!r}")
+        if not (refusal >= 0 and math.isfinite(refusal)):
+            raise ValueError(f"a refusal's tokens must be finite and >= 0, not {refusal!r}")
         self.rate_per_ms = rate / 1000.0
         self.burst = burst
+        self.refusal_tokens = refusal     # a refused write takes these too (the bucket may go below zero)
         self.state: dict[tuple, tuple[float, float]] = {}   # name -> (tokens, time_ms of last update)
 
     def tokens(self, name: tuple, t: float) -> tuple[float, float, float]:
@@ -41,7 +44,8 @@ class Buckets:
         self.state[name] = (tokens, t)
 
     def limit(self) -> str:
-        return f"rate {self.rate_per_ms * 1000:g}/s, burst {self.burst:g}"
+        refusal = f", a refusal takes {self.refusal_tokens:g}" if self.refusal_tokens else ""
+        return f"rate {self.rate_per_ms * 1000:g}/s, burst {self.burst:g}{refusal}"
 
 
 def object_name(design: Design, table: int, expected: int) -> tuple:
@@ -124,6 +128,8 @@ class Tokens:
             if (uncapped if b.burst >= 1 else tokens) >= 1 + TOKEN_EPS:
                 self.flag(6, e, f"{what} throttled at t={fmt_t(t)} ms although its "
                                 f"bucket held {tokens:.6g} tokens ({b.limit()}; {since})")
+            if b.refusal_tokens:
+                b.set(name, t, tokens - b.refusal_tokens)
             return
         if tokens < 1 - TOKEN_EPS:
             self.flag(6, e, f"{what} at t={fmt_t(t)} ms found only {tokens:.6g} "

@@ -53,7 +53,7 @@ def on_read(m, j, now):
     transaction goes on where the read was for."""
     tx = m.tx[j]
     answer_in = m.p.g * tx.op_latency_ms
-    ok = throttle.take_token(m, READ_BUCKET, now, m.p.read_rate_per_ms, m.p.read_burst)
+    ok = throttle.take_token(m, READ_BUCKET, now, m.p.read_rate_per_ms, m.p.read_burst, 0.0)
     if history.on(m):
         history.store_read(m, now, j, tx.table, ok, now + answer_in)
     if not ok:

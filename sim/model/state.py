@@ -142,6 +142,7 @@ class Params(NamedTuple):
     jitter_throttle: float
     mutation_rate_per_ms: float  # per-object token refill (0: no limit)
     mutation_burst: float
+    mutation_refusal_tokens: float  # a refused write takes this many tokens too (0: the plain bucket)
     metadata_inlined: bool
     max_parallel: int
     max_attempts: int

@@ -3,7 +3,8 @@
 Every conditional write to one object name (the catalog object; a table's pointer object; the log entry name
 that contenders race to create) needs a token from that name's bucket, refilled at `mutation_rate_per_s` up to
 `mutation_burst`; a name never written has a full bucket. A request that finds no token at its effect point is
-answered 429 after its latency, changes nothing, and is resent by the storage client after
+answered 429 after its latency, changes nothing but its bucket (it takes `mutation_refusal_tokens` from it, 0
+unless the provider gives them: the bucket goes below zero), and is resent by the storage client after
 `storage.throttle_retry`; resends are not commit attempts.
 
 Buckets (tokens, time of their last update): slot 0 is the catalog object, slot t table t's pointer, and, for
@@ -27,12 +28,14 @@ def on(m):
 @model_function
 def admit(m, slot, now):
     """Take a token from bucket `slot` at time `now`; False: none there, the request is throttled."""
-    return take_token(m, slot, now, m.p.mutation_rate_per_ms, m.p.mutation_burst)
+    return take_token(m, slot, now, m.p.mutation_rate_per_ms, m.p.mutation_burst, m.p.mutation_refusal_tokens)
 
 
 @model_function
-def take_token(m, slot, now, rate_per_ms, burst):
-    """Take a token from bucket `slot`, refilled at `rate_per_ms` up to `burst`, at time `now` (False: none)."""
+def take_token(m, slot, now, rate_per_ms, burst, refusal_tokens):
+    """Take a token from bucket `slot`, refilled at `rate_per_ms` up to `burst`, at time `now` (False: none;
+    the refusal takes `refusal_tokens`, so the bucket may go below zero and the next token comes that much
+    later)."""
     b = m.bk[slot]
     tokens = b.tokens + rate_per_ms * (now - b.last_ms)
     if tokens > burst:
@@ -41,7 +44,7 @@ def take_token(m, slot, now, rate_per_ms, burst):
     if tokens >= 1.0:
         b.tokens = tokens - 1.0
         return True
-    b.tokens = tokens
+    b.tokens = tokens - refusal_tokens
     return False
 
 
