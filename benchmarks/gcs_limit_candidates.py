@@ -15,7 +15,8 @@ operations. The bucket here is checked against the model's run (one object throu
 The candidates (the server's state for one object name):
 - `bucket`: a token bucket (rate /s, burst): the model's limiter;
 - `debt`: the same, but a refused write takes its token too, so the bucket goes below zero and resends during a
-  throttle deepen it;
+  throttle deepen it (`figures(..., cost=)`: it takes that many tokens; the model's `mutation_refusal_tokens`,
+  fitted with the rate and burst by gcs_refusal_fit.py);
 - `cooldown`: a bucket of burst 1 (rate /s), and after a refusal every write is refused for `penalty` ms;
 - `cooldown1`: the documented 1 write/s, a burst, and the penalty;
 - `window`: a sliding window over attempts: a write is refused when `count` writes (refused ones too) reached the
@@ -69,10 +70,10 @@ def _request_ms(z, median_ms, sigma, floor_ms):
 
 
 @numba.njit(cache=True)
-def _one_writer(mech, a, b, req, gax, zs, us, n_ops, run_ops, out_ms):
-    """One writer's loop of n_ops operations under mechanism `mech` (parameters a, b), a fresh object (the
-    server's state reset) every run_ops operations: each committed operation's time into out_ms; returns
-    (committed, given up, total time ms, 429s)."""
+def _one_writer(mech, a, b, cost, req, gax, zs, us, n_ops, run_ops, out_ms):
+    """One writer's loop of n_ops operations under mechanism `mech` (parameters a, b; `debt`'s refusals take
+    `cost` tokens), a fresh object (the server's state reset) every run_ops operations: each committed
+    operation's time into out_ms; returns (committed, given up, total time ms, 429s)."""
     median_ms, sigma, floor_ms = req[0], req[1], req[2]
     base_ms, factor, max_ms, max_resends, deadline_ms = gax[0], gax[1], gax[2], gax[3], gax[4]
     t = 0.0
@@ -134,7 +135,7 @@ def _one_writer(mech, a, b, req, gax, zs, us, n_ops, run_ops, out_ms):
                     t += wait
                 else:
                     ok = False
-                    tokens = tok - 1.0 if mech == DEBT else tok
+                    tokens = tok - cost if mech == DEBT else tok
                 if not ok and (mech == COOLDOWN or mech == COOLDOWN1):
                     cool_until_ms = now + b
             t += lat
@@ -157,19 +158,22 @@ def _one_writer(mech, a, b, req, gax, zs, us, n_ops, run_ops, out_ms):
     return committed, given_up, t, refused
 
 
-def figures(mech: int, a: float, b: float, n_ops: int, rng: np.random.Generator, run_ops: int = RUN_OPS) -> dict:
-    """The loop's figures under (mech, a, b) for n_ops operations drawn from `rng`, a new object every run_ops."""
+def figures(mech: int, a: float, b: float, n_ops: int, rng: np.random.Generator, run_ops: int = RUN_OPS,
+            cost: float = 1.0) -> dict:
+    """The loop's figures under (mech, a, b) for n_ops operations drawn from `rng`, a new object every run_ops
+    (`debt`: a refusal takes `cost` tokens)."""
     prof = measured_request()
     zs = rng.standard_normal(n_ops * 20)            # enough for every resend: at most 6 PUTs an operation
     us = rng.random(n_ops * 20)
     out = np.empty(n_ops)
     gax = np.array([GAX[k] for k in ("base_ms", "factor", "max_ms", "max_resends", "deadline_ms")])
-    n, given_up, run_ms, refused = _one_writer(mech, float(a), float(b), prof, gax, zs, us, n_ops, run_ops, out)
+    n, given_up, run_ms, refused = _one_writer(mech, float(a), float(b), float(cost), prof, gax, zs, us, n_ops,
+                                               run_ops, out)
     x = out[:n]
     return dict(median_ms=float(np.median(x)), mean_ms=float(x.mean()), p75_ms=float(np.percentile(x, 75)),
-                p95_ms=float(np.percentile(x, 95)),
-                p99_ms=float(np.percentile(x, 99)), ops_per_s=1000.0 * n / run_ms, refused_per_op=refused / n_ops,
-                given_up=given_up / n_ops)
+                p90_ms=float(np.percentile(x, 90)), p95_ms=float(np.percentile(x, 95)),
+                p99_ms=float(np.percentile(x, 99)), p999_ms=float(np.percentile(x, 99.9)),
+                ops_per_s=1000.0 * n / run_ms, refused_per_op=refused / n_ops, given_up=given_up / n_ops)
 
 
 @functools.cache

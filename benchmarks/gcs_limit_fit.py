@@ -53,12 +53,16 @@ def figures(x: np.ndarray, summary: dict) -> dict:
     return out
 
 
-def with_limit(rate: float, burst: float, where: Path) -> str:
-    """providers/gcp.yaml with its measured set's limit set to (rate, burst), written under `where`."""
+def with_limit(rate: float, burst: float, where: Path, refusal_tokens: float = 0.0) -> str:
+    """providers/gcp.yaml with its measured set's limit set to (rate, burst, the tokens a refusal takes), written
+    under `where`."""
     data = yaml.safe_load((ROOT / "providers" / "gcp.yaml").read_text())
     data["measured"]["mutation_rate_per_s"] = float(rate)
     data["measured"]["mutation_burst"] = float(burst)
-    path = where / f"gcp_{rate:g}_{burst:g}.yaml"
+    data["measured"].pop("mutation_refusal_tokens", None)
+    if refusal_tokens:
+        data["measured"]["mutation_refusal_tokens"] = float(refusal_tokens)
+    path = where / f"gcp_{rate:g}_{burst:g}_{refusal_tokens:g}.yaml"
     path.write_text(yaml.safe_dump(data))
     return str(path)
 

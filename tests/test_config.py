@@ -157,7 +157,7 @@ def test_cross_field_rules_name_their_path(data, path):
 
 @pytest.mark.parametrize("edit, message", [
     ({"bogus": 1}, "p.yaml.bogus: unknown key (expected one of: name, description, min_latency_ms, get, put, cas, "
-                   "list, mutation_rate_per_s, mutation_burst, measured)"),
+                   "list, mutation_rate_per_s, mutation_burst, mutation_refusal_tokens, measured)"),
     ({"measured": {"description": "m", "min_latency_ms": 1, "get": {"median_ms": 2, "sigma": 0.1},
                    "put": {"base_ms": 6, "ms_per_mib": 10, "sigma": 0.2}, "cas": {"median_ms": 9, "sigma": 0.1}}},
      "p.yaml.measured.head: missing"),
@@ -170,6 +170,9 @@ def test_cross_field_rules_name_their_path(data, path):
     ({"list": {"median_ms": 3, "sigma": "x"}}, "p.yaml.list.sigma: expected a number, got 'x'"),
     ({"mutation_burst": 2}, "p.yaml.mutation_burst: needs mutation_rate_per_s"),
     ({"mutation_rate_per_s": 1, "mutation_burst": 0.5}, "p.yaml.mutation_burst: expected a value >= 1, got 0.5"),
+    ({"mutation_refusal_tokens": 1}, "p.yaml.mutation_refusal_tokens: needs mutation_rate_per_s"),
+    ({"mutation_rate_per_s": 1, "mutation_refusal_tokens": -1},
+     "p.yaml.mutation_refusal_tokens: expected a value >= 0, got -1.0"),
 ])
 def test_a_bad_provider_file_names_its_key(tmp_path, edit, message):
     from sim.providers import ProviderError, load_provider
