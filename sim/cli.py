@@ -153,8 +153,9 @@ def cmd_check(args) -> int:
         return 1
     n_tx = int((hist["kind"] == "begin").sum())
     rate = rules["mutation_rate_per_s"]
+    refusal = rules["mutation_refusal_tokens"]
     throttle = "no throttle" if rate is None else (f"throttle {rate:g}/s burst {rules['mutation_burst']:g}"
-                                                   f" refusal {rules['mutation_refusal_tokens']:g}")
+                                                   + (f" refusal {refusal:g}" if refusal else ""))
     lock = "no lock" if rules["lock_scope"] is None else \
         f"lock per {'table' if rules['lock_scope'] == 'table' else 'catalog'}{', FIFO' if rules['lock_fifo'] else ''}"
     print(f"ok: every invariant holds ({len(hist)} history rows, {n_tx} transactions; scope {rules['scope']}, "
