@@ -10,10 +10,10 @@ third parameter free: a refused write takes `cost` tokens (0: the model's plain 
 so the bucket goes below zero and the object's next accepted write comes cost / rate later. The fit: a grid over
 (rate, burst, cost), every point on the same random streams; a point qualifies when the median, p95 and ops/s
 (the issue's one-writer test) are within FIT_TOLERANCE, and of those the one with the smallest largest error over
-the five figures gcs_limit_candidates.py fits (median, mean, p95, p99, ops/s) is chosen. Nothing at 2 or more writers is fitted: the
-model's runs of experiments/cas-bench-measured.yaml (gcp only, 5 replications of 300 s) are predictions, set
-beside the benchmark's figures (endive analysis/distributions.json, GCP CAS per_thread) for today's bucket
-(1/s, burst 1) and the fitted one.
+the five figures gcs_limit_candidates.py fits (median, mean, p95, p99, ops/s) is chosen. Nothing at 2 or more
+writers is fitted: the model's runs of experiments/cas-bench-measured.yaml (gcp only, 5 replications of 300 s)
+are predictions, set beside the benchmark's figures (endive analysis/distributions.json, GCP CAS per_thread) for
+today's bucket (1/s, burst 1), the chosen point and the qualified point whose refusals cost least.
 """
 from __future__ import annotations
 
