@@ -7,6 +7,7 @@ is one `python -m sim knee` search (its defaults), run one after another, as ben
     python benchmarks/lock_service_knees.py                 # prints the table (about 6 min of CPU)
     python benchmarks/lock_service_knees.py --out DIR       # keep the searches' runs and knee.json files in DIR
     python benchmarks/lock_service_knees.py --row-load      # HMS's row at the 50-table knees: one 1 h run each
+    python benchmarks/lock_service_knees.py --hms-versions  # hive only, Hive 4 and Hive 3 (its checkLock mutex)
 """
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ TABLES = (1, 10, 50)
 SERVICES = (("hive, HMS 10 ms", {"design": "hive", "catalog.latency_ms": 10.0}),
             ("hive, HMS 50 ms", {"design": "hive", "catalog.latency_ms": 50.0}),
             ("delta-dynamodb, DynamoDB 10 ms", {"design": "delta-dynamodb", "log_store.latency_ms": 10.0}))
+# `--hms-versions`: hive's rows under Hive 4 (the default: the row only) and Hive 3 (the row, then the checkLock mutex)
+HMS_VERSIONS = tuple((f"{label}, Hive {v}", {**sets, **({"lock.hms_version": 3} if v == 3 else {})})
+                     for label, sets in SERVICES[:2] for v in (4, 3))
 
 
 # (HMS round trip ms, arrivals/s): the 50-table knees of the hive rows (model version 8), and the lower CI bounds
@@ -62,7 +66,8 @@ def _cell(k: dict) -> str:
 
 def service_row(label: str, sets: dict, out: Path) -> str:
     """One design's row: its designs knee at each table count."""
-    name = label.split(",")[0] + "-" + label.split()[-2]
+    parts = label.split(", ")
+    name = parts[0] + "-" + parts[1].split()[-2] + "".join("-" + p.replace(" ", "").lower() for p in parts[2:])
     base = {"workload": DESIGNS_BASE["workload"]}
     return f"| {label} | " + " | ".join(
         _cell(knee(base, {**sets, "storage.provider": "s3", "workload.num_tables": n}, out / f"{name}-{n}"))
@@ -73,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "lock-service-knees")
     ap.add_argument("--row-load", action="store_true", help="HMS's row at the 50-table knees instead")
+    ap.add_argument("--hms-versions", action="store_true", help="hive's rows under Hive 4 and Hive 3 instead")
     args = ap.parse_args(argv)
     if args.row_load:
         print("\n".join(row_load()))
@@ -80,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out
     lines = ["| design | " + " | ".join(f"s3, {n} table{'s' if n > 1 else ''}" for n in TABLES) + " |",
              "|---" * (len(TABLES) + 1) + "|"]
-    for label, sets in SERVICES:
+    for label, sets in HMS_VERSIONS if args.hms_versions else SERVICES:
         lines.append(service_row(label, sets, out))
         print(lines[-1], flush=True)
     print("\n".join(lines))

@@ -79,7 +79,7 @@ def record_rows(tx: np.ndarray) -> dict[str, np.ndarray]:
         "lock_wait_ms": tx["lock_wait_ms"].copy(),
         "lock_hold_ms": tx["lock_hold_ms"].copy(),
         "deletes": tx["deletes"].copy(),            # object DELETEs (Iceberg on HMS, REST servers: a lost one's file)
-        "pool_wait_ms": tx["pool_wait_ms"].copy(),  # REST servers' connections, HMS's NEXT_LOCK_ID row: time queued
+        "pool_wait_ms": tx["pool_wait_ms"].copy(),  # REST connections; HMS's NEXT_LOCK_ID row, Hive 3 mutex: queued
     }
     assert tuple(cols) == RECORD_COLUMNS
     return cols

@@ -110,7 +110,7 @@ def _value(rule: Field, value, where: str, error: Error):
         if bound is not None and not ok(value, bound):
             raise error(where, f"expected a value {sym} {bound}, got {value!r}")
     if rule.choices is not None and value not in rule.choices:
-        raise error(where, f"expected one of {', '.join(rule.choices)}, got {value!r}")
+        raise error(where, f"expected one of {', '.join(map(str, rule.choices))}, got {value!r}")
     return value
 
 

@@ -217,19 +217,23 @@ def test_hms_row_serialises_every_tables_lock_calls():
     """N writers on N different tables share one NEXT_LOCK_ID row, each lock() holding it h = share x S: lock()
     calls (one a commit here) never exceed 1 / h a ms; once the row is saturated (N h above a commit's C) every
     commit takes N h: N more writers add N h, where without the row nothing would queue."""
-    share = 0.45
-    h = share * S
-    one, _ = _run(_hive(1, share))
+    _serialised(lambda n, on: _hive(n, 0.45 if on else 0.0), 0.45 * S)
+
+
+def _serialised(make, h: float):
+    """N writers on N tables, one lock() a commit, each holding a metastore-wide unit (`make(n, True)`; without it:
+    `make(n, False)`) h: at most 1 / h a ms; saturated (N h above a commit's C) every commit takes N h."""
+    one, _ = _run(make(1, True))
     c = float((one["end_ms"] - one["arrival_ms"]).iloc[0])
     for n in (2, 8, 16, 24, 32):
-        rec, _ = _run(_hive(n, share), history=n == 24)
+        rec, _ = _run(make(n, True), history=n == 24)
         assert (rec["outcome"] == "committed").all() and (rec["lock_requests"] == 1).all()
         assert len(rec) / rec["end_ms"].max() <= 1 / h + 1e-12
-        free, _ = _run(_hive(n, 0.0))
+        free, _ = _run(make(n, False))
         assert (free["pool_wait_ms"] == 0).all()
         mid = rec[(rec["txn"] >= len(rec) // 4) & (rec["txn"] < 3 * len(rec) // 4)]
         latency = (mid["end_ms"] - mid["arrival_ms"]).mean()
-        if n * h > 1.2 * c:                                   # saturated: the row is the bottleneck
+        if n * h > 1.2 * c:                                   # saturated: the unit is the bottleneck
             assert latency == pytest.approx(n * h, rel=0.02)
             assert mid["pool_wait_ms"].mean() > 0
             assert len(rec) / rec["end_ms"].max() >= 0.95 / h and len(free) / free["end_ms"].max() > 1.3 / h
@@ -247,3 +251,78 @@ def test_hms_row_config_errors(d, path):
     with pytest.raises(ConfigError) as err:
         from_dict(d)
     assert str(err.value).startswith(path)
+
+
+# ------------------------------------------------------------------------------------------ Hive 3's checkLock mutex
+
+def _hive3(writers: int, mutex: float | None, tables: int | None = None, row: float = 0.0, commits: int = 40) -> dict:
+    """`_hive` under Hive 3 (`lock.hms_version: 3`): every checkLock holds the metastore's checkLock mutex `mutex`
+    of its round trip S (None: version 4, no mutex); the NEXT_LOCK_ID row `row` (0: not modelled, the mutex alone);
+    `tables` tables (default: one a writer), writer w on table w mod `tables`."""
+    d = _hive(writers, row, commits)
+    if mutex is not None:
+        d["lock"].update(hms_version=3, check_lock_mutex_share=mutex)
+    if tables is not None:
+        d["workload"].update(num_tables=tables, writers={"count": writers, "commits": commits, "tables": "owned"})
+    return d
+
+
+def test_hms3_config_default_and_hash():
+    """Version 4 is the default and hashes as before the key; version 3 fills in the mutex's hold, 7 of a Hive 3
+    lock()'s 13 database round trips."""
+    from sim.config.hashing import config_hash
+    base = {"design": "hive", "catalog": {"latency_ms": S}}
+    assert from_dict(base).lock.hms_version == 4 and from_dict(base).lock.check_lock_mutex_share is None
+    assert config_hash(from_dict(base)) == config_hash(from_dict({**base, "lock": {"hms_version": 4}}))
+    three = from_dict({**base, "lock": {"hms_version": 3}})
+    assert three.lock.check_lock_mutex_share == 7 / 13
+    assert config_hash(three) != config_hash(from_dict(base))
+
+
+def test_hms3_mutex_serialises_every_tables_checklocks():
+    """N writers on N different tables (no table lock contended: one lock() a commit, no poll) share Hive 3's
+    mutex, each checkLock holding it h = share x S: checkLocks never exceed 1 / h a ms; once it is saturated (N h
+    above a commit's C) every commit takes N h, the wait recorded in `pool_wait_ms`. Version 4: nothing queues."""
+    _serialised(lambda n, on: _hive3(n, 0.45 if on else None), 0.45 * S)
+
+
+def test_hms3_row_then_mutex_one_writer():
+    """One writer: a lock() holds the row (3/9 of S) then the mutex (7/13 of S), 0.87 S from its effect point in
+    all, which ends before its next request's effect point (the rest of its round trip and f of the next, S): it
+    never waits, and its commits take what they took under version 4 (to rounding: the wait is split at the
+    release)."""
+    four, _ = _run(_hive3(1, None, row=3 / 9), history=True)
+    three, _ = _run(_hive3(1, 7 / 13, row=3 / 9), history=True)
+    assert (three["pool_wait_ms"] == 0).all()
+    np.testing.assert_allclose(three["end_ms"].to_numpy(), four["end_ms"].to_numpy(), rtol=0, atol=1e-9)
+
+
+def test_hms3_polls_wait_for_the_mutex():
+    """Each writer has at most one checkLock asking for the mutex, so with N writers and no row modelled one
+    checkLock waits at most (N - 1) h: a commit that waited longer waited at more than one, a poll's. Writers sharing
+    a table (answered WAITING, polling) do; writers alone on theirs (one lock() a commit) never do."""
+    tables, writers = 20, 24                     # writer w on table w mod 20: tables 0-3 have two writers each
+    h = 0.45 * S
+    rec, _ = _run(_hive3(writers, 0.45, tables=tables), history=True)
+    shared = rec[rec["table"] < writers - tables]
+    own = rec[rec["table"] >= writers - tables]
+    assert (own["pool_wait_ms"] <= (writers - 1) * h + 1e-9).all() and own["pool_wait_ms"].mean() > 0
+    assert (shared["pool_wait_ms"] > (writers - 1) * h + 1e-9).any()
+
+
+@pytest.mark.parametrize("d, path", [
+    ({"design": "hudi", "lock": {"latency_ms": 5, "hms_version": 3}}, "lock.hms_version"),
+    ({"design": "hive", "catalog": {"latency_ms": 5}, "lock": {"hms_version": 2}}, "lock.hms_version"),
+    ({"design": "hive", "catalog": {"latency_ms": 5}, "lock": {"check_lock_mutex_share": 0.5}},
+     "lock.check_lock_mutex_share"),
+    ({"design": "hive", "catalog": {"latency_ms": 5}, "lock": {"hms_version": 3, "check_lock_mutex_share": 1.0}},
+     "lock.check_lock_mutex_share"),
+    ({"design": "hive", "catalog": {"latency_ms": 5}, "lock": {"hms_version": 3, "discipline": "fifo_notify",
+                                                                "next_lock_id_share": 0}},
+     "lock.check_lock_mutex_share"),
+])
+def test_hms3_config_errors(d, path):
+    with pytest.raises(ConfigError) as err:
+        from_dict(d)
+    assert str(err.value).startswith(path)
+    assert "\n" not in str(err.value)

@@ -116,6 +116,7 @@ def _writers(writers: dict, over: dict) -> dict:
                                                                             "min_ms": 0}}}), over)
 
 
+HMS3 = merge(BASE, {"workload": {"inter_arrival": {"mean_ms": 60}, "num_tables": 2, "fast_append_ratio": 0.7}})
 CASES = {
     "default": {},
     **{f"provider_{p}": merge(CONTENDED, {"storage": {"provider": p}})
@@ -304,6 +305,16 @@ CASES = {
         "variant": "dynamodb", "latency_ms": 4, "poll": {"policy": "fixed", "delay_ms": 50}, "timeout_ms": 600}}),
     "hive_dynamodb_lease": merge(CONTENDED, {"design": "hive", "catalog": {"latency_ms": 6}, "lock": {
         "variant": "dynamodb-lease", "latency_ms": 4, "lease_ms": 200, "timeout_ms": 1000}}),
+    # Hive 3's checkLock mutex (lock.hms_version: 3), short runs: one table, polls queueing on it; several tables
+    # sharing it (lognormal latencies, timeouts); no row modelled (the mutex at the lock()'s effect point)
+    "hive_hms3": merge(HMS3, {"design": "hive", "catalog": {"latency_ms": 10}, "workload": {"num_tables": 1},
+                                   "lock": {"variant": "hms", "hms_version": 3}}),
+    "hive_hms3_tables": merge(HMS3, {"design": "hive", "catalog": {"latency": {"median_ms": 8, "sigma": 0.5}},
+                                          "workload": {"num_tables": 6, "inter_arrival": {"mean_ms": 20}},
+                                          "lock": {"variant": "hms", "hms_version": 3, "timeout_ms": 2000,
+                                                   "check_lock_mutex_share": 0.9}}),
+    "hive_hms3_no_row": merge(HMS3, {"design": "hive", "catalog": {"latency_ms": 6},
+                                          "lock": {"variant": "hms", "hms_version": 3, "next_lock_id_share": 0}}),
     "hive_global_lock": merge(CONTENDED, {"design": "hive", "catalog": {"latency_ms": 5},
                                           "workload": {"num_tables": 4},
                                           "lock": {"variant": "hms", "scope": "global"}}),
@@ -317,6 +328,9 @@ CASES = {
     **{f"writers_hive_{v}": _writers({"count": 6}, {"design": "hive", "catalog": {"latency_ms": 5},
                                                     "lock": {"variant": v, "latency_ms": 3}})
        for v in ("hms", "zookeeper")},
+    "writers_hive_hms3": _writers({"count": 8, "tables": "owned"}, {
+        "design": "hive", "catalog": {"latency_ms": 5}, "workload": {"num_tables": 8},
+        "lock": {"variant": "hms", "hms_version": 3, "latency_ms": 3}}),
     # Hudi (sim/model/designs/hudi.py): two lock calls per write, conflicts, timeouts; its DynamoDB provider
     "hudi": merge(CONTENDED, {"design": "hudi", "lock": {"latency": {"median_ms": 3, "sigma": 0.6}},
                               "workload": {"inter_arrival": {"mean_ms": 300}, "vo_conflict_probability": 0.2}}),

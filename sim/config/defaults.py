@@ -79,7 +79,7 @@ SERVERLESS = {"jdbc": "the JDBC catalog has no server: the Iceberg client writes
 LOCK_VARIANTS = {
     "hms": {"discipline": "fifo_poll", "timeout_ms": 180_000.0, "retries": 0, "retry_wait_ms": 0.0,
             "poll": {"policy": "exponential", "base_ms": 50.0, "factor": 1.5, "max_ms": 5000.0, "jitter": 0.1},
-            "next_lock_id_share": 3 / 9},
+            "next_lock_id_share": 3 / 9, "hms_version": 4},
     "zookeeper": {"discipline": "fifo_notify", "timeout_ms": 60_000.0, "retries": 50, "retry_wait_ms": 5000.0},
     "dynamodb": {"discipline": "race_poll", "timeout_ms": 120_000.0, "retries": 50, "retry_wait_ms": 5000.0,
                  "poll": {"policy": "fixed", "delay_ms": 1000.0}},
@@ -97,6 +97,13 @@ LOCK_VARIANTS = {
 # (CheckLockFunction: the lock's rows, the conflict query, the UPDATE, COMMIT); the row is held from the SELECT FOR
 # UPDATE to the COMMIT, about 3 of them. Assumed (no published figure): the RPC's round trip is its database round
 # trips, so the row is held 3/9 of it
+# Hive 2 and 3's checkLock mutex (TxnHandler.checkLock, `acquireLock(MUTEX_KEY.CheckLock)`: a SELECT ... FOR
+# UPDATE of its AUX_TABLE row on a connection of its own, released by that connection's rollback): a lock() with no
+# Hive transaction runs 13 database round trips in Hive 3.1 (5 to enqueue, 8 to check), the mutex held across 7 of
+# them (the FOR UPDATE's answer, the lock's rows, SAVEPOINT, the conflict query, the time, the UPDATE, COMMIT, the
+# rollback's send); a poll runs 12 (4 to heartbeat). Assumed as for the row: the RPC's round trip is its database
+# round trips, so the mutex is held 7/13 of it
+HMS_CHECK_LOCK_MUTEX_SHARE = 7 / 13
 LOCK_DISCIPLINES = ("fifo_notify", "fifo_poll", "race_poll", "lease_sleep")
 
 # Delta's S3DynamoDBLogStore creates its table with 5 read and 5 write capacity units (S3DynamoDBLogStore.java

@@ -14,13 +14,14 @@ from .types import Config
 
 
 def _hash_view(obj, default, seeds: bool = False) -> dict:
-    """The resolved config as plain data (like `to_dict`), less `late` keys that have their default value and
-    labels (`hashed=False`); for the seeds, also less `seeded=False` keys."""
+    """The resolved config as plain data (like `to_dict`), less `late` keys that have their default value (or their
+    `earlier` one) and labels (`hashed=False`); for the seeds, also less `seeded=False` keys."""
     out = {}
     for f in fields(obj):
         value = getattr(obj, f.name)
         dflt = getattr(default, f.name) if default is not None else None
-        if (f.metadata.get("late") and value == dflt) or not f.metadata.get("hashed", True) \
+        late = f.metadata.get("late") and (value == dflt or value == f.metadata.get("earlier"))
+        if late or not f.metadata.get("hashed", True) \
                 or (seeds and not f.metadata.get("seeded", True)):
             continue
         if dataclasses.is_dataclass(value):

@@ -6,8 +6,8 @@ import dataclasses
 
 from ..providers import ProviderError, profile_of
 from ..schema import ConfigError
-from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETRY, LOCK_VARIANTS, LOG_STORE_DEFAULTS,
-                       RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
+from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETRY, HMS_CHECK_LOCK_MUTEX_SHARE,
+                       LOCK_VARIANTS, LOG_STORE_DEFAULTS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
 from .types import Catalog, Commit, Config, InterArrival, Lock, LogStore, Retry, RetryPolicy, Server, Workload, Writers
 
 
@@ -141,15 +141,24 @@ def _resolve_lock(cfg: Config) -> Lock:
     _require(lk, path, ("variant",), (), "any lock key is given")
     preset = LOCK_VARIANTS[lk.variant]
     if lk.variant != "hms":
-        _require(lk, path, (), ("next_lock_id_share",), f"variant is {lk.variant} (HMS's NEXT_LOCK_ID row)")
+        _require(lk, path, (), ("next_lock_id_share", "hms_version", "check_lock_mutex_share"),
+                 f"variant is {lk.variant} (HMS's NEXT_LOCK_ID row, its version's checkLock mutex)")
+    elif lk.check_lock_mutex_share is not None and lk.hms_version != 3:
+        raise ConfigError(f"{path}.check_lock_mutex_share", "only Hive 2 and 3 run checkLock under a mutex: set "
+                          "lock.hms_version: 3 (or remove it)")
     poll = lk.poll or (RetryPolicy(**preset["poll"]) if "poll" in preset else None)
     lk = _with_defaults(lk, scope="table", discipline=preset["discipline"], timeout_ms=preset["timeout_ms"],
                         retries=preset["retries"], retry_wait_ms=preset["retry_wait_ms"], poll=poll,
                         lease_ms=preset.get("lease_ms"), validity_ms=preset.get("validity_ms"),
-                        next_lock_id_share=preset.get("next_lock_id_share"))
+                        next_lock_id_share=preset.get("next_lock_id_share"), hms_version=preset.get("hms_version"))
+    if lk.hms_version == 3:
+        lk = _with_defaults(lk, check_lock_mutex_share=HMS_CHECK_LOCK_MUTEX_SHARE)
     if lk.next_lock_id_share and lk.discipline != "fifo_poll":
         raise ConfigError(f"{path}.next_lock_id_share", "HMS's NEXT_LOCK_ID row is held by its lock() RPC, which "
                           "answers WAITING and is polled: discipline fifo_poll (or set 0)")
+    if lk.check_lock_mutex_share and lk.discipline != "fifo_poll":
+        raise ConfigError(f"{path}.check_lock_mutex_share", "Hive 3's checkLock mutex is held by its lock() and "
+                          "checkLock RPCs: discipline fifo_poll")
     if lk.variant == "storage":   # a lock object in the provider: its GETs and conditional PUTs, its mutation limit
         _require(lk, path, (), ("latency_ms", "latency"), "variant is storage (the provider's latencies)")
         if lk.discipline != "race_poll":

@@ -12,17 +12,19 @@ from ..schema import Field
 from .defaults import LOCK_DISCIPLINES, LOCK_VARIANTS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS
 
 
-def _spec(default=None, *, ge=None, gt=None, le=None, lt=None, choices=None, late=False, seeded=True, hashed=True):
+def _spec(default=None, *, ge=None, gt=None, le=None, lt=None, choices=None, late=False, seeded=True, hashed=True,
+          earlier=None):
     """A field with its validation rule kept beside it (`sim.schema`; its type is the annotation).
 
     `late`: a key added after results were first published, whose default keeps the earlier behaviour; it stays
     out of the config hash (hence out of the seeds) while it has its default value, so configurations that do
-    not use it keep their results. `seeded=False`: the key is part of the config's identity (`config_hash`) but
+    not use it keep their results; so does a resolved value equal to `earlier` (the behaviour before the key, which
+    a variant's defaults fill in). `seeded=False`: the key is part of the config's identity (`config_hash`) but
     not of its random streams (`seed_hash`), so switching it (a storage throttle on or off) compares the same
     arrivals and latency draws. `hashed=False`: a label that adds nothing to the values it stands for (a named
     design, expanded into keys)."""
     meta = {"rule": Field(ge=ge, gt=gt, le=le, lt=lt, choices=choices), "late": late, "seeded": seeded,
-            "hashed": hashed}
+            "hashed": hashed, "earlier": earlier}
     if isinstance(default, (dict, list)) or (dataclasses.is_dataclass(default) and not isinstance(default, type)):
         return field(default_factory=lambda d=default: copy.deepcopy(d), metadata=meta)
     return field(default=default, metadata=meta)
@@ -69,7 +71,10 @@ class Lock:
     `latency`; HMS's defaults to the catalog's); a waiter waits by `discipline`, polling after `poll`'s sleeps
     (`lease_ms` for lease_sleep); a request not granted `timeout_ms` after it reached the service is given up, and
     asked again after `retry_wait_ms` `retries` times before the lock call fails its commit attempt. HMS only: each
-    `lock()` holds the metastore's one NEXT_LOCK_ID row for `next_lock_id_share` of its round trip (0: not modelled)."""
+    `lock()` holds the metastore's one NEXT_LOCK_ID row for `next_lock_id_share` of its round trip (0: not modelled);
+    `hms_version` 3 (Hive 2 and 3; default 4) adds the metastore-wide checkLock mutex, held by every checkLock (the
+    one a `lock()` ends with, and each poll) for `check_lock_mutex_share` of its round trip (default 7/13: 7 of a
+    Hive 3 `lock()`'s 13 database round trips, the RPC's latency taken as its database round trips)."""
     variant: str = _spec(None, choices=tuple(LOCK_VARIANTS))
     scope: str = _spec(None, choices=("table", "global"))
     discipline: str = _spec(None, choices=LOCK_DISCIPLINES)
@@ -83,6 +88,9 @@ class Lock:
     validity_ms: float = _spec(None, gt=0)
     # not seeded: a hold draws nothing (a share of the lock() RPC's drawn latency)
     next_lock_id_share: float = _spec(None, ge=0, lt=1, late=True, seeded=False)
+    # not seeded: Hive 3's mutex draws nothing either; version 4 (no mutex) is the behaviour before the key
+    hms_version: int = _spec(None, choices=(3, 4), late=True, seeded=False, earlier=4)
+    check_lock_mutex_share: float = _spec(None, gt=0, lt=1, late=True, seeded=False)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from .designs import design_of
 from .draws import GET_EVENTS, gets_for
 from .params import Delays, params_of
 from .sources import ARRIVAL_CHUNK, Arrivals, conflict_table, expected_arrivals, sources_of
-from .capacity import NEXT_LOCK_ID, ROW_LOCKS
+from .capacity import CHECK_LOCK_MUTEX, NEXT_LOCK_ID, ROW_LOCKS
 from .log_store import READ_BUCKET
 from .state import ARRIVAL, BUCKET, HIST, LK, N_SRC, PC, POOL, RUN, WR, Model, Need, Params, Src
 
@@ -185,7 +185,8 @@ def _free_locks(n: int) -> np.ndarray:
 
 def _pools(cfg: Config, p: Params) -> np.ndarray:
     """A server's database (`sim.model.capacity`): its pool, its read pool (none: 0 connections), then with row
-    locks one per table, each free; no one queued. HMS (design hive): row NEXT_LOCK_ID is its NEXT_LOCK_ID row."""
+    locks one per table, each free; no one queued. HMS (design hive): row NEXT_LOCK_ID is its NEXT_LOCK_ID row,
+    row CHECK_LOCK_MUTEX Hive 3's checkLock mutex."""
     srv = cfg.catalog.server
     pl = np.zeros(ROW_LOCKS + (cfg.workload.num_tables if p.row_locks else 0), dtype=POOL)
     pl["head"] = pl["tail"] = -1
@@ -194,6 +195,8 @@ def _pools(cfg: Config, p: Params) -> np.ndarray:
         pl["free"][ROW_LOCKS:] = 1
     if p.hms_row_share > 0.0:   # HMS: its one NEXT_LOCK_ID row, a pool of one
         pl["free"][NEXT_LOCK_ID] = 1
+    if p.hms_mutex_share > 0.0:   # HMS, Hive 3: its checkLock mutex, a pool of one
+        pl["free"][CHECK_LOCK_MUTEX] = 1
     return pl
 
 

@@ -3,7 +3,8 @@ connection pools and its row locks, each a count of units with a FIFO queue (`Mo
 server's pool, Lakekeeper's write pool and the one pool of the others; READ_POOL Lakekeeper's read pool, which its
 loadTable takes; from ROW_LOCKS on one row lock per table, a pool of one). Design hive (no server pool) uses row
 NEXT_LOCK_ID for HMS's one NEXT_LOCK_ID row: every lock() takes it as a connection is taken (`take_unit`), holds it
-for a time of its own, and releases it as a connection is (`after_effect`, `on_release`).
+for a time of its own, and releases it as a connection is (`after_effect`, `on_release`); Hive 3's checkLock mutex
+(row CHECK_LOCK_MUTEX) the same way, by every checkLock.
 
 A request on a pool (`transaction.pooled`) first asks for a connection when it would start (`POOL_ACQUIRE`): it
 gets one if one is free, else it queues and waits (`PARKED`, `POOL_WAIT`) until a release hands it one: the engine
@@ -29,12 +30,13 @@ SERVER_POOL = 0   # rows of `Model.pl`: the server's pool ...
 READ_POOL = 1     # ... the pool its client's loads take, if it has one of their own (`Params.client_pool`)
 ROW_LOCKS = 2     # ... then table t's row lock at ROW_LOCKS + t
 NEXT_LOCK_ID = 0  # HMS (design hive, no server pool): the metastore's one NEXT_LOCK_ID row, a pool of one
+CHECK_LOCK_MUTEX = 1   # ... and Hive 3's checkLock mutex (its AUX_TABLE row), a pool of one
 
 
 @model_function
 def _enqueue(m, k, j, now):
     m.tx[j].pool_queued_ms = now
-    fifo.push(m, m.pl[k], j)
+    fifo.push(m, m.pl[k], j, True)
 
 
 @model_function
@@ -45,7 +47,7 @@ def _hand_on(m, k):
     if w < 0:
         m.pl[k].free += 1
         return -1
-    fifo.remove(m, m.pl[k], w)
+    fifo.remove(m, m.pl[k], w, True)
     m.run[0].wake = w
     return w
 
@@ -90,7 +92,7 @@ def on_timer(m, j, now):
     tx = m.tx[j]
     if tx.pc != PC.POOL_WAIT or tx.pool >= 0 or tx.pool_queued_ms + m.p.pool_timeout_ms != now:
         return False
-    fifo.remove(m, m.pl[tx.pool_ask], j)
+    fifo.remove(m, m.pl[tx.pool_ask], j, True)
     tx.pool_wait_ms += now - tx.pool_queued_ms
     tx.pc = PC.POOL_TIMEOUT
     return True

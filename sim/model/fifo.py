@@ -1,40 +1,55 @@
-"""A FIFO queue of transaction slots, linked through their `queue_next` field: the waiters of a commit lock
-(`sim.model.lock`, a row of `Model.lk`), of a server's connection pool or row lock (`sim.model.capacity`, a row of
-`Model.pl`). `q` is the queue's row, whose `head` and `tail` are its first and last slots (-1: none); a slot waits
-in one queue at a time."""
+"""A FIFO queue of transaction slots: the waiters of a commit lock (`sim.model.lock`, a row of `Model.lk`), linked
+through their `queue_next` field, and of a server's connection pool or row lock (`sim.model.capacity`, a row of
+`Model.pl`; `pooled`), through `pool_next`. `q` is the queue's row, whose `head` and `tail` are its first and last
+slots (-1: none); a slot waits in one queue of each kind at a time (Hive 3: a lock's queue while it waits for the
+checkLock mutex)."""
 from .jit import model_function
 
 
 @model_function
-def push(m, q, j):
-    """Slot j joins the end of queue `q`."""
-    m.tx[j].queue_next = -1
+def _next(m, j, pooled):
+    return m.tx[j].pool_next if pooled else m.tx[j].queue_next
+
+
+@model_function
+def _link(m, j, pooled, nxt):
+    if pooled:
+        m.tx[j].pool_next = nxt
+    else:
+        m.tx[j].queue_next = nxt
+
+
+@model_function
+def push(m, q, j, pooled):
+    """Slot j joins the end of queue `q` (a pool's if `pooled`)."""
+    _link(m, j, pooled, -1)
     tail = q.tail
     if tail < 0:
         q.head = j
     else:
-        m.tx[tail].queue_next = j
+        _link(m, tail, pooled, j)
     q.tail = j
 
 
 @model_function
-def remove(m, q, j):
-    """Take slot j out of queue `q` (the head, or a waiter that gave up: a walk from the head)."""
+def remove(m, q, j, pooled):
+    """Take slot j out of queue `q` (a pool's if `pooled`; the head, or a waiter that gave up: a walk from the
+    head)."""
     prev = -1
     c = q.head
     while c != j:
         prev = c
-        c = m.tx[c].queue_next
-    nxt = m.tx[j].queue_next
+        c = _next(m, c, pooled)
+    nxt = _next(m, j, pooled)
     if prev < 0:
         q.head = nxt
     else:
-        m.tx[prev].queue_next = nxt
+        _link(m, prev, pooled, nxt)
     if q.tail == j:
         q.tail = prev
 
 
-OWNS = dict(effect_points=(), fields=("queue_next",), params=(), sources=())
+OWNS = dict(effect_points=(), fields=("queue_next", "pool_next"), params=(), sources=())
 
 
 @model_function

@@ -144,7 +144,7 @@ def on_request(m, j, now):
         return _go_on(m, j, tx.after_lock, answer_in)
     if not in_order:
         return _not_yet(m, j, now, answer_in)
-    fifo.push(m, m.lk[k], j)
+    fifo.push(m, m.lk[k], j, False)
     if d == Discipline.FIFO_NOTIFY:
         return _park(m, j, now)
     return start(m, j, Src.LOCK_READ, PC.LOCK_POLL, answer_in)   # HMS answered WAITING: checkLock at once
@@ -159,13 +159,29 @@ def on_poll(m, j, now):
     answer_in = m.p.g * tx.op_latency_ms
     _reached(m, j, now)
     if m.p.lock_discipline == Discipline.FIFO_POLL:
-        if m.lk[k].head == j and _free(m, k, now):
-            fifo.remove(m, m.lk[k], j)
-            _grant(m, j, now, k)
-            return _go_on(m, j, tx.after_lock, answer_in)
-        return _not_yet(m, j, now, answer_in)
+        return check(m, j, now, answer_in)
     if _free(m, k, now):
         return start(m, j, Src.LOCK_WRITE, PC.LOCK_REQUEST, answer_in)
+    return _not_yet(m, j, now, answer_in)
+
+
+@model_function
+def enqueue(m, j, now):
+    """HMS, Hive 3: a lock() request's enqueue (its effect point), its check to come under the checkLock mutex
+    (`check`): it reaches the service and joins the lock's queue."""
+    _reached(m, j, now)
+    fifo.push(m, m.lk[key(m, j)], j, False)
+
+
+@model_function
+def check(m, j, now, answer_in):
+    """HMS's checkLock (a poll's, or under Hive 3's mutex a lock()'s after its enqueue): granted iff first in line
+    and the lock free; the client hears of it `answer_in` from now."""
+    k = key(m, j)
+    if m.lk[k].head == j and _free(m, k, now):
+        fifo.remove(m, m.lk[k], j, False)
+        _grant(m, j, now, k)
+        return _go_on(m, j, m.tx[j].after_lock, answer_in)
     return _not_yet(m, j, now, answer_in)
 
 
@@ -190,7 +206,7 @@ def _not_yet(m, j, now, answer_in):
 @handler
 def on_cancel(m, j, now):
     """An HMS waiter that timed out unlocks its waiting lock: at this effect point it leaves the queue."""
-    fifo.remove(m, m.lk[key(m, j)], j)
+    fifo.remove(m, m.lk[key(m, j)], j, False)
     _leave(m, j, now)
     return _gave_up(m, j, now, m.p.g * m.tx[j].op_latency_ms)
 
@@ -240,7 +256,7 @@ def on_timer(m, j, now):
     k = key(m, j)
     if tx.pc != PC.LOCK_WAIT or tx.lock_deadline_ms != now or m.lk[k].holder == j:
         return False
-    fifo.remove(m, m.lk[k], j)
+    fifo.remove(m, m.lk[k], j, False)
     _leave(m, j, now)
     return True
 
@@ -318,7 +334,7 @@ def on_unlock(m, j, now):
         history.lock(m, Kind.LOCK_RELEASE, now, j, tx.table, k, 0)
     if m.p.lock_discipline == Discipline.FIFO_NOTIFY and m.lk[k].head >= 0:
         w = m.lk[k].head
-        fifo.remove(m, m.lk[k], w)
+        fifo.remove(m, m.lk[k], w, False)
         _grant(m, w, now, k)
         m.run[0].wake = w
     return _go_on(m, j, tx.after_unlock, m.p.g * tx.op_latency_ms)

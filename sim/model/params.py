@@ -111,7 +111,9 @@ def _lock(cfg: Config, policy: int, jitter: float) -> dict:
                 lock_retry_wait_ms=lk.retry_wait_ms or 0.0, lock_lease_ms=lk.lease_ms or 0.0, policy_lock=policy,
                 jitter_lock=jitter, hudi=lk.variant is not None and cfg.commit.protocol == "log",
                 clock_skew_wait_ms=cfg.commit.clock_skew_wait_ms or 0.0, log_store=cfg.log_store.kind is not None,
-                hms_row_share=(lk.next_lock_id_share or 0.0) if lk.variant == "hms" else 0.0, **_store_reads(cfg))
+                hms_row_share=(lk.next_lock_id_share or 0.0) if lk.variant == "hms" else 0.0,
+                hms_mutex_share=(lk.check_lock_mutex_share or 0.0) if lk.variant == "hms" else 0.0,
+                **_store_reads(cfg))
 
 
 def _store_reads(cfg: Config) -> dict:

@@ -56,7 +56,8 @@ TX = np.dtype([
     ("lock_requests", I), ("lock_grants", I), ("lock_timeouts", I), ("lock_wait_ms", F), ("lock_hold_ms", F),
     ("deletes", I),              # object DELETEs (Iceberg on HMS: a losing attempt's metadata.json)
     ("commit_in_ms", F),         # Iceberg's client: from the hand-over to when its design's commit request goes out
-    ("queue_next", I),           # the slot queued behind it (sim/model/fifo.py: a lock's, a pool's; -1: none)
+    ("queue_next", I),           # the slot queued behind it in a lock's queue (sim/model/fifo.py; -1: none)
+    ("pool_next", I),            # ... the slot queued behind it in a pool's queue (sim/model/fifo.py; -1: none)
     # a server's database capacity (sim/model/capacity.py): the pool whose connection it holds (-1: none); 1 if it
     # keeps it after the answer of its request in flight (one transaction over several requests)
     ("pool", I), ("pool_keep", I),
@@ -65,7 +66,7 @@ TX = np.dtype([
     ("pool_resume_pc", I),       # where it goes on after its connection's release at its request's answer ...
     ("pool_resume_ms", F),       # ... and how long after that release
     ("pool_queued_ms", F),       # when it joined its queue
-    ("pool_wait_ms", F),         # time it waited for connections (HMS: for its NEXT_LOCK_ID row), summed
+    ("pool_wait_ms", F),         # time it waited for connections (HMS: its NEXT_LOCK_ID row, Hive 3 mutex), summed
     # Delta's DynamoDB log store (sim/model/log_store.py): where a transaction goes on after its read of the store
     # in flight is answered (PC), and the time from that answer to its next step
     ("store_next", I), ("store_after_ms", F),
@@ -213,6 +214,7 @@ class Params(NamedTuple):
     read_rate_per_ms: float      # ... its table's read capacity (units a ms; every read takes one) and burst
     read_burst: float
     hms_row_share: float         # HMS: each lock() holds the NEXT_LOCK_ID row this share of its round trip (0: none)
+    hms_mutex_share: float       # HMS, Hive 3: each checkLock holds the checkLock mutex this share of its round trip
 
 
 def _codes(name: str, names: str, first: int = 0, kind=int):
@@ -245,7 +247,10 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
                   " HMS_ROW_WAIT"    # HMS: a lock() waiting for the NEXT_LOCK_ID row (sim/model/designs/hive.py)
                   # Delta's DynamoDB log store: a LIST's Query of the newest entry, an attempt's GetItem of the
                   # previous one (sim/model/log_store.py)
-                  " STORE_QUERY STORE_GET")
+                  " STORE_QUERY STORE_GET"
+                  # HMS, Hive 3: a checkLock (a lock()'s, after its enqueue; a poll's) waiting for the metastore's
+                  # checkLock mutex, and its check under it (sim/model/designs/hive.py)
+                  " HMS_MUTEX_WAIT HMS_CHECK_LOCK")
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT"

@@ -17,9 +17,14 @@ queue and the poll gaps.
 Every lock() RPC (a request and each re-request) takes HMS's one NEXT_LOCK_ID row at its effect point, shared by
 every table (`sim.model.capacity`, a pool of one, FIFO): a lock() that finds it held waits, parked, and its enqueue
 runs when the row is handed to it; the holder releases it `hms_row_share` of the RPC's round trip later.
+Hive 2 and 3 (`lock.hms_version: 3`) also run every checkLock under one metastore-wide mutex (a second pool of one):
+a lock()'s, asked for once its enqueue released the row, and each poll's, asked for at its effect point; its check
+(first in line and the lock free: granted, else WAITING) is made when the mutex is handed to it, and the mutex is
+released `hms_mutex_share` of the RPC's round trip later; the client hears after its waits and the rest of its round
+trip, and no sooner than the release.
 """
 from .. import capacity, catalog, history, iceberg, lock
-from ..capacity import NEXT_LOCK_ID
+from ..capacity import CHECK_LOCK_MUTEX, NEXT_LOCK_ID
 from ..draws import take
 from ..jit import handler, model_function
 from ..retry import conflict_delay
@@ -109,23 +114,65 @@ def _row_handed(m, j, now):
     return m.p.hms_row_share * tx.op_latency_ms
 
 
+@model_function
+def _mutex_hold_ms(m, j, now, answer_in):
+    """Hive 3: a checkLock asks for the metastore's checkLock mutex (`SELECT ... FOR UPDATE` of its AUX_TABLE row),
+    its check to run once it holds it, the client to hear `answer_in` later: the hold, `hms_mutex_share` of the
+    RPC's round trip (-1: the mutex is another checkLock's, and this one waits for it, parked)."""
+    tx = m.tx[j]
+    if not capacity.take_unit(m, j, now, CHECK_LOCK_MUTEX):
+        tx.pool_resume_ms = answer_in                 # kept while it waits: the rest of its round trip
+        tx.pc = PC.HMS_MUTEX_WAIT
+        return -1.0
+    tx.pc = PC.HMS_CHECK_LOCK
+    return m.p.hms_mutex_share * tx.op_latency_ms
+
+
 @handler
 def step(m, j, now):
     """Transaction j's handler for the effect point it waits at (`sim.model.designs`); a lock() RPC first takes
-    HMS's NEXT_LOCK_ID row (waits for it), and releases it its hold later, an event of its own."""
-    pc = m.tx[j].pc
-    if pc == PC.POOL_RELEASE:
-        return capacity.on_release(m, j, now)
+    HMS's NEXT_LOCK_ID row (waits for it), and releases it its hold later, an event of its own. Hive 3 (a checkLock
+    mutex): a lock() enqueues there, then, once it released the row, runs its checkLock under the mutex (waits for
+    it); a poll runs its checkLock under it too; the check (grant or WAITING) is made when the mutex is its, and
+    the mutex released its hold later."""
+    tx = m.tx[j]
+    pc = tx.pc
+    hive3 = m.p.hms_mutex_share > 0.0
     hold = 0.0
-    if pc == PC.HMS_ROW_WAIT:
+    answer_in = m.p.g * tx.op_latency_ms
+    if pc == PC.POOL_RELEASE:
+        delay = capacity.on_release(m, j, now)
+        if not (hive3 and tx.pc == PC.HMS_CHECK_LOCK):
+            return delay
+        answer_in = delay                             # a Hive 3 lock() released the row: its checkLock
+        hold = _mutex_hold_ms(m, j, now, answer_in)
+    elif pc == PC.HMS_MUTEX_WAIT:                     # handed the mutex
+        tx.pool_wait_ms += now - tx.pool_queued_ms
+        tx.pc = PC.HMS_CHECK_LOCK
+        answer_in = tx.pool_resume_ms
+        hold = m.p.hms_mutex_share * tx.op_latency_ms
+    elif pc == PC.HMS_ROW_WAIT:
         hold = _row_handed(m, j, now)
     elif pc == PC.LOCK_REQUEST:
         hold = _row_hold_ms(m, j, now)
-        if hold < 0.0:
-            return PARKED
+    elif pc == PC.LOCK_POLL and hive3:
+        hold = _mutex_hold_ms(m, j, now, answer_in)
+    if hold < 0.0:
+        return PARKED
     while True:
-        pc = m.tx[j].pc
-        if pc == PC.HIVE_CHECK:
+        pc = tx.pc
+        if pc == PC.LOCK_REQUEST and hive3:           # the enqueue; its checkLock after the row's release
+            lock.enqueue(m, j, now)
+            tx.pc = PC.HMS_CHECK_LOCK
+            if hold > 0.0:
+                return capacity.after_effect(m, j, hold, answer_in)
+            hold = _mutex_hold_ms(m, j, now, answer_in)   # no row modelled: the mutex at once
+            if hold < 0.0:
+                return PARKED
+            continue
+        if pc == PC.HMS_CHECK_LOCK:
+            delay = lock.check(m, j, now, answer_in)
+        elif pc == PC.HIVE_CHECK:
             delay = on_check(m, j, now)
         elif pc == PC.HIVE_LOCKED:
             delay = on_locked(m, j, now)
@@ -152,5 +199,6 @@ timer = lock.on_timer   # a parked lock waiter's timer: whether it gives its wai
 # (benchmarks/compile.py, 2026-11-26): the engine's `compiling the model ...` line quotes it
 COMPILE_S = 10
 
-OWNS = dict(effect_points=("HIVE_LOCKED", "HIVE_CHECK", "HIVE_ALTER", "HIVE_UNLOCKED", "HMS_ROW_WAIT"),
-            fields=("deletes",), params=("hms_row_share",), sources=("DELETE",))
+OWNS = dict(effect_points=("HIVE_LOCKED", "HIVE_CHECK", "HIVE_ALTER", "HIVE_UNLOCKED", "HMS_ROW_WAIT",
+                           "HMS_MUTEX_WAIT", "HMS_CHECK_LOCK"),
+            fields=("deletes",), params=("hms_row_share", "hms_mutex_share"), sources=("DELETE",))
