@@ -42,7 +42,8 @@ def _run(data: dict):
     cfg = from_dict(data)
     fast, ref = run(cfg, 0, history=True), run(cfg, 0, history=True, engine="simpy")
     assert fast.records.equals(ref.records)
-    assert check_history(fast.history, **checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))) == []
+    rules = checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))
+    assert check_history(fast.history, **rules) == []
     return fast.records.sort_values("txn").reset_index(drop=True)
 
 
