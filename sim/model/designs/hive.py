@@ -105,13 +105,14 @@ def _row_hold_ms(m, j, now):
 
 
 @model_function
-def _row_handed(m, j, now):
-    """A lock() that waited for the NEXT_LOCK_ID row holds it now (a release handed it on): its enqueue (the lock
-    request's effect point) runs now, and it holds the row its share of the RPC's round trip."""
+def _handed(m, j, now, pc, share):
+    """A request that waited for HMS's NEXT_LOCK_ID row (its enqueue, `pc` LOCK_REQUEST) or Hive 3's checkLock
+    mutex (its check, HMS_CHECK_LOCK) holds it now (a release handed it on): that step runs now, and it holds the
+    unit `share` of the RPC's round trip."""
     tx = m.tx[j]
     tx.pool_wait_ms += now - tx.pool_queued_ms
-    tx.pc = PC.LOCK_REQUEST
-    return m.p.hms_row_share * tx.op_latency_ms
+    tx.pc = pc
+    return share * tx.op_latency_ms
 
 
 @model_function
@@ -146,13 +147,11 @@ def step(m, j, now):
             return delay
         answer_in = delay                             # a Hive 3 lock() released the row: its checkLock
         hold = _mutex_hold_ms(m, j, now, answer_in)
-    elif pc == PC.HMS_MUTEX_WAIT:                     # handed the mutex
-        tx.pool_wait_ms += now - tx.pool_queued_ms
-        tx.pc = PC.HMS_CHECK_LOCK
+    elif pc == PC.HMS_MUTEX_WAIT:
         answer_in = tx.pool_resume_ms
-        hold = m.p.hms_mutex_share * tx.op_latency_ms
+        hold = _handed(m, j, now, PC.HMS_CHECK_LOCK, m.p.hms_mutex_share)
     elif pc == PC.HMS_ROW_WAIT:
-        hold = _row_handed(m, j, now)
+        hold = _handed(m, j, now, PC.LOCK_REQUEST, m.p.hms_row_share)
     elif pc == PC.LOCK_REQUEST:
         hold = _row_hold_ms(m, j, now)
     elif pc == PC.LOCK_POLL and hive3:
