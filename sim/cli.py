@@ -155,7 +155,8 @@ def cmd_check(args) -> int:
     rate = rules["mutation_rate_per_s"]
     refusal = rules["mutation_refusal_tokens"]
     throttle = "no throttle" if rate is None else (f"throttle {rate:g}/s burst {rules['mutation_burst']:g}"
-                                                   + (f" refusal {refusal:g}" if refusal else ""))
+                                                   + (f" refusal {refusal:g}" if refusal else "")
+                                                   + (", a bucket per client" if rules["client_limit"] else ""))
     lock = "no lock" if rules["lock_scope"] is None else \
         f"lock per {'table' if rules['lock_scope'] == 'table' else 'catalog'}{', FIFO' if rules['lock_fifo'] else ''}"
     print(f"ok: every invariant holds ({len(hist)} history rows, {n_tx} transactions; scope {rules['scope']}, "

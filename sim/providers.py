@@ -55,6 +55,12 @@ class Profile:
     mutation_burst: float | None = None
     # optional: the tokens a refused (429) write takes from its bucket too (None: none, the plain bucket)
     mutation_refusal_tokens: float | None = None
+    # optional: a second bucket per client (a closed-loop writer; under open-loop arrivals, each transaction): a
+    # conditional write needs a token of its object's bucket and of its client's, and a refused one takes
+    # `client_refusal_tokens` of its client's (docs/MODEL.md, "Concurrent writes to one object")
+    client_rate_per_s: float | None = None
+    client_burst: float | None = None
+    client_refusal_tokens: float | None = None
     # optional: the store checks a conditional write's precondition when the write completes (S3: "the first write
     # operation to finish succeeds"), not at the catalog's linearization fraction of its latency
     cas_checked_at_completion: bool | None = None
@@ -117,7 +123,11 @@ LOOP = {"source": Field(str, required=True), "threads": Field(int, required=True
 # a per-object mutation limit: a token bucket (burst 1 unless given), a refused write taking
 # `mutation_refusal_tokens` of it (0 unless given)
 _LIMIT = {"mutation_rate_per_s": Field(float, gt=0), "mutation_burst": Field(float, ge=1),
-          "mutation_refusal_tokens": Field(float, ge=0)}
+          "mutation_refusal_tokens": Field(float, ge=0),
+          # and, optionally, a bucket per client besides the object's (burst 1 and refusal 0 unless given)
+          "client_rate_per_s": Field(float, gt=0), "client_burst": Field(float, ge=1),
+          "client_refusal_tokens": Field(float, ge=0)}
+_CLIENT = ("client_rate_per_s", "client_burst", "client_refusal_tokens")
 SHAPE = {
     "name": Field(str, required=True), "description": Field(str, required=True), **_REQUESTS,
     # optional: a per-object mutation limit; a measured set may give its own
@@ -145,14 +155,21 @@ class ProviderFile:
 def _limit(d: dict, where: str, inherited: dict | None = None) -> dict:
     """A set's per-object mutation limit: its own keys, else the one it inherits (the provider's)."""
     rate = d.get("mutation_rate_per_s")
-    for key in ("mutation_burst", "mutation_refusal_tokens"):
+    for key in ("mutation_burst", "mutation_refusal_tokens") + _CLIENT:
         if key in d and rate is None:
             raise _error(f"{where}.{key}", "needs mutation_rate_per_s")
+    client = d.get("client_rate_per_s")
+    for key in _CLIENT[1:]:
+        if key in d and client is None:
+            raise _error(f"{where}.{key}", "needs client_rate_per_s")
     if rate is None and inherited is not None:
         return inherited
-    # no refusal cost: left out of the profile (None), so a plain bucket's profile and digest stay as they were
+    # no refusal cost, no client bucket: left out of the profile (None), so a plain bucket's profile and digest
+    # stay as they were
     return dict(mutation_rate_per_s=rate, mutation_burst=None if rate is None else d.get("mutation_burst", 1.0),
-                mutation_refusal_tokens=d.get("mutation_refusal_tokens") or None)
+                mutation_refusal_tokens=d.get("mutation_refusal_tokens") or None,
+                client_rate_per_s=client, client_burst=None if client is None else d.get("client_burst", 1.0),
+                client_refusal_tokens=None if client is None else d.get("client_refusal_tokens", 0.0))
 
 
 def _profile(name: str, description: str, d: dict, limit: dict) -> Profile:

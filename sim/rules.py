@@ -29,6 +29,15 @@ def mutation_limit(cfg: Config, profile: Profile | None) -> tuple[float, float, 
     return float(rate), 1.0 if burst is None else float(burst), float(refusal or 0.0)
 
 
+def client_limit(cfg: Config, profile: Profile | None) -> tuple[float, float, float] | None:
+    """(rate per second, burst, tokens a refused write takes) of the provider's bucket per client, if the
+    provider's per-object limit binds this run's conditional writes (not a DynamoDB log store's capacity) and the
+    provider has one; else None."""
+    if cfg.log_store.kind == "dynamodb" or mutation_limit(cfg, profile) is None or profile.client_rate_per_s is None:
+        return None
+    return float(profile.client_rate_per_s), float(profile.client_burst), float(profile.client_refusal_tokens)
+
+
 def store_read_limit(cfg: Config) -> tuple[float, float] | None:
     """(units per second, burst) of Delta's DynamoDB log store's read capacity, with the write capacity's burst
     (the unused capacity kept, at least one unit); None without a store."""
@@ -47,6 +56,7 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
     row_locks = catalog.server.lock_scope == "metadata_write" and commit.shape == "table"
     rules = {"scope": "table" if commit.protocol == "log" else catalog.scope, "protocol": commit.protocol,
              "mutation_rate_per_s": None, "mutation_burst": 1.0, "mutation_refusal_tokens": 0.0,
+             "client_limit": client_limit(cfg, profile) is not None,
              "version_files": catalog.version_files, "reread_before_cas": commit.reread_before_cas,
              "lock_scope": lock.scope if lock.variant is not None else "table" if row_locks else None,
              "log_store": cfg.log_store.kind is not None,

@@ -157,7 +157,8 @@ def test_cross_field_rules_name_their_path(data, path):
 
 @pytest.mark.parametrize("edit, message", [
     ({"bogus": 1}, "p.yaml.bogus: unknown key (expected one of: name, description, min_latency_ms, get, put, cas, "
-                   "list, mutation_rate_per_s, mutation_burst, mutation_refusal_tokens, measured)"),
+                   "list, mutation_rate_per_s, mutation_burst, mutation_refusal_tokens, client_rate_per_s, "
+                   "client_burst, client_refusal_tokens, measured)"),
     ({"measured": {"description": "m", "min_latency_ms": 1, "get": {"median_ms": 2, "sigma": 0.1},
                    "put": {"base_ms": 6, "ms_per_mib": 10, "sigma": 0.2}, "cas": {"median_ms": 9, "sigma": 0.1}}},
      "p.yaml.measured.head: missing"),
@@ -173,6 +174,10 @@ def test_cross_field_rules_name_their_path(data, path):
     ({"mutation_refusal_tokens": 1}, "p.yaml.mutation_refusal_tokens: needs mutation_rate_per_s"),
     ({"mutation_rate_per_s": 1, "mutation_refusal_tokens": -1},
      "p.yaml.mutation_refusal_tokens: expected a value >= 0, got -1.0"),
+    ({"client_rate_per_s": 1}, "p.yaml.client_rate_per_s: needs mutation_rate_per_s"),
+    ({"mutation_rate_per_s": 1, "client_burst": 2}, "p.yaml.client_burst: needs client_rate_per_s"),
+    ({"mutation_rate_per_s": 1, "client_rate_per_s": 1, "client_refusal_tokens": -1},
+     "p.yaml.client_refusal_tokens: expected a value >= 0, got -1.0"),
 ])
 def test_a_bad_provider_file_names_its_key(tmp_path, edit, message):
     from sim.providers import ProviderError, load_provider

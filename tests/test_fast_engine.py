@@ -23,6 +23,7 @@ from test_writers import response_time_law
 
 THROTTLED = str(Path(__file__).resolve().parent / "data" / "throttled.yaml")
 THROTTLED_DEBT = str(Path(__file__).resolve().parent / "data" / "throttled_debt.yaml")   # refusals take tokens
+THROTTLED_CLIENTS = str(Path(__file__).resolve().parent / "data" / "throttled_clients.yaml")   # a bucket per client
 
 # short runs with short runtimes, so that transactions commit and contend
 BASE = {   # the seed set, as the goldens made from these cases (tests/golden/make.py); `*_measured` cases run the other
@@ -262,6 +263,13 @@ CASES = {
                                                "storage": {"provider": THROTTLED_DEBT, "throttle_retry": {
                                                    "policy": "google_java", "base_ms": 20, "deadline_ms": 300}}}),
     "throttle_refusal_cost_log": merge(CONTENDED, {"design": "log", "storage": {"provider": THROTTLED_DEBT}}),
+    # a bucket per client besides the object's (client_rate_per_s): each open-loop transaction its own client, on
+    # one catalog object and on the log's entry names; closed-loop writers keep theirs across transactions
+    "throttle_clients": merge(CONTENDED, {"storage": {"provider": THROTTLED_CLIENTS}}),
+    "throttle_clients_log": merge(CONTENDED, {"design": "log", "storage": {"provider": THROTTLED_CLIENTS}}),
+    "writers_throttle_clients": _writers({"count": 6, "think_ms": 0}, {
+        "workload": {"runtime": {"median_ms": 5, "sigma": 0, "min_ms": 0}},
+        "storage": {"provider": THROTTLED_CLIENTS, "throttle_retry": {"policy": "gax"}}}),
     # storage clients that give a request up: by count (object_store, log), by deadline (Google's), a retry
     # policy with both limits
     "throttle_object_store_count": merge(CONTENDED, {"design": "log", "storage": {
@@ -446,6 +454,7 @@ def _rules(c) -> dict:
                                   "throttle_pointer", "throttle_log", "throttle_object_store_count",
                                   "throttle_google_java_deadline", "throttle_exponential_limited",
                                   "throttle_refusal_cost", "throttle_refusal_cost_log",
+                                  "throttle_clients", "throttle_clients_log", "writers_throttle_clients",
                                   "fs_table", "fs_table_throttle", "file_reread", "file_reread_throttle",
                                   "writers_closed_vo_tables",
                                   "writers_periodic_skip", "writers_bench_log", "writers_bench_gcp",

@@ -225,28 +225,33 @@ def test_checker_accepts_a_throttled_abort_and_only_after_a_429():
     assert [v.invariant for v in odd] == [3] and "gave_up" in odd[0].message
 
 
-def _debt_case(tmp_path, refusal_tokens: float) -> dict:
+def _debt_case(tmp_path, refusal_tokens: float, client: bool = False) -> dict:
     """Two writers on their own objects, a bucket of 1 write/s (burst 1) whose refusals take `refusal_tokens`,
     resends 500 ms apart: each writer's second commit finds the token its first took, and is refused until the
-    bucket, refilled and drawn down by every refusal, holds one again."""
-    prov = tmp_path / f"debt_{refusal_tokens:g}.yaml"
+    bucket, refilled and drawn down by every refusal, holds one again. `client`: that bucket is each writer's own
+    (`client_rate_per_s`), the objects' a bucket that never runs out."""
+    limit = (f"mutation_rate_per_s: 1\nmutation_burst: 1\nmutation_refusal_tokens: {refusal_tokens}\n"
+             if not client else "mutation_rate_per_s: 1000\nmutation_burst: 1000\nclient_rate_per_s: 1\n"
+             f"client_burst: 1\nclient_refusal_tokens: {refusal_tokens}\n")
+    prov = tmp_path / f"debt_{refusal_tokens:g}_{client}.yaml"
     prov.write_text("name: debt\ndescription: 1 write/s, refusals cost tokens\nmin_latency_ms: 1\n"
                     "get: {median_ms: 5, sigma: 0}\nput: {base_ms: 5, ms_per_mib: 0, sigma: 0}\n"
-                    f"cas: {{median_ms: {CAS_MS}, sigma: 0}}\nmutation_rate_per_s: 1\nmutation_burst: 1\n"
-                    f"mutation_refusal_tokens: {refusal_tokens}\n")
+                    f"cas: {{median_ms: {CAS_MS}, sigma: 0}}\n" + limit)
     data = _case(tmp_path, {"policy": "fixed", "delay_ms": 500, "max_resends": 1000}, 2)
     data["storage"]["provider"] = str(prov)
     return data
 
 
+@pytest.mark.parametrize("client", [False, True])
 @pytest.mark.parametrize("refusal_tokens", [0, 0.25, 0.5])
-def test_a_refusal_takes_its_tokens_exactly(tmp_path, refusal_tokens):
+def test_a_refusal_takes_its_tokens_exactly(tmp_path, refusal_tokens, client):
     """With constant latencies the 429s come 520 ms apart (the 500 ms sleep and the CAS's 20 ms); the bucket
     after k of them holds (time since the first commit's effect) x 1/s - k x refusal_tokens, so the write is
     accepted at the first effect where that reaches 1 token: the 3rd with no refusal cost, the 5th with 0.25, the
-    50th with 0.5 (each refusal then takes back all but 0.02 of the 0.52 token a gap refills). Both engines."""
-    reqs, fast = _throttled_requests(_debt_case(tmp_path, refusal_tokens))
-    _, ref = _throttled_requests(_debt_case(tmp_path, refusal_tokens), "simpy")
+    50th with 0.5 (each refusal then takes back all but 0.02 of the 0.52 token a gap refills). The same whether
+    the bucket is the object's or, the object's never running out, the writer's own. Both engines."""
+    reqs, fast = _throttled_requests(_debt_case(tmp_path, refusal_tokens, client))
+    _, ref = _throttled_requests(_debt_case(tmp_path, refusal_tokens, client), "simpy")
     assert fast.records.equals(ref.records) and fast.history.equals(ref.history)
     h = fast.history
     for effects, rec in reqs:
@@ -258,3 +263,33 @@ def test_a_refusal_takes_its_tokens_exactly(tmp_path, refusal_tokens):
         level = [(e - first) / 1000.0 - k * refusal_tokens for k, e in enumerate(effects)]
         assert max(level) < 1.0 and (accepted - first) / 1000.0 - len(effects) * refusal_tokens >= 1.0
         assert len(effects) == {0: 2, 0.25: 4, 0.5: 49}[refusal_tokens]
+
+
+def test_a_clients_refusals_are_its_own(tmp_path):
+    """Writers on one object whose own buckets (1 write a day, burst 1) have a token for their first write
+    only, the object's bucket never running out: each writer's first conditional write is accepted (or loses its
+    CAS), and every later one is refused by its own bucket and given up; a transaction of open-loop arrivals is
+    its own client, so every one's first write is accepted. Both engines; the checker clean."""
+    prov = tmp_path / "clients.yaml"
+    prov.write_text("name: clients\ndescription: one write per client\nmin_latency_ms: 1\n"
+                    "get: {median_ms: 5, sigma: 0}\nput: {base_ms: 5, ms_per_mib: 0, sigma: 0}\n"
+                    f"cas: {{median_ms: {CAS_MS}, sigma: 0}}\nmutation_rate_per_s: 1000\nmutation_burst: 1000\n"
+                    "client_rate_per_s: 1.0e-5\nclient_burst: 1\n")
+    base = {"duration_ms": 60_000, "warmup_ms": 0, "cooldown_ms": 0, "drain_limit_ms": 0,
+            "storage": {"provider": str(prov), "throttle_retry": {"policy": "fixed", "delay_ms": 100,
+                                                                  "max_resends": 2}},
+            "workload": {"runtime": {"median_ms": 50, "sigma": 0, "min_ms": 0}}}
+    for workload in ({"writers": {"count": 5}}, {"inter_arrival": {"distribution": "constant", "mean_ms": 200}}):
+        data = {**base, "workload": {**base["workload"], **workload}}
+        cfg = from_dict(data)
+        r, ref = run(cfg, 0, history=True), run(cfg, 0, history=True, engine="simpy")
+        assert r.records.equals(ref.records) and r.history.equals(ref.history)
+        assert check_history(r.history, **checker_rules(cfg, load_provider(str(prov), "measured"))) == []
+        h, rec = r.history, r.records
+        first = h[h["kind"].isin(["cas", "throttled"])].groupby("txn")["kind"].first()
+        if "writers" in workload:   # txns 0-4: the writers' first transactions
+            assert (first[first.index < 5] == "cas").all() and (first[first.index >= 5] == "throttled").all()
+            later = rec[(rec["txn"] >= 5) & (rec["outcome"] != "unfinished")]   # (the run's end cuts 5 short)
+            assert len(later) > 100 and (later["reason"] == "throttled").all() and (later["attempts"] == 0).all()
+        else:
+            assert len(first) > 100 and (first == "cas").all() and (rec["reason"] != "throttled").all()

@@ -33,7 +33,8 @@ Invariants (numbers as in docs/MODEL.md, "History and invariants"):
    transaction does not act before it has learned the answer of its previous catalog operation.
 6. per-object mutation limit (only when `mutation_rate_per_s` is given): every `cas` row (ok or not)
    found a token in its object's bucket (refilled at the rate up to the burst; a fresh name starts
-   full) and took it; every `throttled` row found none (and took `mutation_refusal_tokens`, if given).
+   full) and took it; every `throttled` row found none (and took `mutation_refusal_tokens`, if given), unless a
+   bucket per client limited the writes too (`client_limit`: its 429 may come from the client's bucket).
 7. locks (only when `lock_scope` is given): at most one holder of a lock at any instant (a grant only
    of a free lock, a release only by its holder); under a FIFO discipline (`lock_fifo`) grants in
    request order, a given-up request leaving the queue; every successful CAS made by the holder of its

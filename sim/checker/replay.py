@@ -29,7 +29,8 @@ class Replay:
                  mutation_rate_per_s: float | None = None, mutation_burst: float = 1.0,
                  version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
                  lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False,
-                 read_rate_per_s: float | None = None, read_burst: float = 1.0, mutation_refusal_tokens: float = 0.0):
+                 read_rate_per_s: float | None = None, read_burst: float = 1.0, mutation_refusal_tokens: float = 0.0,
+                 client_limit: bool = False):
         if lock_scope not in (None,) + SCOPES:
             raise ValueError(f"lock_scope must be None or one of {SCOPES}, not {lock_scope!r}")
         if scope not in SCOPES:
@@ -42,7 +43,7 @@ class Replay:
         design = Design(per_table=log or scope == "table", log=log, version_files=version_files)
         self.ledger = ledger = Ledger()
         reads = None if read_rate_per_s is None else Buckets(read_rate_per_s, read_burst)
-        self.tokens = tokens = Tokens(ledger, design, buckets, log_store, reads)
+        self.tokens = tokens = Tokens(ledger, design, buckets, log_store, reads, client_limit)
         self.locks = locks = Locks(ledger, tokens, lock_scope, lock_fifo, lock_object)
         self.catalog = catalog = Catalog(ledger, design, reread_before_cas, tokens, locks)
         self.routes = {
@@ -98,13 +99,14 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
                   version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
                   lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False,
                   read_rate_per_s: float | None = None, read_burst: float = 1.0,
-                  mutation_refusal_tokens: float = 0.0) -> list[Violation]:
+                  mutation_refusal_tokens: float = 0.0, client_limit: bool = False) -> list[Violation]:
     """Replay `history` (FORMATS.md "History") and return every invariant violation, sorted by row.
 
     `scope` (`global` | `table`) and `protocol` (`rewrite` | `log`) are the run's `catalog.scope` and
     `commit.protocol` (`log` is always per table); `mutation_rate_per_s` / `mutation_burst` the
     per-object mutation limit the run enforced (None: not checked), `mutation_refusal_tokens` what a refused write
-    took of it; `version_files`, `reread_before_cas`
+    took of it, `client_limit` whether a bucket per client limited them too (a 429 then need not find its object's
+    bucket empty; the client's buckets are not replayed); `version_files`, `reread_before_cas`
     the run's `catalog.version_files` and `commit.reread_before_cas`; `lock_scope` the run's `lock.scope`
     (None: no lock) and `lock_fifo` whether its discipline grants in request order; `log_store` whether it ran
     Delta's DynamoDB log store, and `read_rate_per_s` / `read_burst` its table's read capacity (None: not checked);
@@ -115,7 +117,7 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
     """
     replay = Replay(scope, protocol, mutation_rate_per_s, mutation_burst, version_files, reread_before_cas,
                     lock_scope, lock_fifo, log_store, lock_object, read_rate_per_s, read_burst,
-                    mutation_refusal_tokens)
+                    mutation_refusal_tokens, client_limit)
     missing_cols = [c for c in REQUIRED_COLUMNS if c not in history.columns]
     if missing_cols:
         return [Violation(0, -1, f"history lacks columns {missing_cols}")]

@@ -77,8 +77,9 @@ class Tokens:
     """The buckets of a run's mutation limit (none: nothing to check), replayed at every conditional write."""
 
     def __init__(self, ledger: Ledger, design: Design, buckets: Buckets | None, log_store: bool,
-                 reads: Buckets | None = None):
+                 reads: Buckets | None = None, client_limit: bool = False):
         self.ledger, self.design, self.buckets, self.log_store = ledger, design, buckets, log_store
+        self.client_limit = client_limit               # a bucket per client too: a 429 may leave the object's full
         self.reads = reads                             # a log store's read capacity (None: not checked)
         self.flag = ledger.flag
         self.newest_entry: dict[int, int] = {}         # log: newest entry name conditionally written, per table
@@ -125,10 +126,11 @@ class Tokens:
         if throttled:
             # A full bucket holds exactly `burst` tokens: with burst 1 the slack alone would excuse a 429 on
             # a full (or fresh) bucket, so judge by the level the refill reached before the cap.
-            if (uncapped if b.burst >= 1 else tokens) >= 1 + TOKEN_EPS:
+            had_token = (uncapped if b.burst >= 1 else tokens) >= 1 + TOKEN_EPS
+            if had_token and not self.client_limit:
                 self.flag(6, e, f"{what} throttled at t={fmt_t(t)} ms although its "
                                 f"bucket held {tokens:.6g} tokens ({b.limit()}; {since})")
-            if b.refusal_tokens:
+            if b.refusal_tokens and not (self.client_limit and had_token):
                 b.set(name, t, tokens - b.refusal_tokens)
             return
         if tokens < 1 - TOKEN_EPS:

@@ -88,7 +88,7 @@ class Run:
             bk=_buckets(n_buckets, p),
             bk_head=np.full(n_tables, -1, dtype=np.int64),
             bk_prev=np.full(n_entries, -1, dtype=np.int64),
-            wr=np.zeros(max(1, p.writers), dtype=WR), bo_srv=delays.server,
+            wr=_writers(p), bo_srv=delays.server,
             hints=np.zeros(n_tables, dtype=np.int64), bo_lock=delays.lock,
             lk=_free_locks(n_locks), pl=_pools(cfg, p))
 
@@ -205,6 +205,13 @@ def _drawn(tables: np.ndarray, isvo: np.ndarray, runtimes: np.ndarray) -> np.nda
     out = np.empty(len(tables), dtype=ARRIVAL)
     out["table"], out["is_vo"], out["runtime_ms"] = tables, isvo, runtimes
     return out
+
+
+def _writers(p: Params) -> np.ndarray:
+    """One row per writer (one blank row under open-loop arrivals), its client's bucket full."""
+    wr = np.zeros(max(1, p.writers), dtype=WR)
+    wr["client_tokens"], wr["client_last_ms"] = p.client_burst, -np.inf
+    return wr
 
 
 def _buckets(n: int, p: Params) -> np.ndarray:

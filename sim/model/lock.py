@@ -56,10 +56,11 @@ def _free(m, k, now):
 @model_function
 def _written(m, j, now, k):
     """A storage lock's conditional PUT of its lock object at its effect point: it needs a token of the object's
-    mutation limit (bucket k); without one it is answered 429, which Hudi's storage lock client does not resend."""
+    mutation limit (bucket k), and of its client's if the provider has one; without one it is answered 429, which
+    Hudi's storage lock client does not resend."""
     if not (m.p.lock_in_storage and throttle.on(m)):
         return True
-    ok = throttle.admit(m, k, now)
+    ok = throttle.admit_from(m, k, j, now)
     if history.on(m):
         history.lock_write(m, now, j, m.tx[j].table, k, ok)
     if not ok:

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..config import Config, RetryPolicy
 from ..providers import profile_of
-from ..rules import mutation_limit, store_read_limit
+from ..rules import client_limit, mutation_limit, store_read_limit
 from .retry import delay_table
 from .state import DISCIPLINES, LogCleanup, Params
 
@@ -34,14 +34,19 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
     srv = cfg.catalog.server
     pol_srv, jit_srv, bo_srv = delay_table(srv.retry or RetryPolicy(), srv.retries or 0)
     pol_lock, jit_lock, bo_lock = delay_table(cfg.lock.poll or RetryPolicy(), POLLS)
-    limit = mutation_limit(cfg, profile_of(cfg))
+    profile = profile_of(cfg)
+    limit = mutation_limit(cfg, profile)
     rate_per_s, burst, refusal_tokens = limit if limit is not None else (0.0, 0.0, 0.0)
+    client = client_limit(cfg, profile)
+    client_rate_per_s, client_burst, client_refusal_tokens = client if client is not None else (0.0, 0.0, 0.0)
     p = dict(
         f=cat.linearization_fraction, g=1.0 - cat.linearization_fraction, **_check(cfg),
         duration_ms=cfg.duration_ms,
         window_lo_ms=cfg.warmup_ms, window_hi_ms=cfg.duration_ms - cfg.cooldown_ms,
         jitter_catalog=jit_cat, jitter_table=jit_tab, jitter_throttle=jit_thr,
         mutation_rate_per_ms=rate_per_s / 1000.0, mutation_burst=burst, mutation_refusal_tokens=refusal_tokens,
+        client_rate_per_ms=client_rate_per_s / 1000.0, client_burst=client_burst,
+        client_refusal_tokens=client_refusal_tokens,
         metadata_inlined=bool(cat.table_metadata_inlined), max_parallel=cfg.io.max_parallel,
         max_attempts=max_attempts,
         # the microbenchmark's one read is the base of its conditional write

@@ -37,6 +37,8 @@ TX = np.dtype([
     ("writer", I),               # its writer (docs/MODEL.md, "Writers"); -1 under open-loop arrivals
     ("due_ms", F),               # periodic writers: the tick it serves (NaN otherwise)
     ("missed", I),               # periodic writers: the writer's ticks that got no commit of their own just before
+    # a client's token bucket under open-loop arrivals (each transaction its own client; `sim.model.throttle`)
+    ("client_tokens", F), ("client_last_ms", F),
     # REST servers (sim.model.designs.rest)
     ("server_retries", I),       # the server's retries of the commit in flight after a lost database CAS
     # version files (sim/model/designs/fs_table.py)
@@ -79,6 +81,7 @@ WR = np.dtype([
     ("tick", I),                 # periodic: the first tick no commit has served yet
     ("due_ms", F),               # the next transaction's tick (NaN: closed loop) ...
     ("missed", I),               # ... and the ticks missed before it
+    ("client_tokens", F), ("client_last_ms", F),   # its client's token bucket (`sim.model.throttle`)
 ])
 
 # one arrival drawn ahead (a row of `Model.arrivals`): its table, operation and runtime
@@ -144,6 +147,9 @@ class Params(NamedTuple):
     mutation_rate_per_ms: float  # per-object token refill (0: no limit)
     mutation_burst: float
     mutation_refusal_tokens: float  # a refused write takes this many tokens too (0: the plain bucket)
+    client_rate_per_ms: float    # per-client token refill (0: no client bucket; `sim.model.throttle`)
+    client_burst: float
+    client_refusal_tokens: float
     metadata_inlined: bool
     max_parallel: int
     max_attempts: int

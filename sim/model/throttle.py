@@ -5,7 +5,9 @@ that contenders race to create) needs a token from that name's bucket, refilled 
 `mutation_burst`; a name never written has a full bucket. A request that finds no token at its effect point is
 answered 429 after its latency, changes nothing but its bucket (it takes `mutation_refusal_tokens` from it, 0
 unless the provider gives them: the bucket goes below zero), and is resent by the storage client after
-`storage.throttle_retry`; resends are not commit attempts.
+`storage.throttle_retry`; resends are not commit attempts. A provider may give each client a bucket too
+(`client_rate_per_s`: `admit_from`): a writer's, kept in its row of `Model.wr`, or under open-loop arrivals each
+transaction's, in its slot.
 
 Buckets (tokens, time of their last update): slot 0 is the catalog object, slot t table t's pointer, and, for
 the log protocol, slot t the name table t's log would create next (v[t] + 1). When that name is created (the
@@ -32,14 +34,53 @@ def admit(m, slot, now):
 
 
 @model_function
+def admit_from(m, slot, j, now):
+    """`admit` for a conditional write of the transaction in slot j: with a bucket per client (the provider's
+    `client_rate_per_s`), it needs a token of its object's bucket and of its client's (its writer's; under
+    open-loop arrivals, its own), and takes one of each; refused, its client takes `client_refusal_tokens`, and
+    the object, if it had no token, its `mutation_refusal_tokens`."""
+    if m.p.client_rate_per_ms == 0.0:
+        return admit(m, slot, now)
+    b = m.bk[slot]
+    tokens = level(b.tokens, b.last_ms, now, m.p.mutation_rate_per_ms, m.p.mutation_burst)
+    b.last_ms = now
+    tx = m.tx[j]
+    if tx.writer >= 0:
+        w = m.wr[tx.writer]
+        client = level(w.client_tokens, w.client_last_ms, now, m.p.client_rate_per_ms, m.p.client_burst)
+    else:
+        client = level(tx.client_tokens, tx.client_last_ms, now, m.p.client_rate_per_ms, m.p.client_burst)
+    ok = tokens >= 1.0 and client >= 1.0
+    if ok:
+        b.tokens = tokens - 1.0
+        client -= 1.0
+    else:
+        b.tokens = tokens if tokens >= 1.0 else tokens - m.p.mutation_refusal_tokens
+        client -= m.p.client_refusal_tokens
+    if tx.writer >= 0:
+        w = m.wr[tx.writer]
+        w.client_tokens = client
+        w.client_last_ms = now
+    else:
+        tx.client_tokens = client
+        tx.client_last_ms = now
+    return ok
+
+
+@model_function
+def level(tokens, last_ms, now, rate_per_ms, burst):
+    """A bucket's tokens at `now`: refilled at `rate_per_ms` since `last_ms`, up to `burst`."""
+    tokens = tokens + rate_per_ms * (now - last_ms)
+    return burst if tokens > burst else tokens
+
+
+@model_function
 def take_token(m, slot, now, rate_per_ms, burst, refusal_tokens):
     """Take a token from bucket `slot`, refilled at `rate_per_ms` up to `burst`, at time `now` (False: none;
     the refusal takes `refusal_tokens`, so the bucket may go below zero and the next token comes that much
     later)."""
     b = m.bk[slot]
-    tokens = b.tokens + rate_per_ms * (now - b.last_ms)
-    if tokens > burst:
-        tokens = burst
+    tokens = level(b.tokens, b.last_ms, now, rate_per_ms, burst)
     b.last_ms = now
     if tokens >= 1.0:
         b.tokens = tokens - 1.0

@@ -12,6 +12,8 @@ order and call it when the delay has passed.
 This module holds the steps every protocol shares: the start, catalog reads, starting a conditional write, a 429
 from a throttled object, a validation's real conflicts, the end.
 """
+import numpy as np
+
 from . import catalog, history, throttle
 from .draws import take
 from .jit import model_function
@@ -45,6 +47,8 @@ def begin(m, now, writer):
     tx.arrival_ms = now
     tx.runtime_ms = drawn.runtime_ms
     tx.writer = writer
+    tx.client_tokens = m.p.client_burst      # under open-loop arrivals a transaction is its own client
+    tx.client_last_ms = -np.inf
     if inwin:
         r.open_in_window += 1
     if history.on(m):
@@ -148,7 +152,7 @@ def start(m, j, src, pc, before):
 def admitted(m, j, now, slot):
     """A conditional write's effect point, first: does the object (bucket `slot`) have a token
     (`sim.model.throttle`)? If not, the request is throttled (`resend` says when it comes back)."""
-    if throttle.on(m) and not throttle.admit(m, slot, now):
+    if throttle.on(m) and not throttle.admit_from(m, slot, j, now):
         return False
     m.tx[j].throttled_in_row = 0
     return True

@@ -54,7 +54,7 @@ def committed(m, j, now, t, answer):
         throttle.entry_created(m, t)
     L = take(m, Src.PUT_HINT)
     m.tx[j].puts += 1
-    if not throttle.on(m) or throttle.admit(m, throttle.hint_slot(m, t), now):
+    if not throttle.on(m) or throttle.admit_from(m, throttle.hint_slot(m, t), j, now):
         m.hints[t] = m.versions[t]
     return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer + L)
 
