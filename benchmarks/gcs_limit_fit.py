@@ -59,7 +59,8 @@ def with_limit(rate: float, burst: float, where: Path, refusal_tokens: float = 0
     data = yaml.safe_load((ROOT / "providers" / "gcp.yaml").read_text())
     data["measured"]["mutation_rate_per_s"] = float(rate)
     data["measured"]["mutation_burst"] = float(burst)
-    data["measured"].pop("mutation_refusal_tokens", None)
+    for key in ("mutation_refusal_tokens", "client_rate_per_s", "client_burst", "client_refusal_tokens"):
+        data["measured"].pop(key, None)     # one plain bucket: the provider's own limit left out
     if refusal_tokens:
         data["measured"]["mutation_refusal_tokens"] = float(refusal_tokens)
     path = where / f"gcp_{rate:g}_{burst:g}_{refusal_tokens:g}.yaml"

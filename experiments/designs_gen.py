@@ -60,7 +60,7 @@ def spec() -> dict:
         "name": "designs",
         "description": (
             "Catalog designs (MODEL.md 'Named designs'): file, fs-table, log, rest x providers x tables {1, 10, 50} "
-            "x FA ratio {1.0, 0.9} x load, 1 h runs (the model's defaults), GCS throttled to 1 write/s per object. "
+            "x FA ratio {1.0, 0.9} x load, 1 h runs (the model's defaults), GCS throttled by its per-object limit. "
             f"rest runs with a constant service latency of {REST_LATENCY_MS:g} ms: no public figure exists; 10 ms is "
             "one in-region round trip to a small catalog service plus a row update, the low end of 4a's "
             "{1, 10, 50, 120} ms (notebooks/catalog_designs.ipynb sweeps it). The storage designs take no service "

@@ -61,8 +61,8 @@ def spec() -> dict:
         "name": "designs-knee",
         "description": (
             "Catalog designs as their real implementations commit (docs/MODEL.md 'Named designs'): the knee "
-            "of each design x provider x FA ratio {1.0, 0.9}, 1 h runs (the model's defaults), GCS throttled to "
-            "1 write/s per object name. file and the REST servers (their tables share the server's connection "
+            "of each design x provider x FA ratio {1.0, 0.9}, 1 h runs (the model's defaults), GCS throttled by its "
+            "per-object limit (under the measured set the object's bucket and each client's). file and the REST servers (their tables share the server's connection "
             "pools) run at 1, 10 and 50 tables; the other per-table designs at one table (their N-table knee is N x "
             "it: independent tables); the service designs at a database latency of "
             f"{', '.join(f'{x:g}' for x in SERVICE_LATENCY_MS)} ms (no public figure), and so the lock designs at "

@@ -376,11 +376,12 @@ def test_hudi_per_table_locks_scale_with_tables():
 
 
 def test_storage_lock_release_throttled_holds_the_lock_until_it_expires():
-    """Hudi's storage lock on GCS (1 write/s per object): a write's start lock is acquired and released within a
-    second, so the release's conditional PUT finds no token and fails; the lock then stays held by no one until
-    its validity (300 s from the grant, plus 500 ms of clock drift) has passed, and the next grant releases it
-    then. Invariant 6 replays every lock-object write on the object's bucket."""
-    res = checked(hudi({"variant": "storage"}, storage={"provider": "gcp"}, duration_ms=1_800_000,
+    """Hudi's storage lock on GCS (the seed set's 1 write/s per object, burst 1): a write's start lock is acquired
+    and released within a second, so the release's conditional PUT finds no token and fails; the lock then stays
+    held by no one until its validity (300 s from the grant, plus 500 ms of clock drift) has passed, and the next
+    grant releases it then. Invariant 6 replays every lock-object write on the object's bucket."""
+    res = checked(hudi({"variant": "storage"}, storage={"provider": "gcp", "profile_set": "seed"},
+                       duration_ms=1_800_000,
                        workload={"inter_arrival": {"mean_ms": 4000}, "num_tables": 2,
                                  "runtime": {"median_ms": 10_000, "sigma": 1.0, "min_ms": 1000}}))
     h = res.history
@@ -410,7 +411,9 @@ def test_storage_lock_without_a_limit_races_like_the_dynamodb_client():
 
 
 def test_checker_replays_lock_object_writes():
-    cfg = from_dict(hudi({"variant": "storage"}, storage={"provider": "gcp"},
+    """The lock object's writes on the seed set's GCS bucket (1 write/s, burst 1): some are refused; one marked
+    accepted is caught."""
+    cfg = from_dict(hudi({"variant": "storage"}, storage={"provider": "gcp", "profile_set": "seed"},
                          workload={"inter_arrival": {"mean_ms": 4000},
                                    "runtime": {"median_ms": 10_000, "sigma": 1.0, "min_ms": 1000}}))
     h = run(cfg, 0, history=True).history.copy()

@@ -108,16 +108,19 @@ def _within(got, want, what):
     assert abs(got / want - 1) <= TOLERANCE, f"{what}: composed {got:.3f}, measured {want:.3f}"
 
 
-@pytest.mark.parametrize("name", ["s3x", "s3", "azurex", "azure"])
+@pytest.mark.parametrize("name", MEASURED)
 def test_measured_set_reproduces_the_one_writer_loop(name):
     """HEAD + GET + conditional PUT at one writer against the loop measured at one thread: median, p95 and
-    ops/s within 5 % (the fit's own errors are at most 3.8 %: benchmarks/profiles_fit.md). The benchmark's
-    Azure throughputs contradict its own latencies (0.057/s against a 103.6 ms mean loop), so where the file has
-    no ops/s the one-thread identity ops/s = 1000 / mean holds in for it (s3, s3x, gcp: within 0.5 % of theirs)."""
+    ops/s within 5 % (the fit's own errors are at most 3.8 %: benchmarks/profiles_fit.md; gcp's, its limit's
+    client bucket, 2.5 %: benchmarks/gcs_client_fit.md). The benchmark's Azure throughputs contradict its own
+    latencies (0.057/s against a 103.6 ms mean loop), so where the file has no ops/s the one-thread identity
+    ops/s = 1000 / mean holds in for it (s3, s3x, gcp: within 0.5 % of theirs). GCS's 429s are resent as the
+    benchmark's client resends them (gax's schedule: experiments/cas-bench-measured.yaml)."""
     from sim.providers import measured_loop
     loop = measured_loop(name)
-    x, summary = _one_writer(name)
-    assert summary["aborted"] == 0 and len(x) > 0.9 * LOOP_OPS
+    x, summary = _one_writer(name, **({"storage.throttle_retry.policy": "gax"} if name == "gcp" else {}))
+    # gcp: a few operations give their 429s up (gax: 6 attempts, 50 s); the benchmark's thread: 2 of 2,137 failed
+    assert summary["aborted"] <= 1e-3 * len(x) and len(x) > 0.9 * LOOP_OPS
     _within(float(np.median(x)), loop["median_ms"], f"{name} median")
     _within(float(np.percentile(x, 95)), loop["p95_ms"], f"{name} p95")
     _within(summary["throughput_cps"], loop.get("ops_per_s", 1000 / loop["mean_ms"]), f"{name} ops/s")
@@ -148,7 +151,9 @@ def test_measured_set_has_the_loop_and_a_request_per_kind(name):
     assert (p.head_median_ms, p.head_sigma) == (p.get_median_ms, p.get_sigma)
     assert p.put_base_ms == p.cas_median_ms and p.put_ms_per_mib == seed.put_ms_per_mib
     assert p.cas_median_ms < 0.8 * loop["median_ms"] <= seed.cas_median_ms * 1.1
-    assert seed.head_median_ms is None and p.mutation_rate_per_s == seed.mutation_rate_per_s
+    assert seed.head_median_ms is None and seed.client_rate_per_s is None
+    # the per-object limit: the seed's under both sets, but GCS's, whose measured set has its own (two buckets)
+    assert (p.mutation_rate_per_s == seed.mutation_rate_per_s) == (name != "gcp")
 
 
 def test_the_microbenchmark_draws_its_head_from_its_own_source_only_under_the_measured_set():
