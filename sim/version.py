@@ -41,4 +41,6 @@ default keeps the old behaviour, a faster engine with the same records) leave it
 #    at its own latency, fitted to one writer's measured loop, where it ran the write-up's figures; a provider file
 #    with one set of figures answers either set. Configs naming `seed` (the write-up's experiments) keep their
 #    results (goldens, which now name it)
+#    (still 9: gcp's measured set gained its own limit, two buckets, on 2026-11-27: provider data, not model code;
+#    a sweep's cache key holds the provider profile's digest, so gcp's runs are recomputed and no other's)
 MODEL_VERSION = 9
