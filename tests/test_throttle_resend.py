@@ -266,7 +266,7 @@ def test_a_refusal_takes_its_tokens_exactly(tmp_path, refusal_tokens, client):
 
 
 def test_a_clients_refusals_are_its_own(tmp_path):
-    """Writers on one object whose own buckets (1 write a day, burst 1) have a token for their first write
+    """Writers on one object whose own buckets (1e-5 writes/s, burst 1) have a token for their first write
     only, the object's bucket never running out: each writer's first conditional write is accepted (or loses its
     CAS), and every later one is refused by its own bucket and given up; a transaction of open-loop arrivals is
     its own client, so every one's first write is accepted. Both engines; the checker clean."""
