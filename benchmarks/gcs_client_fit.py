@@ -2,7 +2,7 @@
 object"): the client's fitted to ONE writer (gcs_refusal_fit.py), the object's rate fitted on ONE multi-writer
 point (4 threads' success/s), every other writer count a prediction of the model against the benchmark.
 
-    python benchmarks/gcs_client_fit.py          # prints the tables; writes gcs_client_fit.md (about 2 min)
+    python benchmarks/gcs_client_fit.py          # prints the tables; writes gcs_client_fit.md (about 20 s)
 
 Why two buckets: a bucket whose refusals cost tokens fits one writer and collapses from 4 writers when it is the
 object's (gcs_refusal_fit.md: 0.007 success/s at 4 threads against 1.156), because every writer's refusals sink
@@ -10,7 +10,9 @@ it; kept per client, a writer's refusals sink only its own, and the object's buc
 how many writes a second the object takes. At one writer the object's bucket (burst 10, assumed) does not bind,
 so the one-writer fit stands as it was. The object's rate is the one figure only concurrency shows: fitted on the
 4-thread point (success/s 1.156) over a grid, 20 runs of 300 s a point; the table then runs each writer count 5
-times (the benchmark's 5 runs), for today's bucket, the object-wide debt, and the two buckets.
+times (the benchmark's 5 runs), for today's bucket, the object-wide debt, and the two buckets. The model's runs
+are seeded by their config, which names a temporary provider file: a rerun gives figures within their noise (the
+scan's 4-writer success/s rises about 0.03 a grid step of 0.05 /s, so the fitted rate may move by a step).
 """
 from __future__ import annotations
 
