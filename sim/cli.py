@@ -9,7 +9,9 @@ import argparse
 import contextlib
 import os
 import select
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import yaml
@@ -190,6 +192,28 @@ def build_parser(prog: str = "python -m sim") -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(Exception):
+    """SIGTERM (a batch system's cancel, `kill`): raised in the main thread, so a sweep's `finally` stops its
+    worker processes as after Ctrl-C, instead of leaving them running their tasks with no one to collect them."""
+
+
+def _terminate(signum, frame):
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    """While a command runs, SIGTERM raises `Terminated` (only the main thread may set a handler)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv=None, prog: str = "python -m sim") -> int:
     try:
         parser = build_parser(prog)
@@ -197,6 +221,12 @@ def main(argv=None, prog: str = "python -m sim") -> int:
         print(f"error: cannot load sim's commands: {exc} (a broken install? pip install -e .)", file=sys.stderr)
         return 1
     args = parser.parse_args(argv)
+    with _sigterm_raises():
+        return _run(args)
+
+
+def _run(args) -> int:
+    """Run the parsed command: its exit code, a known failure as one line on stderr."""
     try:
         code = args.func(args)
         sys.stdout.flush()      # a closed pipe is then a BrokenPipeError here, not a warning at exit
@@ -210,6 +240,9 @@ def main(argv=None, prog: str = "python -m sim") -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        return 143
     except BrokenPipeError:     # `sim run ... | head`: the reader is gone; stop without a word, as a shell tool does
         if not _stdout_gone():
             raise               # some other pipe: a bug to see

@@ -203,3 +203,42 @@ def test_distributed_sweep_survives_a_killed_worker(smoke_reference, tmp_path):
             if p.poll() is None:
                 p.kill()
             p.wait(timeout=30)
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is `pid` (Linux's /proc)."""
+    out = set()
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.add(int(d.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="needs Linux's /proc")
+def test_sigterm_ends_a_sweep_and_its_workers(tmp_path):
+    """SIGTERM (a batch system's cancel, `kill`) ends a sweep as Ctrl-C does: exit 143, one line, and its worker
+    processes stopped with it (they ran on, orphaned, until their task ended: up to minutes of CPU)."""
+    spec = {**TINY_SWEEP, "base": {**TINY_SWEEP["base"], "duration_ms": 3_600_000},
+            "grid": {"workload.num_tables": [1, 2, 3, 4], "storage.provider": ["s3x", "s3"]}}
+    path = tmp_path / "long.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    sweep = subprocess.Popen([sys.executable, "-m", "sim", "sweep", str(path), "--out", str(tmp_path / "out"),
+                              "--jobs", "2", "--no-report", "--no-progress"], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: len(_children(sweep.pid)) >= 2 or sweep.poll() is not None, 60, "the workers")
+        workers = _children(sweep.pid)
+        assert sweep.poll() is None, sweep.communicate()
+        sweep.send_signal(signal.SIGTERM)
+        _, stderr = sweep.communicate(timeout=60)
+        assert sweep.returncode == 143 and stderr.strip().splitlines()[-1] == "terminated", stderr
+        _wait_for(lambda: not any(Path(f"/proc/{p}").exists() for p in workers), 30, "the workers to stop")
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+            sweep.wait(timeout=30)
