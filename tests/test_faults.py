@@ -236,7 +236,9 @@ def test_sigterm_ends_a_sweep_and_its_workers(tmp_path):
         assert sweep.poll() is None, sweep.communicate()
         sweep.send_signal(signal.SIGTERM)
         _, stderr = sweep.communicate(timeout=60)
-        assert sweep.returncode == 143 and stderr.strip().splitlines()[-1] == "terminated", stderr
+        # "terminated" is the sweep's line; loky's resource tracker (its own process) may warn after it of a
+        # semaphore the killed workers left
+        assert sweep.returncode == 143 and "terminated" in stderr.splitlines(), stderr
         _wait_for(lambda: not any(Path(f"/proc/{p}").exists() for p in workers), 30, "the workers to stop")
     finally:
         if sweep.poll() is None:
