@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -39,12 +38,7 @@ FIT_WRITERS, FIT_RUNS = 4, 20
 
 def with_two_buckets(rate: float, burst: float, where: Path) -> str:
     """providers/gcp.yaml with its measured set's object bucket (rate, burst) and CLIENT's bucket."""
-    data = yaml.safe_load((ROOT / "providers" / "gcp.yaml").read_text())
-    data["measured"].update(mutation_rate_per_s=float(rate), mutation_burst=float(burst), **CLIENT)
-    data["measured"].pop("mutation_refusal_tokens", None)
-    path = where / f"gcp_two_{rate:g}_{burst:g}.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return str(path)
+    return with_limit(rate, burst, where, client=CLIENT)
 
 
 def fit_rate(burst: float, where: Path) -> tuple[float, list[tuple[float, float]]]:

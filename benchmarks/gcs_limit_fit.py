@@ -53,17 +53,19 @@ def figures(x: np.ndarray, summary: dict) -> dict:
     return out
 
 
-def with_limit(rate: float, burst: float, where: Path, refusal_tokens: float = 0.0) -> str:
-    """providers/gcp.yaml with its measured set's limit set to (rate, burst, the tokens a refusal takes), written
-    under `where`."""
+def with_limit(rate: float, burst: float, where: Path, refusal_tokens: float = 0.0, client: dict | None = None) -> str:
+    """providers/gcp.yaml with its measured set's limit set to (rate, burst, the tokens a refusal takes), and a
+    bucket per client if `client` gives one (`client_rate_per_s`, ...), written under `where`."""
     data = yaml.safe_load((ROOT / "providers" / "gcp.yaml").read_text())
     data["measured"]["mutation_rate_per_s"] = float(rate)
     data["measured"]["mutation_burst"] = float(burst)
     for key in ("mutation_refusal_tokens", "client_rate_per_s", "client_burst", "client_refusal_tokens"):
-        data["measured"].pop(key, None)     # one plain bucket: the provider's own limit left out
+        data["measured"].pop(key, None)     # the provider's own limit left out: only what is given here
     if refusal_tokens:
         data["measured"]["mutation_refusal_tokens"] = float(refusal_tokens)
-    path = where / f"gcp_{rate:g}_{burst:g}_{refusal_tokens:g}.yaml"
+    data["measured"].update(client or {})
+    name = f"gcp_{rate:g}_{burst:g}_{refusal_tokens:g}" + ("_client" if client else "")
+    path = where / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data))
     return str(path)
 
