@@ -192,9 +192,11 @@ def build_parser(prog: str = "python -m sim") -> argparse.ArgumentParser:
     return p
 
 
-class Terminated(Exception):
+class Terminated(BaseException):
     """SIGTERM (a batch system's cancel, `kill`): raised in the main thread, so a sweep's `finally` stops its
-    worker processes as after Ctrl-C, instead of leaving them running their tasks with no one to collect them."""
+    worker processes as after Ctrl-C, instead of leaving them running their tasks with no one to collect them.
+    A BaseException, as KeyboardInterrupt: code that catches Exception (a run recorded as failed, a library's
+    own handlers) must let it through."""
 
 
 def _terminate(signum, frame):

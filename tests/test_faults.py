@@ -244,3 +244,22 @@ def test_sigterm_ends_a_sweep_and_its_workers(tmp_path):
         if sweep.poll() is None:
             sweep.kill()
             sweep.wait(timeout=30)
+
+
+def test_closing_a_pool_whose_manager_thread_is_starting():
+    """Ctrl-C or SIGTERM inside loky's `Thread.start` leaves its manager thread starting, and a join then raises
+    "cannot join thread before it is started" (a terminated sweep ended with exit 1, not 143): closing the pool
+    waits for the thread and shuts the pool down."""
+    from sim.sweep.executors import LocalExecutor
+    ex = LocalExecutor(1)
+    real, calls = ex.pool.shutdown, []
+
+    def starting_once(**kw):
+        calls.append(kw)
+        if len(calls) == 1:
+            raise RuntimeError("cannot join thread before it is started")
+        return real(**kw)
+
+    ex.pool.shutdown = starting_once
+    ex.close()
+    assert calls == [{"wait": True, "kill_workers": True}] * 2

@@ -10,6 +10,7 @@ pool's teardown, e.g. CPython gh-125451); a run that keeps killing workers is gi
 from __future__ import annotations
 
 import os
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -18,6 +19,8 @@ from concurrent.futures.process import BrokenProcessPool
 from loky import ProcessPoolExecutor
 
 MAX_WORKER_DEATHS = 3
+# how long a pool being closed waits for loky's manager thread to finish starting (polls x seconds)
+STARTING_POLLS, STARTING_POLL_S = 100, 0.01
 
 OnLost = Callable[[dict, str], dict]
 
@@ -109,6 +112,15 @@ class LocalExecutor:
     def close(self):
         """Stop the workers and wait for them: a reaped worker's CPU time counts in this process's children's
         (what `benchmarks/run.py` measures), and none is left behind after Ctrl-C."""
+        for _ in range(STARTING_POLLS):
+            try:
+                self.pool.shutdown(wait=True, kill_workers=True)
+                return
+            except RuntimeError:
+                # Ctrl-C or SIGTERM came while loky started its manager thread (in `Thread.start`'s wait): the
+                # thread is starting, and joins once it has; a fresh-clone CI saw "cannot join thread before it is
+                # started" end a terminated sweep with exit 1
+                time.sleep(STARTING_POLL_S)
         self.pool.shutdown(wait=True, kill_workers=True)
 
 
