@@ -16,8 +16,10 @@ from sim.config import from_dict
 from sim.engines import make_engine
 from sim.run import run
 from sim.sink import MemorySink
-from test_fast_engine import BASE, CASES, CONTENDED, merge
+from test_fast_engine import BASE as CASE_BASE, CASES, CONTENDED, merge
 
+# the identity cases' base with the two-minute window these tests were sized on (counts, row groups streamed)
+BASE = merge(CASE_BASE, {"duration_ms": 120_000, "warmup_ms": 20_000, "cooldown_ms": 20_000})
 ZIPF_VO = merge(BASE, {"workload": {"inter_arrival": {"mean_ms": 40}, "num_tables": 3, "fast_append_ratio": 0.6,
                                     "vo_conflict_probability": 0.3,
                                     "table_selection": {"distribution": "zipf", "alpha": 1.2}}})

@@ -6,6 +6,9 @@ a column or summary key joins `pinned.json`, or when a change of results is inte
 `python tests/golden/make.py --afresh NAME ...` recomputes the named stored entries from their own configs,
 letting their transaction counts move: for a change of results that also changes how many transactions a run
 has (a new model version; the commit lists each entry's numbers before and after).
+`python tests/golden/make.py --cases` pins every identity case (`case_*`) afresh from the config `configs()` builds
+today, stored or not, leaving the other entries (smoke, 4c) as they are: after the cases' shared settings change
+(their window went from two simulated minutes to one on 2026-11-27).
 `python tests/golden/make.py --new` pins the configurations `configs()` builds that are not stored yet (new
 cases), leaving the stored ones as they are.
 `python tests/golden/make.py` pins afresh the configurations `configs()` builds today, which are not those stored
@@ -153,6 +156,17 @@ def pin_new(path: Path = HERE / "digests.json") -> None:
     path.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
 
 
+def pin_cases(path: Path = HERE / "digests.json") -> None:
+    """Pin every `case_*` configuration `configs()` builds afresh (stored or new); every other entry stays."""
+    golden = json.loads(path.read_text())
+    for name, (data, rep) in configs().items():
+        if name.startswith("case_"):
+            before = golden.get(name, {}).get("transactions")
+            golden[name] = {"config": data, "replication": rep, **compute(name, data, rep, "fast")}
+            print(name, f"transactions {before} -> {golden[name]['transactions']}", flush=True)
+    path.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
+
+
 def pin_afresh() -> None:
     out = {}
     for name, (data, rep) in configs().items():
@@ -166,6 +180,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repin", action="store_true", help="recompute the stored configurations' digests")
     ap.add_argument("--new", action="store_true", help="pin only the configurations not stored yet")
+    ap.add_argument("--cases", action="store_true", help="pin every identity case afresh, the rest as stored")
     ap.add_argument("--afresh", nargs="+", metavar="NAME", help="recompute these stored entries, counts free")
     args = ap.parse_args()
     if args.afresh:
@@ -174,5 +189,7 @@ if __name__ == "__main__":
         repin()
     elif args.new:
         pin_new()
+    elif args.cases:
+        pin_cases()
     else:
         pin_afresh()
