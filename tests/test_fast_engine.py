@@ -3,6 +3,7 @@ model of sim.model: bit-identical records and histories for the same config and 
 cover every branch of the model, plus a hypothesis property over small generated configs."""
 from __future__ import annotations
 
+import contextlib
 import copy
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from sim.engines.simpy_engine import SimPyEngine as Engine
 from sim.model import build, sources
 from sim.model.state import N_SRC, Need
 from sim.records import HISTORY_COLUMNS, RECORD_COLUMNS
+from golden.make import portable
 from test_writers import response_time_law
 
 THROTTLED = str(Path(__file__).resolve().parent / "data" / "throttled.yaml")
@@ -48,10 +50,22 @@ def merge(base: dict, over: dict) -> dict:
     return out
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextlib.contextmanager
+def pinned(d: dict):
+    """The config of `d` as tests/golden pins it, from the repository: a provider file of this repository named
+    by its relative path (which the config's hash, and so its seeds, hold), so that a case here and its golden are
+    one run."""
+    with contextlib.chdir(ROOT):
+        yield from_dict(portable(d))
+
+
 def assert_same(d: dict, replication: int = 0, history: bool = True):
-    cfg = from_dict(d)
-    ref = Engine(cfg, replication, record_history=history).run()
-    fast = FastEngine(cfg, replication, record_history=history).run()
+    with pinned(d) as cfg:
+        ref = Engine(cfg, replication, record_history=history).run()
+        fast = FastEngine(cfg, replication, record_history=history).run()
     assert fast.window == ref.window
     assert fast.end_ms == ref.end_ms
     rr, rf = ref.records_frame(), fast.records_frame()
@@ -387,8 +401,11 @@ def identical_runs() -> set:
     """(config hash, replication) of each run that the two tests below hold equal on both engines, records and
     history: tests/test_goldens.py leaves the SimPy engine's rerun of a golden that is one of these to the slow
     tests (the fast engine's, held to the digests, and this equality imply it)."""
-    runs = {(from_dict(merge(BASE, d)).hash, 0) for d in CASES.values()}
-    return runs | {(from_dict(merge(BASE, CASES["retry_mixed_md"])).hash, r) for r in OTHER_REPLICATIONS}
+    def hash_of(d: dict) -> str:
+        with pinned(merge(BASE, d)) as cfg:
+            return cfg.hash
+    runs = {(hash_of(d), 0) for d in CASES.values()}
+    return runs | {(hash_of(CASES["retry_mixed_md"]), r) for r in OTHER_REPLICATIONS}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
