@@ -29,7 +29,7 @@ THROTTLED_CLIENTS = str(Path(__file__).resolve().parent / "data" / "throttled_cl
 
 # short runs with short runtimes, so that transactions commit and contend. One simulated minute: the cases' runs at
 # two minutes (until 2026-11-27) reached no line or branch of sim/model/ or the SimPy engine that one minute does
-# not (coverage.py over these identity and checker tests), and took twice the suite's time
+# not (coverage.py over these identity and checker tests), and took twice as long
 BASE = {   # the seed set, as the goldens made from these cases (tests/golden/make.py); `*_measured` cases run the other
     "duration_ms": 60_000, "warmup_ms": 10_000, "cooldown_ms": 10_000, "drain_limit_ms": 60_000,
     "storage": {"profile_set": "seed"},
