@@ -123,6 +123,11 @@ def compute(name: str, data: dict, replication: int, engine: str) -> dict:
             "summary": digest_summary(r.summary), "transactions": int(len(r.records))}
 
 
+def _entry(name: str, data: dict, replication: int) -> dict:
+    """A golden entry: the config and replication it runs, and the fast engine's digests of that run."""
+    return {"config": data, "replication": replication, **compute(name, data, replication, "fast")}
+
+
 def repin(path: Path = HERE / "digests.json") -> None:
     """Recompute the digests of the configurations stored in `path`, in place; a transaction count that moves
     stops it (a re-pin changes what is digested, never what runs)."""
@@ -154,7 +159,7 @@ def pin_new(path: Path = HERE / "digests.json") -> None:
     golden = json.loads(path.read_text())
     for name, (data, rep) in configs().items():
         if name not in golden:
-            golden[name] = {"config": data, "replication": rep, **compute(name, data, rep, "fast")}
+            golden[name] = _entry(name, data, rep)
             print(name, golden[name]["transactions"], flush=True)
     path.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
 
@@ -165,7 +170,7 @@ def pin_cases(path: Path = HERE / "digests.json") -> None:
     for name, (data, rep) in configs().items():
         if name.startswith("case_") and name not in HISTORICAL:
             before = golden.get(name, {}).get("transactions")
-            golden[name] = {"config": data, "replication": rep, **compute(name, data, rep, "fast")}
+            golden[name] = _entry(name, data, rep)
             print(name, f"transactions {before} -> {golden[name]['transactions']}", flush=True)
     path.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
 
@@ -173,7 +178,7 @@ def pin_cases(path: Path = HERE / "digests.json") -> None:
 def pin_afresh() -> None:
     out = {}
     for name, (data, rep) in configs().items():
-        out[name] = {"config": data, "replication": rep, **compute(name, data, rep, "fast")}
+        out[name] = _entry(name, data, rep)
         print(name, out[name]["transactions"], flush=True)
     (HERE / "digests.json").write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
 
