@@ -54,6 +54,28 @@ class LogNormal:
         above = math.exp(mu + s * s / 2) * _phi((mu + s * s - la) / s)
         return above + a * _phi((la - mu) / s)
 
+    @property
+    def min_ms(self) -> float:
+        """The least value a draw takes."""
+        return max(self.median_ms, self.floor_ms) if self.sigma == 0 else self.floor_ms
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        """P(X <= x), elementwise (`sim.long_reads` tabulates sums of draws from it)."""
+        from scipy.special import ndtr
+        x = np.asarray(x, dtype=np.float64)
+        if self.sigma == 0:
+            return (x >= self.min_ms).astype(np.float64)
+        z = (np.log(np.maximum(x, 1e-300)) - math.log(self.median_ms)) / self.sigma
+        return np.where(x < self.floor_ms, 0.0, ndtr(z))
+
+    def ppf(self, u: np.ndarray) -> np.ndarray:
+        """The u-quantile, elementwise."""
+        from scipy.special import ndtri
+        u = np.asarray(u, dtype=np.float64)
+        if self.sigma == 0:
+            return np.full(u.shape, self.min_ms)
+        return np.maximum(self.median_ms * np.exp(self.sigma * ndtri(u)), self.floor_ms)
+
     def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         if self.sigma == 0:
             return np.full(n, max(self.median_ms, self.floor_ms))

@@ -163,6 +163,12 @@ CASES = {
                                                  "workload": {"fast_append_ratio": 0.3, "num_tables": 1,
                                                               "runtime": {"median_ms": 3000}}}),
     "vo_conflicts": merge(CONTENDED, {"workload": {"fast_append_ratio": 0.4, "vo_conflict_probability": 0.05}}),
+    # long reads (sim/long_reads.py): validations of hundreds of snapshots, serial (one draw of their sum), on
+    # 1000 lanes (one draw of their max) and on 4 lanes (drawn GET by GET); and as the model before version 10
+    **{f"long_reads_{name}": merge(CONTENDED, {"io": io, "workload": {
+        "fast_append_ratio": 0.5, "num_tables": 1, "runtime": {"median_ms": 8000, "sigma": 0.5}}})
+       for name, io in (("sum", {}), ("max", {"max_parallel": 1000}), ("lanes", {"max_parallel": 4}),
+                        ("exact", {"long_reads": "exact"}))},
     "retry_fixed": merge(CONTENDED, {"retry": {"catalog": {"policy": "fixed", "delay_ms": 30},
                                                "table": {"policy": "fixed", "delay_ms": 0}}}),
     "retry_exponential_jitter": merge(CONTENDED, {"retry": {

@@ -130,6 +130,10 @@ class Catalog:
 @dataclass(frozen=True)
 class IO:
     max_parallel: int = _spec(1, ge=1)
+    # a read of more than 32 GETs, serial or one a lane: one draw from its tabulated law (`tabulated`), or one draw
+    # per GET (`exact`, the model before version 10; docs/MODEL.md, "Long reads"). Not seeded: both draw the same
+    # streams, so `exact` gives the earlier model's results bit for bit
+    long_reads: str = _spec("tabulated", choices=("tabulated", "exact"), late=True, seeded=False)
     manifest_list_bytes: int = _spec(10 * 1024, ge=0)
     table_metadata_bytes: int = _spec(100 * 1024, ge=0)
 

@@ -1,12 +1,15 @@
 """The fast engine: the model's handlers compiled with numba inside an event loop, one loop per design.
 
 The loop keeps a binary heap on SimPy's event key (time, priority, eid), eid being a counter bumped at every
-schedule; a new transaction starts with an URGENT event at the current time, every other event is NORMAL (the
-SimPy engine's process-termination events are no-ops and are left out, which keeps the relative order of all
-other eids). Event times are `now + delay` with the handlers' own delays, so every float operation is the
-SimPy engine's, in the same order (no fast-math: nothing is fused or reassociated), and the results are the
-same, bit for bit. When a random source could run short, the loop returns between two events, the wrapper
-refills it (`sim.model.build.Run.refill`) and the loop resumes.
+schedule; the arrivals process starts with an URGENT event at 0, every other event is NORMAL (the SimPy engine's
+process-initialization and termination events are no-ops and are left out, which keeps the relative order of all
+other eids). A new transaction takes its first step in the event that starts it (an arrival, a writer's tick),
+after the next arrival is scheduled: that step is the transaction's own (its reads' draws and its first request),
+touches nothing shared, and an event of its own at the same instant would run before any other anyway. Event
+times are `now + delay` with the handlers' own delays, so every float operation is the SimPy engine's, in the same
+order (no fast-math: nothing is fused or reassociated), and the results are the same, bit for bit. When a random
+source could run short, the loop returns between two events, the wrapper refills it (`sim.model.build.Run.refill`)
+and the loop resumes.
 
 Each design (`sim.model.designs`) gets a loop of its own, built around its `step` (`loop_for`): a run compiles
 only the handlers its design can reach, once per machine (numba caches each loop in a file of its own, keyed by
@@ -43,7 +46,8 @@ _PRIO_SHIFT = np.int64(1) << np.int64(62)   # heap key = priority * 2^62 + eid
 E_EID, E_HEAP, E_STOPPED, E_STARTED, E_NEED, E_DONE = range(6)
 N_E = 6
 STATUS_DONE, STATUS_NEED, STATUS_EMPTY, STATUS_GROW = 0, 1, 2, 3
-PUSHES_PER_EVENT = 3   # an event schedules at most 3 events (a transaction's own, a woken waiter's, a timer)
+PUSHES_PER_EVENT = 4   # an event schedules at most 4 events (the next arrival, a transaction's own or its writer's
+                       # next start, a woken waiter's, a timer)
 
 
 def _guard_cache() -> None:
@@ -126,19 +130,16 @@ def _at(h_t, h_k, h_w, hsize, eid, t, priority, who):
 
 @handler
 def _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid):
-    """The arrivals process: a new transaction starts now (URGENT), then the next arrival is scheduled.
-    Returns the heap's size and the next eid."""
+    """The arrivals process: a new transaction arrives, then the next arrival is scheduled. Returns the heap's
+    size, the next eid and the new transaction's slot (-1: none), which starts in this same event."""
     j = -1
     if who == W_ARRIVALS:
         j = arrivals.on_arrival(m, now)
-        if j >= 0:
-            hsize = _at(h_t, h_k, h_w, hsize, eid, now, URGENT, j)
-            eid += 1
     if who == W_ARRIVALS_START or j >= 0:
         delay = arrivals.next_arrival(m, now)
         hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, W_ARRIVALS)
         eid += 1
-    return hsize, eid
+    return hsize, eid, j
 
 
 @handler
@@ -185,16 +186,6 @@ def _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0):
     return hsize, eid
 
 
-@handler
-def _writer_event(m, w, now, h_t, h_k, h_w, hsize, eid):
-    """Writer w's next transaction starts now (URGENT), unless the writer stops."""
-    j = writers.on_due(m, w, now)
-    if j >= 0:
-        hsize = _at(h_t, h_k, h_w, hsize, eid, now, URGENT, j)
-        eid += 1
-    return hsize, eid
-
-
 def _make_loop(step, on_timer):
     """The event loop around a design's `step` (and its lock timers' handler): a closure, so that numba compiles
     and caches one loop per design (its cache key holds the closure's functions)."""
@@ -228,28 +219,31 @@ def _make_loop(step, on_timer):
             now = h_t[0]
             who = h_w[0]
             hsize = _pop(h_t, h_k, h_w, hsize)
+            j = -1         # the transaction that takes its next step in this event
             if who >= 0:   # a transaction's slot
-                delay = step(m, who, now)
-                if m.p.lock or m.p.server:
-                    hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0)
-                if m.tx[who].pc == PC.DONE:
-                    hsize, eid = _ended(m, who, now, h_t, h_k, h_w, hsize, eid)
-                elif delay != PARKED:
-                    hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, who)
-                    eid += 1
+                j = who
             elif who <= timers0:   # slot j's lock timer: if its waiter gives up now, it runs now (else stale)
-                j = timers0 - who
-                if on_timer(m, j, now):
-                    hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, j)
+                waiter = timers0 - who
+                if on_timer(m, waiter, now):
+                    hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, waiter)
                     eid += 1
-            elif who <= W_WRITER0:
-                hsize, eid = _writer_event(m, W_WRITER0 - who, now, h_t, h_k, h_w, hsize, eid)
+            elif who <= W_WRITER0:   # writer w's next transaction starts now, its first step in this event
+                j = writers.on_due(m, W_WRITER0 - who, now)
             elif who == W_ARRIVALS or who == W_ARRIVALS_START:
-                hsize, eid = _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid)
+                hsize, eid, j = _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid)
             elif who == W_STOP:   # the run ends here
                 e[E_DONE] = 1
                 end[0] = now
                 break
+            if j >= 0:
+                delay = step(m, j, now)
+                if m.p.lock or m.p.server:
+                    hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0)
+                if m.tx[j].pc == PC.DONE:
+                    hsize, eid = _ended(m, j, now, h_t, h_k, h_w, hsize, eid)
+                elif delay != PARKED:
+                    hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, j)
+                    eid += 1
             # the watchdog, or the last window transaction's end once arrivals ended, schedules the stop
             if (who == W_WATCHDOG or m.run[0].stop != 0) and not stopped:
                 stopped = True

@@ -2,7 +2,9 @@
 
 A transaction's process calls its design's `step` (`sim.model.designs`) at each of its catalog effect points and
 sleeps (`env.timeout`) for the delay the handler returns; the arrivals process does the same with
-`sim.model.arrivals` (or each writer's next start, a timeout, with `sim.model.writers`). The engine holds no
+`sim.model.arrivals` (or each writer's next start, a timeout, with `sim.model.writers`). A transaction's first step
+runs in the event that starts it (after the next arrival is scheduled), its process then waiting for what that
+step returned: the fast engine's order of events, which gives it no event of its own. The engine holds no
 protocol logic: read the handlers against docs/MODEL.md, and use this engine to step through them (`--engine simpy`). It gives the same results as the fast engine, bit for bit.
 Interpreted, the handlers run on a view of the run's `Model` made of Python numbers (`sim.engines.view`); a
 refill also hands out finished transactions' records and frees their slots, so the view is rebuilt after it.
@@ -64,14 +66,23 @@ class SimPyEngine(EngineBase):
 
     def _arrivals(self):
         env = self.env
+        arrival = env.timeout(arrivals.next_arrival(self.m, env.now))
         while True:
-            yield env.timeout(arrivals.next_arrival(self.m, env.now))
+            yield arrival
             j = arrivals.on_arrival(self._model(), env.now)
             if j < 0:
                 break
-            env.process(self._txn(j))
+            arrival = env.timeout(arrivals.next_arrival(self.m, env.now))   # before the new one's first step
+            self._start(j)
         if self.m.run[0].stop:
             self._stop()
+
+    def _start(self, j: int) -> None:
+        """Transaction j's first step, in the event that starts it (an arrival, a writer's tick), as the fast
+        engine takes it; then its process waits for what that step returned."""
+        event = self._step(j, self.m)
+        if event is not None:
+            self.env.process(self._txn(j, event))
 
     def _writer_at(self, w: int, delay: float) -> None:
         """Writer w's next start, `delay` from now (a timeout, not a process: the same event keys as the fast
@@ -81,7 +92,7 @@ class SimPyEngine(EngineBase):
     def _writer_due(self, w: int) -> None:
         j = writers.on_due(self._model(), w, self.env.now)
         if j >= 0:
-            self.env.process(self._txn(j))
+            self._start(j)
         elif self.m.run[0].stop:
             self._stop()
 
@@ -102,27 +113,31 @@ class SimPyEngine(EngineBase):
         if DESIGNS[self.r.design].timer(self._model(), j, self.env.now):
             self._parked.pop(j).succeed()
 
-    def _txn(self, j: int):
-        env = self.env
-        step = DESIGNS[self.r.design].step
-        while True:
-            m = self._model()
-            delay = step(m, j, env.now)
-            if m.p.lock or m.p.server:
-                self._lock_asks(m)
-            if delay == PARKED and m.tx[j].pc != PC.DONE:
-                event = self._parked[j] = env.event()
-                yield event
-                continue
-            if m.tx[j].pc == PC.DONE:
-                if m.p.writers > 0:
-                    after = writers.on_end(m, j, env.now)
-                    if after >= 0.0:
-                        self._writer_at(m.tx[j].writer, after)
-                if m.run[0].stop:
-                    self._stop()
-                return
-            event = env.timeout(delay)
-            if m.run[0].stop:   # it ended, but its lock's release is still to take effect (`sim.model.lock`)
-                self._stop()
+    def _txn(self, j: int, event):
+        """Transaction j after its first step: each event it waits for, then its next step."""
+        while event is not None:
             yield event
+            event = self._step(j, self._model())
+
+    def _step(self, j: int, m):
+        """Transaction j's step now: the event it waits for next (a timeout, or a parked waiter's wake-up), or None
+        once it ended."""
+        env = self.env
+        delay = DESIGNS[self.r.design].step(m, j, env.now)
+        if m.p.lock or m.p.server:
+            self._lock_asks(m)
+        if delay == PARKED and m.tx[j].pc != PC.DONE:
+            event = self._parked[j] = env.event()
+            return event
+        if m.tx[j].pc == PC.DONE:
+            if m.p.writers > 0:
+                after = writers.on_end(m, j, env.now)
+                if after >= 0.0:
+                    self._writer_at(m.tx[j].writer, after)
+            if m.run[0].stop:
+                self._stop()
+            return None
+        event = env.timeout(delay)
+        if m.run[0].stop:   # it ended, but its lock's release is still to take effect (`sim.model.lock`)
+            self._stop()
+        return event

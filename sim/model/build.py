@@ -2,8 +2,9 @@
 
 A run's parameters come from `params`, its random sources from `sources`, its transaction slots from `slots`.
 When the engine stops between two events (`sim.model.draws.needs`), `Run.refill` draws on the sources that ran
-short, swaps a full history buffer for a fresh one, makes room for the next arrival and grows the arrays indexed
-by a count of commits (the conflict table, a throttled log's buckets) by doubling. Memory is flat in the run's
+short, swaps a full history buffer for a fresh one, makes room for the next arrival, grows the arrays indexed
+by a count of commits (the conflict table, a throttled log's buckets) by doubling, and builds the GET profile's
+long-read table once a read can be long (`sim.long_reads`). Memory is flat in the run's
 length: what grows follows the transactions in flight.
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 
 from ..config import Config
 from ..latency import BATCH
+from .. import long_reads
 from ..rng import run_streams
 from . import slots as slots_mod
 from .designs import design_of
@@ -90,7 +92,8 @@ class Run:
             bk_prev=np.full(n_entries, -1, dtype=np.int64),
             wr=_writers(p), bo_srv=delays.server,
             hints=np.zeros(n_tables, dtype=np.int64), bo_lock=delays.lock,
-            lk=_free_locks(n_locks), pl=_pools(cfg, p))
+            lk=_free_locks(n_locks), pl=_pools(cfg, p),
+            lr=np.zeros(0, dtype=np.float64), lr_n=np.zeros(0, dtype=np.int64))   # built once a read can be long
 
     @property
     def n_txn(self) -> int:
@@ -121,6 +124,9 @@ class Run:
         if need & (1 << Need.THR):
             n = len(m.thr)
             fresh["thr"] = np.concatenate([m.thr, conflict_table(self.p_conflict, n, 2 * n)])
+        if need & (1 << Need.LONG_READS):
+            counts, flat = long_reads.table(self.sources[Src.GET].dist)   # (cached: copies, the run's own)
+            fresh["lr_n"], fresh["lr"] = counts.copy(), flat.copy()
         if need & (1 << Need.BUCKETS):
             n = len(m.bk_prev)
             fresh["bk"] = np.concatenate([m.bk, _full_buckets(n, m.p.mutation_burst)])

@@ -6,8 +6,9 @@ The arrays are refilled between events (`sim.model.build.Run.refill`), so a hand
 says, before an event, which sources could not serve the largest event there can be now. The same stop serves
 the arrays that grow with the run: the transaction slots (when none is free, finished transactions hand
 out their records, and the slots double if that freed too few), the arrivals' drawn tables, operations and
-runtimes, the conflict table and a throttled log's buckets.
+runtimes, the conflict table, a throttled log's buckets and the long-read table (`sim.long_reads`).
 """
+from ..long_reads import EXACT_MAX
 from .jit import model_function
 from .state import HIST_ROWS_PER_EVENT, LIST_PAGE_KEYS, N_SRC, LogCleanup, Need, Src
 
@@ -103,6 +104,15 @@ def _buckets_left(m):
 
 
 @model_function
+def _long_reads_left(m):
+    """Events before a read could be long (more than EXACT_MAX GETs) with its table not built yet (a read's GETs
+    are at most `max_gets_per_event`, which grows by at most two per event)."""
+    if len(m.lr_n) > 0 or m.step[Src.GET] == 0 or m.p.exact_reads:
+        return 1 << 62
+    return (EXACT_MAX - max_gets_per_event(m)) // 2
+
+
+@model_function
 def _hist_left(m):
     """Events before the history buffer could overflow."""
     if not m.p.history:
@@ -125,6 +135,8 @@ def needs(m):
         need |= 1 << Need.THR
     if _buckets_left(m) < 1:
         need |= 1 << Need.BUCKETS
+    if _long_reads_left(m) < 1:
+        need |= 1 << Need.LONG_READS
     return need
 
 
@@ -134,7 +146,7 @@ def events_before_refill(m):
     check until then (it costs about as much as a cheap event). One event takes at most DRAWS_PER_EVENT draws of
     each source but GET, at most `max_gets_per_event` GETs (which grows by at most one per event), at most
     HIST_ROWS_PER_EVENT history rows, one arrival and one commit."""
-    n = min(_arrivals_left(m), _thr_left(m), _buckets_left(m), _hist_left(m))
+    n = min(_arrivals_left(m), _thr_left(m), _buckets_left(m), _hist_left(m), _long_reads_left(m))
     for s in range(N_SRC):
         if s != Src.GET:
             n = min(n, _left(m, s) // DRAWS_PER_EVENT)

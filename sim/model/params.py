@@ -48,6 +48,7 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         client_rate_per_ms=client_rate_per_s / 1000.0, client_burst=client_burst,
         client_refusal_tokens=client_refusal_tokens,
         metadata_inlined=bool(cat.table_metadata_inlined), max_parallel=cfg.io.max_parallel,
+        exact_reads=cfg.io.long_reads == "exact",
         max_attempts=max_attempts,
         # the microbenchmark's one read is the base of its conditional write
         refresh_first=cfg.commit.first_attempt == "refresh" and cfg.commit.shape != "object",

@@ -152,6 +152,7 @@ class Params(NamedTuple):
     client_refusal_tokens: float
     metadata_inlined: bool
     max_parallel: int
+    exact_reads: bool            # io.long_reads: exact (every read drawn request by request; `sim.model.io`)
     max_attempts: int
     refresh_first: bool
     metadata_read_on_failure: bool
@@ -276,8 +277,9 @@ SRC_SOURCES = model_sources()           # the sources' declarations, in `Src` or
 Src = _codes("Src", " ".join(s.code for s in SRC_SOURCES))
 N_SRC = len(Src)
 # bits of the `needs` mask past the sources': the history buffer is full; the next arrival has no free slot or no
-# drawn table; the conflict table could be indexed past its end; a throttled log's next entry has no bucket
-Need = _codes("Need", "HISTORY TXN THR BUCKETS", first=N_SRC)
+# drawn table; the conflict table could be indexed past its end; a throttled log's next entry has no bucket; a
+# read could be long (`sim.long_reads`) and its table is not built yet
+Need = _codes("Need", "HISTORY TXN THR BUCKETS LONG_READS", first=N_SRC)
 ArrivalsAt = _codes("ArrivalsAt", "NEXT CLOSE", first=1)   # the arrivals' pending event
 # log fidelity: when the expired-log cleanup LISTs the log (`commit.log_cleanup`)
 LogCleanup = _codes("LogCleanup", "NONE EVERY_COMMIT CHECKPOINT")
@@ -316,3 +318,5 @@ class Model(NamedTuple):
     bo_lock: np.ndarray     # locks: the sleep before jitter before the k-th poll
     lk: np.ndarray          # LK, one row per lock (`sim.model.lock`)
     pl: np.ndarray          # POOL, a server's connection pools then its tables' row locks (`sim.model.capacity`)
+    lr: np.ndarray          # the GET profile's long-read table (`sim.long_reads`: header, then rows of quantiles) ...
+    lr_n: np.ndarray        # ... and the counts its rows tabulate (empty: not built yet)
