@@ -4,6 +4,7 @@
     python benchmarks/run.py --skip-sweep     # configurations and the one-run process only
     python benchmarks/run.py --published      # also the published-setup 4c sweep (5 replications, 4500 runs)
     python benchmarks/run.py --engine simpy   # the reference engine instead of the compiled one
+    python benchmarks/run.py --skip-compile --skip-configurations --skip-sweep --out /tmp/one.json   # one run only
 
 Each configuration runs in a fresh process (one at a time, so nothing else competes for the core) and reports
 wall seconds of the run itself, events (arrivals + catalog reads + CASes, the engine's unit of work),
@@ -13,8 +14,12 @@ events/s, transactions/s and the process's peak resident memory. The compile tim
 resident memory of the sweep's processes, and its CPU seconds (the sweep process and its workers).
 
 One run as a user meets it: `python -m sim run LIGHT --json` as a whole process, `--repeat` times, wall and CPU
-(min and median), beside the floor any numba program pays: a process that imports numpy and numba and calls
-one cached compiled function. On a shared machine wall time measures the neighbours; CPU time does not.
+(min and median), beside the floor any numba program pays: a process that imports numpy and numba, calls one
+cached compiled function and exits without collecting garbage (as `sim` does). Its imports alone, timed inside a
+process (no interpreter start, no exit): every module `sim run` imports before it runs, beside numpy and numba;
+and `python -X importtime -m sim run LIGHT --json`, the modules' own (self) times summed by package. Whether
+sim's modules are compiled afresh in every process (PYTHONDONTWRITEBYTECODE set, no .pyc beside them) is
+recorded: it moves the import figures. On a shared machine wall time measures the neighbours; CPU time does not.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ import json
 import multiprocessing as mp
 import os
 import platform
+import re
 import resource
 import shutil
 import subprocess
@@ -43,9 +49,18 @@ LOADS_MS = (20, 50, 200, 1000)
 # the issue's light configuration (#11): s3, 1 table, 90/10, 200 ms, 1 h
 LIGHT = ("storage: {provider: s3}\nworkload:\n  num_tables: 1\n  fast_append_ratio: 0.9\n"
          "  inter_arrival: {distribution: exponential, mean_ms: 200}\n")
-NUMBA_FLOOR = ("import sys, numpy as np; from numba import njit\n"
+# every module `sim run` imports before its run starts (sim.cli; then its run command's sim.estimate and sim.run,
+# which imports the engine), and the import floor of any numba program
+SIM_IMPORTS = "import sim.cli, sim.estimate, sim.run, sim.engines.fast"
+FLOOR_IMPORTS = "import numpy, numba"
+# -X importtime's self times summed by the first group whose prefix names the module; the rest ("other") is the
+# standard library, yaml (numba imports it too) and the bare `scipy` of numba's version check
+IMPORT_GROUPS = (("numpy", ("numpy",)), ("numba", ("numba", "llvmlite")), ("sim.model", ("sim.model",)),
+                 ("sim", ("sim",)))
+NUMBA_FLOOR = ("import gc, sys, numpy as np; from numba import njit\n"
                "sys.modules['scipy.linalg.cython_blas'] = None   # as `sim run` does (sim/cli.py)\n"
-               "@njit(cache=True)\ndef f(x):\n    return x + 1\nf(np.int64(1))\n")
+               "@njit(cache=True)\ndef f(x):\n    return x + 1\nf(np.int64(1))\n"
+               "gc.freeze()   # no garbage collection at exit, as `sim` (sim/cli.py, `exiting`)\n")
 
 
 def _one(args):
@@ -107,13 +122,39 @@ def _timed(cmd: list[str], **kw) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def _import_time(imports: str, **kw) -> tuple[float, float]:
+    """(wall s, CPU s) of `imports` in a fresh process, timed inside it: no interpreter start, no exit."""
+    code = (f"import time; w, c = time.perf_counter(), time.process_time(); {imports}; "
+            "print(time.perf_counter() - w, time.process_time() - c)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, **kw).stdout
+    wall, cpu = map(float, out.split())
+    return wall, cpu
+
+
 def _min_median(xs: list[float]) -> dict:
     xs = sorted(xs)
     return {"min": xs[0], "median": xs[len(xs) // 2], "n": len(xs)}
 
 
+def _import_groups(text: str) -> dict:
+    """Seconds of `-X importtime` output (`text`): each module's self time, summed by `IMPORT_GROUPS`, and in all.
+    numba's group holds what its first compiled call imports too (its lowering registries)."""
+    out = dict.fromkeys([g for g, _ in IMPORT_GROUPS] + ["other", "total"], 0.0)
+    for line in text.splitlines():
+        m = re.match(r"import time:\s+(\d+) \|\s+\d+ \|\s*(\S+)", line)
+        if m is None:   # the header, and the run's own stderr
+            continue
+        name = m[2]
+        group = next((g for g, prefixes in IMPORT_GROUPS
+                      if any(name == p or name.startswith(p + ".") for p in prefixes)), "other")
+        out[group] += int(m[1]) / 1e6
+        out["total"] += int(m[1]) / 1e6
+    return out
+
+
 def one_run(repeat: int) -> dict:
-    """`python -m sim run LIGHT --json` as a whole process, and the numba floor process, alternately."""
+    """`python -m sim run LIGHT --json` as a whole process, the numba floor process, and the imports of each,
+    alternately."""
     with tempfile.TemporaryDirectory() as d:
         cfg = Path(d) / "light.yaml"
         cfg.write_text(LIGHT)
@@ -123,14 +164,24 @@ def one_run(repeat: int) -> dict:
         sim_cmd = [sys.executable, "-m", "sim", "run", str(cfg), "--json"]
         _timed(sim_cmd, cwd=ROOT, env=env)                     # fill the caches (numba's, the OS's)
         _timed([sys.executable, str(floor)], cwd=d)
-        runs, floors, bare = [], [], []
+        load = os.getloadavg()
+        runs, floors, bare, imports, floor_imports, groups = [], [], [], [], [], []
         for _ in range(repeat):
             runs.append(_timed(sim_cmd, cwd=ROOT, env=env))
             floors.append(_timed([sys.executable, str(floor)], cwd=d))
             bare.append(_timed([sys.executable, "-c", "pass"]))
+            imports.append(_import_time(SIM_IMPORTS, cwd=ROOT, env=env))
+            floor_imports.append(_import_time(FLOOR_IMPORTS, cwd=d))
+            r = subprocess.run([sys.executable, "-X", "importtime", *sim_cmd[1:]], cwd=ROOT, env=env,
+                               capture_output=True, text=True, check=True)
+            groups.append(_import_groups(r.stderr))
     out = {}
-    for name, xs in (("sim_run", runs), ("numba_floor", floors), ("python", bare)):
+    for name, xs in (("sim_run", runs), ("numba_floor", floors), ("python", bare), ("sim_imports", imports),
+                     ("floor_imports", floor_imports)):
         out[name] = {"wall_s": _min_median([w for w, _ in xs]), "cpu_s": _min_median([c for _, c in xs])}
+    out["importtime_s"] = {g: _min_median([x[g] for x in groups]) for g in groups[0]}
+    out["load_average"] = {"before": list(load), "after": list(os.getloadavg())}
+    out["bytecode"] = {k: os.environ.get(k) for k in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
     return out
 
 
@@ -237,8 +288,19 @@ def markdown(res: dict) -> str:
         lines += ["", f"One run as a process (`python -m sim run LIGHT --json`: s3, 1 table, 90/10, 200 ms, 1 h), "
                   f"min / median of {o['sim_run']['wall_s']['n']}: **{mm(o['sim_run']['wall_s'])} s wall**, "
                   f"{mm(o['sim_run']['cpu_s'])} s CPU. The floor of any numba program (import numpy and numba, "
-                  f"call one cached function): {mm(o['numba_floor']['wall_s'])} s wall, "
+                  f"call one cached function, exit without collecting garbage): "
+                  f"{mm(o['numba_floor']['wall_s'])} s wall, "
                   f"{mm(o['numba_floor']['cpu_s'])} s CPU; a bare `python -c pass`: {mm(o['python']['cpu_s'])} s CPU."]
+        if "sim_imports" in o:
+            t = o["importtime_s"]
+            lines += ["", f"Its imports (`{SIM_IMPORTS}`, timed in the process): "
+                      f"**{mm(o['sim_imports']['wall_s'])} s wall**, "
+                      f"{mm(o['sim_imports']['cpu_s'])} s CPU; `{FLOOR_IMPORTS}`: "
+                      f"{mm(o['floor_imports']['wall_s'])} s wall, {mm(o['floor_imports']['cpu_s'])} s CPU. "
+                      f"`-X importtime` of the run, self times by package (min / median, s): "
+                      + ", ".join(f"{g} {mm(v)}" for g, v in t.items())
+                      + f". Load average {o['load_average']['before'][0]:.1f} before, "
+                      f"{o['load_average']['after'][0]:.1f} after; bytecode environment {o['bytecode']}."]
     for key, label in (("sweep", "Full 4c sweep"), ("published", "Published-setup 4c sweep")):
         if key not in res:
             continue
@@ -259,12 +321,13 @@ def main(argv=None) -> int:
     ap.add_argument("--engine", choices=("fast", "simpy"), default="fast")
     ap.add_argument("--skip-sweep", action="store_true")
     ap.add_argument("--skip-configurations", action="store_true")
+    ap.add_argument("--skip-compile", action="store_true", help="no cold/warm compile timing (a minute of CPU)")
     ap.add_argument("--published", action="store_true", help="also the published-setup 4c, 5 replications")
     ap.add_argument("--repeat", type=int, default=7, help="one-run processes timed (min and median)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results.json"))
     args = ap.parse_args(argv)
     res = {"date": time.strftime("%Y-%m-%d"), "machine": machine(), "engine": args.engine}
-    if args.engine == "fast":
+    if args.engine == "fast" and not args.skip_compile:
         res["compile"] = compile_times()
         print(f"compile: {res['compile']}", flush=True)
     if not args.skip_configurations:

@@ -1,3 +1,3 @@
-from .cli import main
+from .cli import exiting, main
 
-raise SystemExit(main())
+raise SystemExit(exiting(main()))

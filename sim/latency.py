@@ -30,6 +30,20 @@ def _lognormal_into(rng, sigma, median, floor, out):
         out[i] = v if v >= floor else floor
 
 
+@njit(cache=True, nogil=True)
+def _log_into(x, out):
+    """`out[:] = log(x)` with libm's scalar log (numpy's own dispatches on the CPU, see `_lognormal_into`)."""
+    for i in range(x.shape[0]):
+        out[i] = math.log(x[i]) if x[i] > 0.0 else -math.inf
+
+
+@njit(cache=True, nogil=True)
+def _exp_into(x, out):
+    """`out[:] = exp(x)` with libm's scalar exp."""
+    for i in range(x.shape[0]):
+        out[i] = math.exp(x[i])
+
+
 @dataclass(frozen=True)
 class LogNormal:
     """LogNormal(mu=ln(median_ms), sigma), clamped below at floor_ms (mass below the floor lands on it).
@@ -60,21 +74,26 @@ class LogNormal:
         return max(self.median_ms, self.floor_ms) if self.sigma == 0 else self.floor_ms
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
-        """P(X <= x), elementwise (`sim.long_reads` tabulates sums of draws from it)."""
+        """P(X <= x), elementwise (`sim.long_reads` tabulates sums of draws from it). Only IEEE arithmetic, libm
+        and scipy's scalar normal CDF: the same bits on every machine."""
         from scipy.special import ndtr
-        x = np.asarray(x, dtype=np.float64)
+        x = np.ascontiguousarray(x, dtype=np.float64)
         if self.sigma == 0:
             return (x >= self.min_ms).astype(np.float64)
-        z = (np.log(np.maximum(x, 1e-300)) - math.log(self.median_ms)) / self.sigma
+        z = np.empty_like(x)
+        _log_into(x, z)
+        z = (z - math.log(self.median_ms)) / self.sigma
         return np.where(x < self.floor_ms, 0.0, ndtr(z))
 
     def ppf(self, u: np.ndarray) -> np.ndarray:
-        """The u-quantile, elementwise."""
+        """The u-quantile, elementwise (as `cdf`, the same bits on every machine)."""
         from scipy.special import ndtri
-        u = np.asarray(u, dtype=np.float64)
+        u = np.ascontiguousarray(u, dtype=np.float64)
         if self.sigma == 0:
             return np.full(u.shape, self.min_ms)
-        return np.maximum(self.median_ms * np.exp(self.sigma * ndtri(u)), self.floor_ms)
+        x = np.empty_like(u)
+        _exp_into(self.sigma * ndtri(u), x)
+        return np.maximum(self.median_ms * x, self.floor_ms)
 
     def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         if self.sigma == 0:

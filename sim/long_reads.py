@@ -17,9 +17,16 @@ The errors against the exact sum of draws: benchmarks/long_reads.py, docs/MODEL.
 from __future__ import annotations
 
 import functools
+import hashlib
+import io
+import json
 import math
+import os
+from pathlib import Path
 
 import numpy as np
+
+from .results_io import atomic_write_bytes
 
 #: reads of at most this many requests are drawn request by request
 EXACT_MAX = 32
@@ -69,9 +76,10 @@ class _Law:
         return self.lo + np.arange(len(self.p)) * self.h
 
     def moments(self) -> tuple[float, float]:
+        """Mean and sd, summed exactly (`math.fsum`; a BLAS dot's order depends on the CPU)."""
         x = self.points()
-        mean = float(np.dot(self.p, x))
-        return mean, math.sqrt(max(float(np.dot(self.p, (x - mean) ** 2)), 0.0))
+        mean = math.fsum(self.p * x)
+        return mean, math.sqrt(max(math.fsum(self.p * (x - mean) ** 2), 0.0))
 
     def quantiles(self, u: np.ndarray) -> np.ndarray:
         """Each point's mass spread evenly over its cell, so that the quantiles are continuous in u."""
@@ -109,7 +117,7 @@ def _sum(a: _Law, b: _Law) -> _Law:
     size = 2 * GRID
     c = np.fft.irfft(np.fft.rfft(a.p, size) * np.fft.rfft(b.p, size), size)[: 2 * GRID - 1]
     c[c < c.max() * 1e-14] = 0.0    # round-off, not mass
-    c /= c.sum()
+    c /= math.fsum(c)
     cum = np.cumsum(c)
     first = max(int(np.searchsorted(cum, _TRIM)) - 1, 0)
     last = min(int(np.searchsorted(cum, 1.0 - _TRIM)) + 1, len(c) - 1)
@@ -121,8 +129,46 @@ def _sum(a: _Law, b: _Law) -> _Law:
 @functools.lru_cache(maxsize=16)
 def table(dist) -> tuple[np.ndarray, np.ndarray]:
     """The long-read table of `dist` (a `sim.latency` distribution with `cdf`, `ppf` and `min_ms`): the tabulated
-    counts and the flat table (`HEADER`, `QUANTILES`). Cached per process: a distribution's table is the same
-    in every run."""
+    counts and the flat table (`HEADER`, `QUANTILES`). Kept per process and on disk (`cache_dir`): a
+    distribution's table is the same in every run, and building it (about 0.2 s, and scipy's import) would
+    double a light run's time."""
+    path = cache_dir() / f"{_key(dist)}.npz"
+    try:
+        with np.load(path) as f:
+            return f["counts"], f["flat"]
+    except (OSError, ValueError, KeyError):
+        pass
+    counts, flat = _built(dist)
+    try:
+        buf = io.BytesIO()
+        np.savez(buf, counts=counts, flat=flat)
+        atomic_write_bytes(path, buf.getvalue())
+    except OSError:   # a read-only cache: build it each time
+        pass
+    return counts, flat
+
+
+def cache_dir() -> Path:
+    """Where built tables are kept: $SIM_CACHE_DIR, else $XDG_CACHE_HOME/sim (~/.cache/sim), then long_reads/."""
+    root = os.environ.get("SIM_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "sim"
+    return Path(root) / "long_reads"
+
+
+#: bump when the tables' construction changes (their files are keyed by it)
+TABLE_VERSION = 1
+
+
+def _key(dist) -> str:
+    """A table's file name: the distribution, how tables are built, and the numpy and scipy that build them (the
+    table is the same bits on every machine with those versions: IEEE arithmetic, libm, exact sums, pocketfft)."""
+    import scipy
+    what = [repr(dist), TABLE_VERSION, EXACT_MAX, LOGIT_HALF_RANGE, QUANTILES, GRID, SUM_COUNT_LAST, _LOW_TAIL,
+            _HIGH_TAIL, _TRIM, np.__version__, scipy.__version__]
+    return hashlib.sha256(json.dumps(what).encode()).hexdigest()[:24]
+
+
+def _built(dist) -> tuple[np.ndarray, np.ndarray]:
+    """The table, built (see the module's docstring)."""
     from scipy.special import ndtri
     one = _one(dist)
     mean, sd = one.moments()

@@ -1,11 +1,14 @@
 """The command line end to end: what a user types, what they see, what is (not) written."""
 import json
+import os
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
 import yaml
 
-from helpers import run_cli
+from helpers import ROOT, run_cli
 
 SMALL = {"duration_ms": 300_000, "warmup_ms": 60_000, "cooldown_ms": 60_000,
          "workload": {"inter_arrival": {"mean_ms": 200}, "num_tables": 2, "fast_append_ratio": 0.8,
@@ -32,6 +35,42 @@ def test_run_json_prints_one_object(small):
     assert set(out["retries"]) >= {"catalog_conflicts", "table_conflicts"}
     t = out["transactions"]
     assert t["arrived"] == t["committed"] + t["aborted"] + t["unfinished"] > 0
+
+
+#: what a fast-engine `sim run --json` has no use for: frames and parquet, the SimPy engine, plotting, the other
+#: commands' modules
+NOT_FOR_A_RUN = ("pandas", "pyarrow", "simpy", "matplotlib", "seaborn", "dask", "distributed", "jinja2",
+                 "sim.engines.simpy_engine", "sim.sweep", "sim.knee", "sim.checker", "sim.report", "sim.api")
+#: ... but what the parser imports: `sim.sweep.cli` adds the sweep's commands (its package loads names when used)
+PARSER = ("sim.sweep", "sim.sweep.cli")
+
+
+def test_a_fast_run_imports_only_what_it_needs(small, tmp_path, monkeypatch):
+    """`python -m sim run CONFIG --json` imports none of the modules above, nor any part of scipy but the bare
+    package numba imports to check its version: imports are most of a light run's time (benchmarks/run.py). Its
+    long-read table is on disk already, as after any earlier run of its provider (building one needs
+    scipy.special; sim/long_reads.py)."""
+    from sim import long_reads
+    from sim.config import load
+    from sim.latency import latency_model
+    monkeypatch.setenv("SIM_CACHE_DIR", str(tmp_path))
+    long_reads.table.__wrapped__(latency_model(load(small)).get)   # past the process's cache: written to disk
+    probe = ("import gc, json, runpy, sys\n"
+             f"sys.argv = ['sim', 'run', {str(small)!r}, '--json']\n"
+             "try:\n    runpy.run_module('sim', run_name='__main__', alter_sys=True)\n"
+             "except SystemExit as exc:\n    code = exc.code\n"
+             "print(json.dumps({'code': code, 'modules': sorted(sys.modules), 'frozen': gc.get_freeze_count()}))\n")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=900,
+                       env={**os.environ, "SIM_CACHE_DIR": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.splitlines()[-1])
+    assert out["code"] == 0, r.stderr
+    mods = out["modules"]
+    assert "sim.engines.fast" in mods
+    unneeded = [m for m in mods if m not in PARSER and any(m == n or m.startswith(n + ".") for n in NOT_FOR_A_RUN)]
+    unneeded += [m for m in mods if m.startswith("scipy.") and m != "scipy.version" and not m.startswith("scipy._")]
+    assert unneeded == []
+    assert out["frozen"] > 0      # its objects were left to the OS at exit (`sim.cli.exiting`)
 
 
 #: gcp's 1 write/s per object name (the seed set's bucket, burst 1) under 2 arrivals/s on 20 tables, no drain: most

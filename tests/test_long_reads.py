@@ -3,6 +3,7 @@ GET a lane, is one draw from its tabulated law. Its law against the exact sum (o
 tolerances; its GETs counted exactly; `io.long_reads: exact` the model before version 10, bit for bit."""
 from __future__ import annotations
 
+import hashlib
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -119,3 +120,15 @@ def test_exact_reads_are_the_model_before_version_10():
     data = {**g["config"], "io": {**g["config"].get("io", {}), "long_reads": "exact"}}
     assert compute(SMOKE, data, g["replication"], "fast") == SMOKE_V9
     assert compute(SMOKE, g["config"], g["replication"], "fast")["records"] != SMOKE_V9["records"]
+
+
+def test_a_table_is_the_same_bits_on_every_machine(tmp_path, monkeypatch):
+    """A table is built from IEEE arithmetic, libm, scipy's scalar normal functions, exact sums and pocketfft,
+    none of which depends on the CPU (numpy's own log and exp, and a BLAS dot, would): so runs with long reads are
+    the same bits everywhere, whether their table was built or loaded. S3's seed GET, built afresh, as pinned."""
+    monkeypatch.setenv("SIM_CACHE_DIR", str(tmp_path))
+    counts, flat = long_reads.table.__wrapped__(LogNormal(27.0, 0.62, 10.0))
+    digest = hashlib.sha256(counts.tobytes() + flat.tobytes()).hexdigest()
+    assert digest == "0ea1510033e2a75df3c0b72f8e43b92b2e3b07c87861f686955a9e61e4c50646"
+    again = long_reads.table.__wrapped__(LogNormal(27.0, 0.62, 10.0))   # now from the file
+    assert all((a == b).all() for a, b in zip(again, (counts, flat)))
