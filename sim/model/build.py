@@ -137,7 +137,7 @@ class Run:
     def _validation_bound(m) -> None:
         """run.validate_max: the most snapshots a transaction in flight has yet to validate (v[t] - validated),
         counting those that validate (a rewrite's VOs; every log writer) once they have read their base snapshot
-        (the ones that have not will see only later commits); `max_gets_per_event` adds the commits since."""
+        (the ones that have not will see only later commits); `gets_in_event` adds the commits since."""
         tx = m.tx[list(VALIDATION_FIELDS)]
         pc = tx["pc"]
         live = (tx["txn"] >= 0) & (pc != PC.DONE) & (pc != PC.INIT) & (pc != PC.BASE) & (pc != PC.LOG_BASE)

@@ -29,9 +29,26 @@ def take(m, s):
     return m.draws[m.draw_at[s] + c]
 
 
+#: GET draws one event takes at most when each of its long reads is one draw: up to four reads of at most
+#: EXACT_MAX GETs each (a prepare's validation, a log attempt's checks, LIST and update) and a few single GETs
+TABULATED_GETS_PER_EVENT = 4 * EXACT_MAX + 8
+
+
 @model_function
 def max_gets_per_event(m):
-    """GETs one event may draw: a prepare's metadata and manifest-list reads, its n - 1 validation reads, a
+    """GET draws one event may take: its GETs (`gets_in_event`), or, once its long reads are one draw each (the
+    table built, no read that can queue on fewer lanes than it has GETs), at most TABULATED_GETS_PER_EVENT."""
+    n = gets_in_event(m)
+    if len(m.lr_n) == 0 or m.p.exact_reads or m.step[Src.GET] == 0:
+        return n
+    if m.p.max_parallel > 1 or (m.p.log and 1 < m.p.snapshot_max_parallel < n):   # a read may queue on lanes
+        return n
+    return min(n, TABULATED_GETS_PER_EVENT)
+
+
+@model_function
+def gets_in_event(m):
+    """GETs one event may read: a prepare's metadata and manifest-list reads, its n - 1 validation reads, a
     metadata read after a failure (or a log's n entries to check); n is at most what a transaction in flight
     had yet to validate at the last stop (validate_max) plus the commits since, so it follows the transactions
     in flight, not the run's length. Or a log snapshot's checkpoint and entries: at most checkpoint_interval + 1,
@@ -106,10 +123,10 @@ def _buckets_left(m):
 @model_function
 def _long_reads_left(m):
     """Events before a read could be long (more than EXACT_MAX GETs) with its table not built yet (a read's GETs
-    are at most `max_gets_per_event`, which grows by at most two per event)."""
+    are at most `gets_in_event`, which grows by at most two per event)."""
     if len(m.lr_n) > 0 or m.step[Src.GET] == 0 or m.p.exact_reads:
         return 1 << 62
-    return (EXACT_MAX - max_gets_per_event(m)) // 2
+    return (EXACT_MAX - gets_in_event(m)) // 2
 
 
 @model_function
