@@ -1,3 +1,3 @@
-from .cli import exiting, main
+from .entry import module
 
-raise SystemExit(exiting(main()))
+raise SystemExit(module())
