@@ -2,6 +2,7 @@
 sweep section, and common random numbers."""
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -271,6 +272,9 @@ def test_knee_section_in_a_sweep(tmp_path):
     html = (tmp_path / "out" / "report" / "index.html").read_text()
     order = [html.index(f'id="{i}"') for i in ("knee", "tiers", "knee-picture", "knees")]
     assert order == sorted(order)
+    # the first table: one row, a column per table count (the swept path mirrors num_tables: no key of its own)
+    first = re.search(r'<table class="knees">.*?</table>', html)[0]
+    assert first.count("<tr>") == 2 and "workload.num_tables" not in first and "not run" not in first
 
 
 # -------------------------------------------------------------------------------- common random numbers

@@ -16,7 +16,7 @@ from scipy import special
 
 from sim.config import from_dict
 from sim.knee import KneeSearch, KneeSpec
-from sim.knee.status import STATUSES, gain_text, knee_text
+from sim.knee.status import STATUSES, gain_text, knee_short_text, knee_text, read_crossing
 from sim.report.aggregate import knee_table, tiers_table
 
 THR = 0.95
@@ -88,10 +88,18 @@ def check_row(r, lightest: float, heaviest: float) -> None:
         assert all(math.isnan(r[c]) for c in ("knee_success_rate", "knee_vo_success_rate", "latency_mean_ms"))
     if status in ("below_range", "above_range"):
         assert math.isfinite(r["knee_bound_cps"]) and r["knee_bound_cps"] > 0
-        assert r["knee_bound_cps"] <= (lightest if status == "below_range" else heaviest) * (1 + 1e-9)
-        assert knee_text(r).startswith(f"{status} ({'<' if status == 'below_range' else '>'} ")
+        # a bound within the loads run: the lightest load's (the grid's end) or a CI end's within the loads run
+        from_ci = bool(r["knee_reason"])
+        assert r["knee_bound_cps"] <= (heaviest if from_ci or status == "above_range" else lightest) * (1 + 1e-9)
+        assert not from_ci or ("ends past the heaviest" if status == "above_range" else "starts below the lightest") \
+            in r["knee_reason"]
+        sign = "<" if status == "below_range" else ">"
+        assert knee_text(r).startswith(f"{status} ({sign} ") and knee_short_text(r).startswith(f"{sign} ")
     if status == "undecided":
         assert r["knee_reason"] and knee_text(r) == f"undecided ({r['knee_reason']})"
+        assert knee_short_text(r) == "undecided"
+    if status == "ok":
+        assert knee_short_text(r) == knee_text(r)
     for c in ("knee_success_rate", "knee_vo_success_rate"):
         assert math.isnan(r[c]) or 0.0 <= r[c] <= 1.0
 
@@ -103,7 +111,7 @@ def test_every_grid_knee_is_bounded_or_says_why(grid):
     k = knee_table(df, [], "inter_arrival_ms").iloc[0]
     rates = df.groupby("inter_arrival_ms")["offered_cps"].mean()
     check_row(k, rates.min(), rates.max())
-    if k["knee_status"] == "below_range":       # the lightest load failed: the bound is its trials/s
+    if k["knee_status"] == "below_range" and not k["knee_reason"]:   # the lightest load failed: its trials/s
         # the lightest point is the one of least mean offered rate, as the grid knee orders them (with a few
         # arrivals a run, two neighbouring loads' measured rates can come out in the other order)
         light = df[df["inter_arrival_ms"] == rates.idxmin()]
@@ -172,3 +180,54 @@ def test_every_search_knee_is_bounded_or_says_why(knee, slope, floor, sd, seed):
                "knee_success_rate": rec["success_rate"], "knee_vo_success_rate": rec["vo_success_rate"],
                "latency_mean_ms": math.nan if rec["knee_status"] != "ok" else 0.0},
               min(levels), max(levels))
+
+
+@pytest.mark.parametrize("knee, low, high, want, bound, reason", [
+    (10.0, 9.0, 11.0, "ok", math.nan, ""),
+    # 4c's s3x, 5 tables, FA only: a CI ending past the heaviest load run reads as a bound from its low end
+    (48.0, 45.1, 51.5, "above_range", 45.1,
+     "its 95 % CI [45.1, 51.5] arrivals/s ends past the heaviest load run (50.3 arrivals/s)"),
+    (3.0, 6.47e-13, 7.4, "below_range", 7.4,
+     "its 95 % CI [6.47e-13, 7.4] arrivals/s starts below the lightest load run (0.203 arrivals/s)"),
+    (52.0, 45.1, 60.0, "above_range", 45.1,        # the crossing past the loads, the low end within them
+     "its 95 % CI [45.1, 60] arrivals/s ends past the heaviest load run (50.3 arrivals/s)"),
+    (10.0, 0.1, 60.0, "undecided", math.nan,
+     "its 95 % CI [0.1, 60] arrivals/s reaches past both ends of the loads run (0.203-50.3 arrivals/s)"),
+    (55.0, 51.0, 60.0, "undecided", math.nan,      # wholly past the loads: its low end would be extrapolated
+     "its 95 % CI [51, 60] arrivals/s lies outside the loads run (0.203-50.3 arrivals/s)"),
+    (10.0, 0.0, 11.0, "undecided", math.nan, "its 95 % CI is unbounded"),
+    (10.0, 9.0, math.inf, "undecided", math.nan, "its 95 % CI is unbounded"),
+    (10.0, 11.0, 12.0, "undecided", math.nan, "its 95 % CI does not hold the crossing"),
+    (math.nan, 0.0, math.inf, "undecided", math.nan, "the fitted success does not fall with load"),
+])
+def test_a_crossing_reads_as_a_knee_a_bound_within_the_loads_or_undecided(knee, low, high, want, bound, reason):
+    r = read_crossing(knee, low, high, 0.203, 50.3)
+    assert (r.status, r.reason) == (want, reason)
+    assert r.bound == bound or (math.isnan(r.bound) and math.isnan(bound))
+
+
+def test_a_bound_off_a_ci_is_in_commits_per_second_as_the_grids_ends_are():
+    """Above range: threshold x the trials/s at the CI's low end; below range: the trials/s at its high end."""
+    share = 0.9     # of arrivals, those that began to commit
+    assert read_crossing(48.0, 45.1, 51.5, 0.203, 50.3).bound_cps(share, 0.95) == pytest.approx(0.95 * 45.1 * 0.9)
+    assert read_crossing(3.0, 1e-3, 7.4, 0.203, 50.3).bound_cps(share, 0.95) == pytest.approx(7.4 * 0.9)
+    assert math.isnan(read_crossing(10.0, 9.0, 11.0, 0.203, 50.3).bound_cps(share, 0.95))
+
+
+def test_the_short_wording_leaves_the_why_out():
+    ok = {"knee_status": "ok", "knee_throughput_cps": 21.46, "knee_throughput_cps_low": 21.2,
+          "knee_throughput_cps_high": 21.74}
+    assert knee_short_text(ok) == knee_text(ok) == "21.5 [21.2, 21.7] c/s"
+    above = {"knee_status": "above_range", "knee_bound_cps": 60.84, "knee_reason": "its 95 % CI [..] ends past ...",
+             "knee_command": "sim knee base.yaml --set storage.provider=s3x"}
+    assert knee_short_text(above) == "> 60.8 c/s"
+    assert knee_text(above) == "above_range (> 60.8 c/s); to bound it: sim knee base.yaml --set storage.provider=s3x"
+    assert knee_short_text({"knee_status": "below_range", "knee_bound_cps": 0.2}) == "< 0.20 c/s"
+    assert knee_short_text({"knee_status": "below_range"}) == "below range"          # no bound known
+    undecided = {"knee_status": "undecided", "knee_reason": "its 95 % CI [6.47e-13, 7.4] arrivals/s reaches past "
+                 "both ends of the loads run (0.213-49.7 arrivals/s)"}
+    assert knee_short_text(undecided) == "undecided"
+    writers = {"knee_status": "below_range", "unit": "writers", "knee_bound_writers": 1.0}
+    assert knee_short_text(writers) == "< 1 writer" and knee_text(writers) == "below_range (< 1 writer)"
+    assert knee_short_text({"knee_status": "ok", "unit": "writers", "writers": 32, "writers_low": 30,
+                            "writers_high": 33}) == "32 [30, 33] writers"

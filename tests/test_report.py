@@ -227,8 +227,9 @@ def test_knee_table(results):
             assert np.isnan(r["fa_p99_ms"]) and r["knee_status"] == "below_range"
             continue
         if (provider, tables, mix) == ("gcp", 1, 0.9):     # VO 0.99 then 0.80: two points of two runs, whose CI
-            assert r["knee_status"] == "undecided"          # reaches below the lightest load (1/s): no extrapolation
-            assert r["knee_reason"].endswith("reaches past the loads run (1-50 arrivals/s)")
+            assert r["knee_status"] == "below_range"        # starts below the lightest load (1/s): a bound from its
+            assert r["knee_reason"].endswith("starts below the lightest load run (1 arrivals/s)")    # high end, no
+            assert 1.0 < r["knee_bound_cps"] < 10.0                                                    # extrapolation
             assert np.isnan(r["knee_throughput_cps"]) and np.isnan(r["knee_success_rate"])
             continue
         # the crossing lies between the last passing grid point and the next heavier one, inside its CI
@@ -360,7 +361,8 @@ def test_write_report(written):
     assert text.count("<figcaption>") == len(srcs) + len(heat)
     assert "RuntimeError: boom" in text                     # failed configuration listed
     assert 'id="designs"' not in text                       # no design axis, no design comparison
-    assert [i for k, i in page.order if k == "id"][:4] == ["knee", "tiers", "knee-picture", "heat__provider-s3"]
+    assert [i for k, i in page.order if k == "id" and not i.startswith("knee-note-")][:4] == [
+        "knee", "tiers", "knee-picture", "heat__provider-s3"]
 
     knee = pd.read_csv(rep / "knee.csv")
     assert len(knee) == 8
@@ -375,13 +377,20 @@ def test_write_report(written):
         if exp is None:
             assert np.isnan(r["knee_inter_arrival"])
         else:
-            assert np.isnan(r["knee_inter_arrival"]) if r["knee_status"] == "undecided" else \
+            assert np.isnan(r["knee_inter_arrival"]) if r["knee_status"] != "ok" else \
                 INTER_ARRIVALS[INTER_ARRIVALS.index(exp) - 1] < r["knee_inter_arrival"] < exp
     # the summary: a row per provider and mix, a column per table count; gcp FA-only at 1 table has no knee
     summary = [c for _, c in page.tables[0]["cells"]]
     assert summary[:4] == ["provider", "FA ratio", "1 table", "10 tables"] and page.tables[0]["class"] == "knees"
     assert summary[4:6] == ["s3", "1"] and summary[6].endswith(" c/s")
-    assert sum(c.startswith("below_range (< ") for c in summary) == 1
+    # short cells: a value with its band, or a bound; the why in the hover and a numbered note (gcp, 1 table, 90/10:
+    # its CI starts below the lightest load run)
+    assert sum(c.startswith("< ") for c in summary) == 2 and max(len(c) for c in summary) <= 24
+    assert "<td class=\"\" title=\"below_range (&lt; 5.09 c/s) (read off the grid); to bound it: sim knee " in text
+    assert '&lt; 5.09 c/s<sup><a href="#knee-note-1">1</a></sup>' in text
+    note = re.search(r'<li id="knee-note-1" value="1">([^<]*)</li>', text)[1]
+    assert note == "its 95 % CI [0.218, 5.09] arrivals/s starts below the lightest load run (1 arrivals/s)"
+    assert text.count('href="#knee-note-1"') == 2              # the summary's cell and the tiers' (its single end)
     tiers = pd.read_csv(rep / "tiers.csv")
     assert len(tiers) == 4                                             # gcp FA only: no gain, and why
     gcp_fa = tiers[(tiers.provider == "gcp") & (tiers.fast_append_ratio == 1.0)].iloc[0]

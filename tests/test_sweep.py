@@ -37,6 +37,9 @@ def test_grid_and_zip_expand_to_the_product():
     ({"grdi": {}}, "grdi"),
     ({"base": {"io": {"max_paralel": 2}}}, "base.io.max_paralel"),
     ({"report": {"rowz": "x"}}, "report.rowz"),
+    ({"report": {"knees": "searched"}}, "report.knees"),
+    ({"report": {"knees": "search"}, "grid": {"workload.num_tables": [1, 2]}}, "report.knees"),     # no load axis
+    ({"report": {"knees": "search"}, "knee": {}}, "report.knees"),                      # a knee sweep searches all
     ({"grid": {"workload.num_tables": [1, 0]}}, "workload.num_tables"),
     ({"replications": 0}, "replications"),
 ])

@@ -152,9 +152,12 @@ class Fit:
     def commits_per_arrival(self, x: float) -> float:
         """Commits per window arrival at log level `x`: the fit runs' share of arrivals that began to commit times
         the whole mix's fitted success there (a knee's commits/s is its offered rate times this)."""
+        return self.trial_share() * self.success_at("", x)
+
+    def trial_share(self) -> float:
+        """The fit runs' share of window arrivals that began to commit (the trials of `points.trials`)."""
         arrived = sum(r.get("arrived", 0) for _, r in self.runs)
-        began = sum(trials(r, "") for _, r in self.runs)
-        return began / arrived * self.success_at("", x) if arrived else math.nan
+        return sum(trials(r, "") for _, r in self.runs) / arrived if arrived else math.nan
 
     def halfwidth(self) -> float:
         knee, low, high = self.knee()

@@ -6,8 +6,10 @@ point on each side too when those are fewer than 2 * MIN_SIDE runs (a grid of on
 interpolated where the grid brackets it rather than bent by points far from it (gcp's flat-then-cliff curve is
 not logistic over a decade). The knee is reported as `status.py` says: `ok` only with a bounded CI within the
 loads run; a grid whose lightest point already fails is `below_range`, one whose heaviest point still passes
-`above_range`, each with its bound; a bracket whose runs do not bound the crossing is `undecided` (a grid of one
-replication often has too few runs near a cliff: `sim knee` on that cell places its runs for it)."""
+`above_range`, each with its bound, and so is a bracket whose CI reaches past one end of the loads run
+(`status.read_crossing`: the bound is its other end); a bracket whose runs bound the crossing on neither side is
+`undecided` (a grid of one replication often has too few runs near a cliff: `sim knee` on that cell places its
+runs for it)."""
 from __future__ import annotations
 
 import math
@@ -16,14 +18,14 @@ from dataclasses import dataclass
 from .fit import MIN_SIDE, Fit, logistic_crossing
 from .full import monotone_success
 from .points import Point, by_rate, trial_rate, trials
-from .status import undecided_reason
+from .status import read_crossing
 
 
 @dataclass(frozen=True)
 class GridKnee:
     """One group's knee off the grid: `status` (status.STATUSES), the fit near the crossing (None for a range
-    status), the knee (offered /s) with its CI (NaN unless `ok`), the bound of a range status in commits/s, and
-    why an `undecided` one is."""
+    status the grid's end points give), the knee (offered /s) with its CI (NaN unless `ok`), the bound of a range
+    status in commits/s, and why a knee is not `ok` when the fit says why."""
     status: str
     fit: Fit | None
     knee: float = math.nan
@@ -63,7 +65,7 @@ def grid_knee(points: list[Point], thr: float, check: tuple[str, ...]) -> GridKn
     center = (math.log(pts[i - 1].load) + math.log(pts[i].load)) / 2
     fit = Fit(center, runs, crossings)
     knee, low, high = fit.knee()
-    reason = undecided_reason(knee, low, high, pts[0].load, pts[-1].load)
-    if reason:
-        return GridKnee("undecided", fit, reason=reason)
-    return GridKnee("ok", fit, knee, low, high)
+    reading = read_crossing(knee, low, high, pts[0].load, pts[-1].load)
+    if reading.status == "ok":
+        return GridKnee("ok", fit, knee, low, high)
+    return GridKnee(reading.status, fit, bound_cps=reading.bound_cps(fit.trial_share(), thr), reason=reading.reason)

@@ -18,7 +18,7 @@ from .pilot import Pilot
 from .points import Point, by_rate, success_interval, trial_rate, with_ticks
 from .param import search_param, with_writers
 from .spec import KneeSpec
-from .status import undecided_reason
+from .status import Reading, read_crossing
 from .stats import regression_at
 
 #: metrics reported at the knee, with their 95 % CIs (least squares over the fit's runs); success there is the
@@ -168,9 +168,10 @@ class KneeSearch:
                    "allowed", "searching": "the search has not ended"}.get(status, status)
             return {**out, "knee_reason": why}
         levels = [math.exp(x) for x, _ in fit.runs] + [p.load for p in pts]     # the loads run, pilots' too
-        reason = undecided_reason(knee, low, high, min(levels), max(levels), self.param.unit)
-        if reason:
-            return {**out, "knee_reason": reason}
+        reading = read_crossing(knee, low, high, min(levels), max(levels), self.param.unit)
+        if reading.status != "ok":
+            return {**out, "knee_status": reading.status, "knee_reason": reading.reason,
+                    bound_key: self._bound(reading, fit)}
         x = math.log(knee)
         factor = fit.commits_per_arrival(x)
         if writers:   # the CI is in writers: commits/s only at the knee, from its offered rate there
@@ -180,6 +181,16 @@ class KneeSearch:
                        knee_throughput_cps_high=high * factor)
         return {**out, "knee_status": "ok", "success_rate": fit.success_at("", x),
                 "vo_success_rate": fit.success_at("vo_", x)}
+
+    def _bound(self, reading: Reading, fit: Fit) -> float:
+        """A range status read off the fit's CI (`status.read_crossing`) in the knee's unit. Writers: the knee
+        floor(N*) with N* >= low is more than floor(low) - 1, with N* <= high less than floor(high) + 1; commits/s
+        as the grid knee's (`Reading.bound_cps`)."""
+        if not self.param.integer:
+            return reading.bound_cps(fit.trial_share(), self.spec.threshold)
+        if reading.status == "above_range":
+            return float(math.floor(reading.bound) - 1)
+        return float(math.floor(reading.bound) + 1) if reading.status == "below_range" else math.nan
 
     @staticmethod
     def _no_knee(fit: Fit | None) -> dict:

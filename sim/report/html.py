@@ -36,7 +36,7 @@ from .aggregate import (_hashable, aggregate, format_value, knee_commits, knee_g
                         knee_picture_layout, ok_rows, parameter_columns, resolve_layout, tiers_table,
                         varying_parameters)
 from .knee_commands import report_knees
-from .knee_html import STATUS_NOTE, knee_search_html, knee_summary, knee_table_html, tiers_html
+from .knee_html import SHORT_NOTE, KneeNotes, knee_search_html, knee_summary, knee_table_html, tiers_html
 from .labels import axis_label, order_key, slug
 from .markup import dur as _dur
 from .markup import e as _e
@@ -64,6 +64,9 @@ table { border-collapse: collapse; font-size: 0.85em; margin: 0.6em 0; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
 th { background: #f3f3f3; } td.l, th.l { text-align: left; }
 table.knees td { white-space: nowrap; font-variant-numeric: tabular-nums; }
+table.knees td[title] { cursor: help; }
+sup { line-height: 0; font-size: 0.75em; } sup a { text-decoration: none; padding-left: 0.1em; }
+ol.notes { font-size: 0.8em; color: #444; columns: 2 36em; column-gap: 2em; margin: 0.3em 0; padding-left: 2em; }
 .note { background: #fff8e1; border-left: 4px solid #f0b400; padding: 0.5em 1em; margin: 1em 0; }
 .muted, .cap { color: #555; font-size: 0.9em; margin: 0.2em 0; }
 nav ul { display: flex; flex-wrap: wrap; gap: 0.1em 1.4em; list-style: none; padding: 0; margin: 0.4em 0; }
@@ -146,7 +149,7 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict, steps: _
         knees = pd.read_parquet(results_dir / "knees.parquet")
         if wknees.is_writers_knees(knees):
             return _write_index(out, title, _writers_knee_sections(knees, results_dir, out))
-        keys = [c for c in parameter_columns(knees) if c in knees.columns and knees[c].astype(str).nunique() > 1]
+        keys = varying_parameters(knees)     # a swept path that mirrors a standard column is no key of its own
         sections = _answer(knees, keys, out, "Knees measured by knee search (docs/knee.md).")
         sections.append(("knees", "Knees per cell", knee_search_html(knees, _searches(knees))))
         return _write_index(out, title, sections, _searches(knees) + ".")
@@ -180,9 +183,12 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict, steps: _
     sections = []
     if design_cmp.is_design_sweep(ok):
         sections.append(("designs", "Catalog designs", _designs_html(ok, load, out, sweep.figdir)))
+    searched = int((knee["knee_source"] == "search").sum())
     sections += _answer(knee, keys, out, f"Knees read off the {load} grid (where success crosses the threshold, "
                         "by the knee search's binomial regression over the grid's runs near the crossing; bands: its "
-                        "95 % CI). `sim knee` and `knee:` sweeps place their runs for it instead.")
+                        "95 % CI)" + (f", but {searched} of {len(knee)} from knee searches of the cells the grid did "
+                                      "not bound within +-5 % (knee.csv's knee_source)." if searched else
+                                      ". `sim knee` and `knee:` sweeps place their runs for it instead."))
     sections += _heat_sections(sweep, agg, groups, steps)
     steps("per table rank")
     sections += _per_rank_sections(sweep)
@@ -203,17 +209,20 @@ def _answer(knees: pd.DataFrame, keys: list[str], out: Path, what: str) -> list[
     x = "num_tables" if "num_tables" in keys else (keys[-1] if keys else None)
     if x is None:
         return []
-    sections = [("knee", "Usable throughput: the knee",
-                 knee_summary(k, keys, x) + f'<p class="cap">{STATUS_NOTE} All columns: <a href="#knee-table">'
-                 'knee table</a>.</p>')]
+    notes = KneeNotes()
+    summary = knee_summary(k, keys, x, notes)
+    anchor, name = ("knee-table", "knee table") if "knee_command" in knees.columns else ("knees", "knees per cell")
+    all_columns = f' All columns: <a href="#{anchor}">{name}</a>.'
+    sections = [("knee", "Usable throughput: the knee", summary + notes.html()
+                 + f'<p class="cap">{SHORT_NOTE}{all_columns}</p>')]
     if x != "num_tables" or k["num_tables"].nunique() < 2:
         return sections
     layout = knee_picture_layout(knees)
     tiers = tiers_table(knees, layout)
     atomic_write_csv(out / "tiers.csv", tiers)
-    sections.append(("tiers", "Tiers", tiers_html(tiers, k, layout) + '<p class="cap">Per line and mix, the knee '
-                     "with the fewest and with the most tables, and the multi-table gain (their ratio) where both "
-                     'are values (<a href="tiers.csv">tiers.csv</a>).</p>'))
+    sections.append(("tiers", "Tiers", tiers_html(tiers, k, layout, notes) + '<p class="cap">Per line and mix, the '
+                     "knee with the fewest and with the most tables (notes as above), and the multi-table gain "
+                     '(their ratio) where both are values (<a href="tiers.csv">tiers.csv</a>).</p>'))
     if pd.to_numeric(k["knee_cps"], errors="coerce").gt(0).any():
         path, cap = plots.knee_picture(k, layout, out / "figures", what)
         sections.append(("knee-picture", "Knee against tables", _figures([(path, cap)], out)))

@@ -6,7 +6,8 @@ or narrow the ones it bounds more loosely than a knee search would (a 95 % CI wi
   with the cell's swept values as `--set` (`knee_command`).
 - `report/knee-unbounded.yaml`: one knee sweep of every such cell (a zip of their swept values); run into
   `DIR/knee-unbounded/`, its knees replace the grid's for those cells when the report is written again
-  (`knee_source` `search`).
+  (`knee_source` `search`). A sweep file with `report: {knees: search}` has `sim sweep` run it before its report
+  (`grid_unbounded_sweep`, sim.sweep.open_knees).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pandas as pd
 import yaml
 
 from ..results_io import atomic_write_text
-from .aggregate import _hashable, _key, format_value, knee_table
+from .aggregate import _hashable, _key, format_value, knee_group_columns, knee_table, ok_rows, resolve_layout
 
 BASE_NAME = "base.yaml"
 UNBOUNDED = "knee-unbounded"
@@ -110,24 +111,44 @@ def to_search(row) -> bool:
 
 def write_unbounded_sweep(results_dir: Path, out: Path, knee: pd.DataFrame, ok: pd.DataFrame, keys: list[str],
                           load: str) -> None:
-    """`out/knee-unbounded.yaml`: a knee sweep (SEARCH_SPEC, the start bracket the grid's slowest and fastest gaps)
-    of the cells whose grid knee (`knee`) is not `ok` or is `wide`, a zip of their swept values; none when there
-    is no such cell, the grid has no sweep file, or its cells do not all sweep the same paths."""
+    """`out/knee-unbounded.yaml`: `unbounded_sweep`'s knee sweep, when there is one."""
+    spec = unbounded_sweep(results_dir, knee, ok, keys, load)
+    if spec is not None:
+        atomic_write_text(Path(out) / f"{UNBOUNDED}.yaml", yaml.safe_dump(spec, sort_keys=False))
+
+
+def unbounded_sweep(results_dir: Path, knee: pd.DataFrame, ok: pd.DataFrame, keys: list[str],
+                    load: str) -> dict | None:
+    """A knee sweep (SEARCH_SPEC, the start bracket the grid's slowest and fastest gaps) of the cells whose grid
+    knee (`knee`) is not `ok` or is `wide`, a zip of their swept values; None when there is no such cell, the grid
+    has no sweep file, or its cells do not all sweep the same paths."""
     base = _sweep(results_dir).get("base")
     open_ = {_key(tuple(r[k] for k in keys)) for _, r in knee.iterrows() if to_search(r)}
     if base is None or not open_ or not keys:
-        return
+        return None
     cells = [cell_overrides(part, load) for key, part in _hashable(ok, keys).groupby(keys, dropna=False)
              if _key(key) in open_]
     paths = list(cells[0]) if cells else []
     if not paths or any(list(c) != paths for c in cells):
-        return
+        return None
     gaps = pd.to_numeric(ok[load], errors="coerce")
-    spec = {"name": UNBOUNDED, "description": f"knee searches of the cells whose knee the grid of {results_dir} "
+    return {"name": UNBOUNDED, "description": f"knee searches of the cells whose knee the grid of {results_dir} "
             "does not bound, or bounds wider than +-5 % (written by its report)", "base": base,
             "zip": [{p: [_plain(c[p]) for c in cells] for p in paths}],
             "knee": {**SEARCH_SPEC, "start": [float(gaps.min()), float(gaps.max())]}}
-    atomic_write_text(Path(out) / f"{UNBOUNDED}.yaml", yaml.safe_dump(spec, sort_keys=False))
+
+
+def grid_unbounded_sweep(results_dir: Path, spec_report: dict | None) -> dict | None:
+    """The knee sweep the report of `results_dir` will write as `report/knee-unbounded.yaml` (`unbounded_sweep`),
+    from its results alone, before any report: what `sim sweep` searches for a file with `report: {knees: search}`.
+    None when that report has no grid knee table (no finished run, or a writers sweep) or no cell to search."""
+    from .writers import is_writers_sweep
+    ok = ok_rows(pd.read_parquet(Path(results_dir) / "results.parquet"))
+    if ok.empty or is_writers_sweep(ok):
+        return None
+    layout, _ = resolve_layout(ok, spec_report)
+    keys, load = knee_group_columns(layout), layout["cols"]
+    return unbounded_sweep(results_dir, knee_table(ok, keys, load), ok, keys, load)
 
 
 def _plain(v):

@@ -1,6 +1,7 @@
 """The report's knee tables: the summary the page opens on (one row per line and mix, one column per table
-count), the tiers, the grid's full knee table and a knee sweep's table of searches. Every knee cell is
-``labels.knee_cell``'s: a value with its 95 % band, or a status with its bound."""
+count), the tiers, the grid's full knee table and a knee sweep's table of searches. The first screen's cells (the
+summary, the tiers) are short (`KneeNotes`: a value with its 95 % band, or a bound, or `undecided`; the why in
+their hover and footnotes); the long tables' are ``labels.knee_cell``'s, a value or a status with its bound."""
 
 from __future__ import annotations
 
@@ -9,18 +10,60 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..knee.status import gain_text
-from .aggregate import SUCCESS_THRESHOLD, format_value, knee_commits, parameter_columns
+from ..knee.status import gain_text, knee_short_text, knee_text
+from .aggregate import SUCCESS_THRESHOLD, format_value, knee_commits, varying_parameters
 from .labels import axis_label, knee_cell, order_key
-from .markup import DASH, dur, e, num, pct, table, val
+from .markup import DASH, Cell, dur, e, num, pct, table, val
 
 #: what a status means, said under every table that shows one
 STATUS_NOTE = ("A knee reads <em>value [95 % band] c/s</em>: commits/s where success (committed / window "
                "transactions that began to commit; for a mix, VO success too) crosses "
-               f"{SUCCESS_THRESHOLD:.0%}. Otherwise its status: <code>below_range</code>, the lightest load run "
-               "already fails (the knee is below it); <code>above_range</code>, the heaviest load run still passes "
-               "(the knee is above it); <code>undecided</code>, the runs do not place the crossing. "
+               f"{SUCCESS_THRESHOLD:.0%}. Otherwise its status: <code>below_range</code>, the knee lies below its "
+               "bound (the lightest load run already fails, or the knee's CI starts below it); "
+               "<code>above_range</code>, above its bound (the heaviest load run still passes, or the CI ends past "
+               "it); <code>undecided</code>, the runs bound it on neither side. "
                "<code>sim knee CONFIG</code> searches one cell's knee by placing its own runs.")
+#: the first screen's wording of the same (`knee_short_text`)
+SHORT_NOTE = ("A knee reads <em>value [95 % band] c/s</em>: commits/s where success (committed / window "
+              "transactions that began to commit; for a mix, VO success too) crosses "
+              f"{SUCCESS_THRESHOLD:.0%}. <em>&lt; x c/s</em>: below range, the knee lies below x (the lightest load "
+              "run already fails, or the knee's CI starts below it); <em>&gt; x c/s</em>: above range, the knee "
+              "lies above x (the heaviest load run still passes, or the CI ends past it); <em>undecided</em>: the "
+              "runs bound it on neither side. Hover a cell for its full reading (and the <code>sim knee</code> "
+              "command that bounds it); a numbered note says why a knee is not a value.")
+
+
+#: where a grid report's knee came from (`knee_commands.with_searched`), said in its cell's hover
+_SOURCES = {"search": " (from a knee search)", "grid": " (read off the grid)"}
+
+
+class KneeNotes:
+    """The first screen's knee cells (`knee_short_text`), each with its full reading as its hover (`knee_text`,
+    where it came from, the command that bounds it) and, where the short text leaves out why it is no value
+    (`knee_reason`), the mark of a numbered note saying why; cells with the same why share one note (4c's grid
+    leaves 20 cells with an unbounded CI)."""
+
+    def __init__(self):
+        self.notes: dict[str, int] = {}     # a note's text -> its number, in the order cells first show it
+
+    def cell(self, row) -> Cell:
+        """``row``'s knee (a knee table's row) as a cell."""
+        source = _SOURCES.get(str(row.get("knee_source")), "")
+        command = row.get("knee_command", "")
+        title = knee_text(row.drop(labels="knee_command", errors="ignore")) + source + (
+            f"; to bound it: {command}" if isinstance(command, str) and command else "")
+        why = str(row.get("knee_reason", "") or "") if str(row.get("knee_status")) != "ok" else ""
+        if not why:
+            return Cell(knee_short_text(row), title)
+        n = self.notes.setdefault(why + (source if row.get("knee_source") == "search" else ""), len(self.notes) + 1)
+        return Cell(knee_short_text(row), title, f"knee-note-{n}", str(n))
+
+    def html(self) -> str:
+        """The numbered notes, in the order their cells first appear."""
+        if not self.notes:
+            return ""
+        items = "".join(f'<li id="knee-note-{n}" value="{n}">{e(text)}</li>' for text, n in self.notes.items())
+        return f'<ol class="notes">{items}</ol>'
 
 
 def sorted_rows(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -31,24 +74,24 @@ def sorted_rows(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return df.iloc[order]
 
 
-def knee_summary(k: pd.DataFrame, keys: list[str], x: str) -> str:
+def knee_summary(k: pd.DataFrame, keys: list[str], x: str, notes: KneeNotes) -> str:
     """The page's first table: a row per combination of ``keys`` other than ``x``, a column per ``x`` value
-    (tables), each cell the knee or its status. ``k``: `aggregate.knee_commits`' table."""
+    (tables), each cell the knee or its bound, short (`KneeNotes.cell`). ``k``: `aggregate.knee_commits`' table."""
     rest = [c for c in keys if c != x]
     xs = sorted(k[x].dropna().unique().tolist(), key=lambda v: order_key(x, v))
     head = {v: _x_label(x, v) for v in xs}
     rows = []
     groups = k.groupby(rest, dropna=False, sort=False) if rest else [((), k)]
-    for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        cells = {v: knee_cell(r) for v, (_, r) in zip(g[x], g.iterrows())}
+    for key, g in sorted(groups, key=lambda kg: tuple(order_key(c, v) for c, v in zip(rest, _tuple(kg[0])))):
+        key = _tuple(key)
+        cells = {v: notes.cell(r) for v, (_, r) in zip(g[x], g.iterrows())}
         rows.append({**{axis_label(c): format_value(v) for c, v in zip(rest, key)},
-                     **{head[v]: cells.get(v, "not run") for v in xs}, "_key": key})
-    df = pd.DataFrame(rows)
-    if rest:
-        df = df.iloc[sorted(range(len(df)), key=lambda i: tuple(order_key(c, v) for c, v in
-                                                                 zip(rest, df["_key"].iloc[i])))]
-    return table(df.drop(columns="_key"), left={axis_label(c) for c in rest}, cls="knees")
+                     **{head[v]: cells.get(v, "not run") for v in xs}})
+    return table(pd.DataFrame(rows), left={axis_label(c) for c in rest}, cls="knees")
+
+
+def _tuple(key) -> tuple:
+    return key if isinstance(key, tuple) else (key,)
 
 
 def _x_label(x: str, v) -> str:
@@ -57,7 +100,7 @@ def _x_label(x: str, v) -> str:
     return f"{axis_label(x)} {format_value(v)}"
 
 
-def tiers_html(tiers: pd.DataFrame, k: pd.DataFrame, layout: dict) -> str:
+def tiers_html(tiers: pd.DataFrame, k: pd.DataFrame, layout: dict, notes: KneeNotes) -> str:
     """The tiers: per line and mix, the knee at the fewest and at the most tables (the same cells as the summary,
     looked up by the tiers table's table counts) and the gain, or why there is none."""
     keys = [c for c in (layout["hue"], layout["facet"]) if c]
@@ -72,9 +115,9 @@ def tiers_html(tiers: pd.DataFrame, k: pd.DataFrame, layout: dict) -> str:
             n = t[f"{tag}_tables"]
             r = cells.get(tuple(format_value(t[c]) for c in keys) + (format_value(n),))
             ends[tag] = r
+            cell = notes.cell(r) if r is not None else Cell("not run")
             head = f"knee at {_x_label(x, tiers[f'{tag}_tables'].iloc[0])}" if one else f"{tag}-table knee"
-            d[head] = (knee_cell(r) if r is not None else "not run") if one else \
-                f"{_x_label(x, n)}: {knee_cell(r) if r is not None else 'not run'}"
+            d[head] = cell if one else Cell(f"{_x_label(x, n)}: {cell.text}", cell.title, cell.note, cell.mark)
         d["gain"] = _gain(t, ends, x)
         rows.append(d)
     return table(pd.DataFrame(rows), left={axis_label(c) for c in keys}, cls="knees")
@@ -136,7 +179,7 @@ _SEARCH_COLUMNS = {"CI half-width": ("ci95_halfwidth_rel", pct), "success": ("su
 
 def knee_search_html(knees: pd.DataFrame, searches: str) -> str:
     """The long table of a knee sweep: one row per cell, its search's knee, CI and the metrics at the knee."""
-    keys = [c for c in parameter_columns(knees) if c in knees.columns and knees[c].astype(str).nunique() > 1]
+    keys = varying_parameters(knees)     # a swept path that mirrors a standard column is no key of its own
     k = knee_commits(knees)
     rows = []
     for _, r in sorted_rows(k, keys).iterrows():

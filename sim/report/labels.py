@@ -194,9 +194,9 @@ def order_key(col: str, value) -> tuple:
 # --------------------------------------------------------------------------------------------
 
 def knee_cell(row) -> str:
-    """A knee as every table of the report writes it: commits/s at the knee with its 95 % band,
-    ``12.3 [11.0, 13.1] c/s``, or its status with its bound, ``below_range (< 0.40 c/s)``, ``above_range
-    (> 52.1 c/s)``, ``undecided``. ``row``: a knee row with ``knee_cps``, ``knee_cps_low`` / ``_high``
+    """A knee as the report's long tables write it (the first screen's cells are short: `knee_html.KneeNotes`):
+    commits/s at the knee with its 95 % band, ``12.3 [11.0, 13.1] c/s``, or its status with its bound,
+    ``below_range (< 0.40 c/s)``, ``above_range (> 52.1 c/s)``, ``undecided``. ``row``: a knee row with ``knee_cps``, ``knee_cps_low`` / ``_high``
     (`aggregate.knee_commits`), ``knee_status`` (a grid's) or ``status`` (a search's), and ``knee_bound_cps``
     where the status has a bound. The knee package's ``knee_text`` where it exists, else the same wording here."""
     if knee_text is not None:   # the command that bounds it has a column of its own (`knee_table_html`)

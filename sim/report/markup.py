@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -20,12 +21,34 @@ def e(s) -> str:
     return html.escape(str(s))
 
 
+@dataclass(frozen=True)
+class Cell:
+    """A table cell whose text leaves something out: `title`, what it says in full (shown on hover), and `note`,
+    the id of the footnote that says why, marked `mark`."""
+    text: str
+    title: str = ""
+    note: str = ""
+    mark: str = ""
+
+    def html(self) -> str:
+        link = f'<sup><a href="#{e(self.note)}">{e(self.mark)}</a></sup>' if self.note else ""
+        return e(self.text) + link
+
+
+def _td(value, cls: str) -> str:
+    if isinstance(value, Cell):
+        title = f' title="{e(value.title)}"' if value.title else ""
+        return f'<td class="{cls}"{title}>{value.html()}</td>'
+    return f'<td class="{cls}">{e(value)}</td>'
+
+
 def table(df: pd.DataFrame, left=frozenset(), cls: str = "") -> str:
-    """``df`` as an HTML table, the ``left`` columns left-aligned (labels), the others right-aligned (numbers)."""
+    """``df`` as an HTML table, the ``left`` columns left-aligned (labels), the others right-aligned (numbers); a
+    `Cell` value keeps its hover and footnote mark."""
     head = "".join(f'<th class="{"l" if c in left else ""}">{e(c)}</th>' for c in df.columns)
     body = []
     for row in df.itertuples(index=False, name=None):
-        cells = "".join(f'<td class="{"l" if c in left else ""}">{e(v)}</td>' for c, v in zip(df.columns, row))
+        cells = "".join(_td(v, "l" if c in left else "") for c, v in zip(df.columns, row))
         body.append(f"<tr>{cells}</tr>")
     attr = f' class="{cls}"' if cls else ""
     return f"<table{attr}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"

@@ -10,7 +10,6 @@ from ..config import ConfigError
 def cmd_sweep(args) -> int:
     from ..estimate import Limits
     from . import load, run_sweep
-    from .executors import default_jobs
 
     sweep = load(args.file)
     if args.replications is not None and args.replications < 1:
@@ -24,30 +23,91 @@ def cmd_sweep(args) -> int:
         print(f"{sweep.name}: {len(sweep.points)} cells, one knee search each ({sweep.knee}); axes: "
               f"{', '.join(sweep.paths) or 'none'}", file=sys.stderr)
         return 0
+    searched = sweep.report.get("knees") == "search"
     if args.dry_run:
         n_points = len(sweep.points)
         reps = args.replications or sweep.replications
         print(n_points)
+        then = ("; then a knee search of each cell whose grid knee is not ok within +-5 % (how many, the grid "
+                "says)") if searched and not args.no_report else ""
         print(f"{sweep.name}: {n_points} configurations x {reps} replication(s) = {n_points * reps} runs; "
-              f"axes: {', '.join(sweep.paths) or 'none'}", file=sys.stderr)
+              f"axes: {', '.join(sweep.paths) or 'none'}{then}", file=sys.stderr)
         return 0
     out = Path(args.out) if args.out else Path("results") / sweep.name
     if sweep.knee is not None:
         return _knee_sweep(sweep, out, args)
+    if searched and not args.no_report:
+        return _grid_then_searches(sweep, out, args)
     outcome = run_sweep(sweep, out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
                         force=args.force, replications=args.replications, engine=args.engine,
                         progress=not args.no_progress, limits=None if args.yes else Limits.default())
-    print(f"{outcome.total} runs: {outcome.reused} reused, {outcome.ran} ran ({outcome.failed} failed) "
-          f"in {outcome.wall_s:.1f} s with {args.jobs or default_jobs()} job(s); results: {out / 'results.parquet'}")
+    print(_grid_line(outcome, out, args))
     if not args.no_report:
-        from ..report import write_report
-        from ..report.knee_commands import unbounded_note
-        index = write_report(out, sweep.report or None, progress=not args.no_progress)
-        print(f"report: {index}")
-        note = unbounded_note(out)
-        if note:
-            print(note)
+        _report(sweep, out, args)
     return 1 if outcome.failed else 0
+
+
+def _grid_line(outcome, out: Path, args) -> str:
+    from .executors import default_jobs
+    return (f"{outcome.total} runs: {outcome.reused} reused, {outcome.ran} ran ({outcome.failed} failed) "
+            f"in {outcome.wall_s:.1f} s with {args.jobs or default_jobs()} job(s); results: {out / 'results.parquet'}")
+
+
+def _report(sweep, out: Path, args) -> None:
+    """Write a grid sweep's report; print where, then its knees' statuses (and the command for any left open)."""
+    from ..report import write_report
+    from ..report.knee_commands import unbounded_note
+    print(f"report: {write_report(out, sweep.report or None, progress=not args.no_progress)}")
+    note = unbounded_note(out)
+    if note:
+        print(note)
+
+
+def _grid_then_searches(sweep, out: Path, args) -> int:
+    """`report: {knees: search}`: the grid, then a knee search of every cell its knee leaves open or wider than
+    +-5 % (sim.sweep.open_knees), under one progress bar; then the report, once, with the searched knees in place.
+    A search phase that stops on an error keeps the grid's results and still writes the report (with the grid's
+    knees where no search answered): exit 1. Ctrl-C or SIGTERM stops it with the grid's results and every finished
+    run kept (a rerun reuses them)."""
+    from ..estimate import Limits
+    from ..results_io import WriteError
+    from . import run_sweep
+    from .open_knees import search_open_knees
+    from .progress import RunProgress
+
+    searched, error = None, ""
+    with RunProgress(not args.no_progress, "grid") as bar:
+        outcome = run_sweep(sweep, out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
+                            force=args.force, replications=args.replications, engine=args.engine, log=bar.write,
+                            limits=None if args.yes else Limits.default(), bar=bar)
+        bar.phase("knee searches")
+        try:
+            searched = search_open_knees(out, sweep.report, jobs=args.jobs, executor=args.executor,
+                                         scheduler=args.scheduler, engine=args.engine, force=args.force,
+                                         progress=bar)
+        except WriteError:
+            raise
+        except Exception as exc:        # any other failure of the phase: the grid's results and report stand
+            error = str(exc) if isinstance(exc, ConfigError) else f"{type(exc).__name__}: {exc}"
+    print(_grid_line(outcome, out, args))
+    print("knee searches: stopped on an error (below)" if error else _searches_line(searched))
+    if error:
+        print(f"error: the knee searches stopped: {error}; the report keeps the grid's knees where no search "
+              "answered (rerun to resume: finished runs are kept)", file=sys.stderr)
+    _report(sweep, out, args)
+    failed_searches = searched is not None and bool((searched.knees["status"] == "failed").any())
+    return 1 if outcome.failed or error or failed_searches else 0
+
+
+def _searches_line(searched) -> str:
+    """What the search phase did: its searches and their knees' statuses, the runs they took, where they are."""
+    if searched is None:
+        return "knee searches: none (every grid knee is ok within +-5 %, or the grid has no knee table)"
+    knees, o = searched.knees, searched.outcome
+    hours = float(knees["simulated_hours"].sum())
+    return (f"{len(knees)} knee searches of the cells the grid leaves open or wider than +-5 % "
+            f"({_status_counts(knees)}): {o.runs} runs ({o.new_runs} new), {hours:.0f} simulated hours, "
+            f"{o.wall_s:.1f} s; results: {searched.path}")
 
 
 def _knee_sweep(sweep, out: Path, args) -> int:

@@ -17,6 +17,7 @@ from ..knee import KneeSearch, KneeSpec
 from ..knee.status import knee_text
 from ..results_io import atomic_write_parquet, atomic_write_text
 from .executors import default_jobs, make_executor
+from .progress import RunProgress
 from .runner import precompile
 from .store import ResultStore, RunKey, run_key
 from .task import execute, standard_columns
@@ -36,7 +37,9 @@ class KneeOutcome:
 
 def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int | None = None,
                  executor: str = "local", scheduler: str | None = None, engine: str = "fast",
-                 force: bool = False, log=None) -> KneeOutcome:
+                 force: bool = False, log=None, progress: RunProgress | None = None) -> KneeOutcome:
+    """`log`: a line per round (and the compile message); `progress`: the command's bar instead, its postfix the
+    round's and each new run a step."""
     start = time.perf_counter()
     store = ResultStore(out_dir)
     ex = None
@@ -54,6 +57,8 @@ def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int |
                                         "replication": rep, "engine": engine, "run_key": RunKey.expected(cfg, rep)}, [])
                     wanted[key][1].append((s, point))
             if not wanted:
+                if progress:
+                    progress.status(_round_line(searches, used, new))
                 break
             results = {}
             todo = []
@@ -70,10 +75,14 @@ def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int |
                     if engine == "fast":
                         precompile([from_dict(t["config"]) for t in todo], log or _to_stderr)
                     ex = make_executor(executor, jobs or default_jobs(), scheduler)
+                if progress:
+                    progress.add(len(todo))
                 for res in ex.map_unordered(execute, todo):
                     store.write(res["key"], res)
                     results[res["key"]] = res
                     new += 1
+                    if progress:
+                        progress.done()
             seen.update(wanted)
             for key, (_, users) in wanted.items():
                 res = results[key]
@@ -81,13 +90,18 @@ def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int |
                 for s, point in users:
                     ok = res["status"] == "ok"
                     s.feed(point, res["summary"] if ok else None, "" if ok else res["error"].strip().splitlines()[-1])
-            if log:
-                log(f"knee: {sum(s.done for s in searches)}/{len(searches)} searches done, {used} runs "
-                    f"({new} new)")
+            if progress:
+                progress.status(_round_line(searches, used, new))
+            elif log:
+                log(f"knee: {_round_line(searches, used, new)}")
     finally:
         if ex is not None:
             ex.close()
     return KneeOutcome([s.result() for s in searches], used, new, time.perf_counter() - start)
+
+
+def _round_line(searches: list[KneeSearch], used: int, new: int) -> str:
+    return f"{sum(s.done for s in searches)}/{len(searches)} searches done, {used} runs ({new} new)"
 
 
 def knee_json(search: KneeSearch, rec: dict) -> dict:
@@ -131,14 +145,15 @@ def cell_row(point_params: dict, cfg, rec: dict, searched: str = "inter_arrival_
 
 
 def run_knee_sweep(sweep, spec: KneeSpec, out_dir: str | Path, *, jobs=None, executor="local", scheduler=None,
-                   engine="fast", force=False, log=print) -> tuple[pd.DataFrame, KneeOutcome]:
+                   engine="fast", force=False, log=print,
+                   progress: RunProgress | None = None) -> tuple[pd.DataFrame, KneeOutcome]:
     """Every grid cell's knee: DIR/knees.parquet and DIR/knees.csv (one row per cell)."""
     import yaml
     out = Path(out_dir)
     atomic_write_text(out / "sweep.yaml", yaml.safe_dump(sweep.source, sort_keys=False))
     searches = [KneeSearch(p.config, spec) for p in sweep.points]
     outcome = run_searches(searches, out, jobs=jobs, executor=executor, scheduler=scheduler, engine=engine,
-                           force=force, log=log)
+                           force=force, log=log, progress=progress)
     col = {s: "writers" if s.param.integer else "inter_arrival_ms" for s in searches}   # the searched column
     rows = [cell_row(p.params, p.config, rec, col[s])
             for p, s, rec in zip(sweep.points, searches, outcome.results)]

@@ -12,6 +12,7 @@ import yaml
 from ..estimate import Limits, estimate, expected_transactions, guard
 from ..results_io import atomic_write_parquet, atomic_write_text
 from .executors import default_jobs, make_executor
+from .progress import RunProgress
 from .spec import Sweep
 from .store import ResultStore, RunKey
 from .task import execute, failure, standard_columns
@@ -48,8 +49,10 @@ def tasks_of(sweep: Sweep, replications: int | None = None, engine: str = "fast"
 
 def run_sweep(sweep: Sweep, out_dir: str | Path, *, jobs: int | None = None, executor: str = "local",
               scheduler: str | None = None, force: bool = False, replications: int | None = None,
-              engine: str = "fast", progress: bool = True, log=print, limits: Limits | None = None) -> Outcome:
-    """`limits`: refuse (ConfigError) if the heaviest run to do is estimated above them; None runs anything."""
+              engine: str = "fast", progress: bool = True, log=print, limits: Limits | None = None,
+              bar: RunProgress | None = None) -> Outcome:
+    """`limits`: refuse (ConfigError) if the heaviest run to do is estimated above them; None runs anything.
+    `bar`: the command's progress bar when it spans more than this grid (else the grid draws its own, `progress`)."""
     start = time.perf_counter()
     out = Path(out_dir)
     store = ResultStore(out)
@@ -72,7 +75,9 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, jobs: int | None = None, exe
             configs = {p.hash: p.config for p in sweep.points}
             precompile([configs[h] for h in dict.fromkeys(t["columns"]["config_hash"] for t in todo)], log)
         ex = make_executor(executor, jobs, scheduler)
-        bar = _progress(len(todo), progress)
+        own = bar is None
+        bar = RunProgress(progress) if own else bar
+        bar.add(len(todo))
         try:
             for result in ex.map_unordered(execute, todo, on_lost=failure):
                 store.write(result["key"], result)
@@ -80,10 +85,10 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, *, jobs: int | None = None, exe
                 if result["status"] != "ok":
                     failed += 1
                     log(f"run {result['key']} failed: {result['error'].strip().splitlines()[-1]}")
-                bar.update(1)
-                bar.set_postfix(failed=failed, refresh=False)
+                bar.done(failed=failed)
         finally:
-            bar.close()
+            if own:
+                bar.close()
             ex.close()
     assemble(tasks, store, out)
     return Outcome(len(tasks), reused, ran, failed, time.perf_counter() - start, out)
@@ -116,11 +121,6 @@ def _check_size(sweep: Sweep, todo: list[dict], limits: Limits | None, log) -> N
     where = ", ".join(f"{k}={v}" for k, v in point.params.items()) or "the base config"
     log(f"estimate for the heaviest configuration ({where}): {est.describe()} per run")
     guard(est, limits, f"the configuration {where}")
-
-
-def _progress(total: int, enabled: bool):
-    from tqdm.auto import tqdm
-    return tqdm(total=total, unit="run", desc="sweep", disable=not enabled, dynamic_ncols=True)
 
 
 def assemble(tasks: list[dict], store: ResultStore, out: Path) -> "pd.DataFrame":

@@ -20,8 +20,11 @@ from ..knee import LOAD_PARAMS, WRITERS_PARAM, parse_spec, search_param
 from ..schema import Field, check
 from ..inputs import naming, read_mapping
 
-# a report layout's values are column names (facets: a list of them), which the report checks against the results
-REPORT = {"rows": Field(), "cols": Field(), "facets": Field(), "title": Field()}
+# a report layout's values are column names (facets: a list of them), which the report checks against the results;
+# `knees`: where a grid report's knees come from: `grid` (read off the grid; the default) or `search` (`sim sweep`
+# then searches every knee its grid leaves open or wider than +-5 %: sim.sweep.open_knees)
+REPORT = {"rows": Field(), "cols": Field(), "facets": Field(), "title": Field(),
+          "knees": Field(str, choices=("grid", "search"))}
 SHAPE = {
     "name": Field(str), "description": Field(default=""),
     "base": Field(dict, default={}, expect="a mapping (an engine config)"),
@@ -142,6 +145,7 @@ def parse(data: dict, *, source_name: str = "sweep") -> Sweep:
     if not name or "/" in name:
         _err("name", f"expected a plain name, got {name!r}")
     knee = _knee_spec(d, [p for axis in axes for p, _ in axis])
+    _check_searched_knees(d["report"], knee, [p for axis in axes for p, _ in axis])
     sweep = Sweep(name=name, description=str(d["description"]), base=d["base"], axes=axes,
                   replications=d["replications"], report=d["report"], source=data, knee=knee)
     sweep.points  # validate every grid point now, before anything runs
@@ -162,6 +166,19 @@ def _knee_spec(data: dict, swept: list[str]):
             _err(f"grid.{path}", "is the load axis, which the knee search moves; remove it from the grid "
                  "(or drop the knee: section)")
     return spec
+
+
+def _check_searched_knees(report: dict, knee, swept: list[str]) -> None:
+    """`report: {knees: search}` searches the knees a grid reads off its load axis: the grid must sweep the load,
+    and a `knee:` sweep searches every cell already."""
+    if report.get("knees") != "search":
+        return
+    if knee is not None:
+        _err("report.knees", "search is for a grid sweep's knees; a sweep with a knee: section searches every "
+             "cell already (drop one of them)")
+    if not any(path in LOAD_PARAMS for path in swept):
+        _err("report.knees", f"search needs a grid that sweeps the load ({' or '.join(LOAD_PARAMS)}): its knees "
+             "are read off it")
 
 
 def stored_layout(path: str | Path) -> dict:
