@@ -28,12 +28,13 @@ sys.path.insert(0, str(ROOT))
 from sim import long_reads  # noqa: E402
 from sim.config import from_dict  # noqa: E402
 from sim.latency import latency_model  # noqa: E402
-from sim.model.io import _max_ms, _sum_ms  # noqa: E402
+from sim.model.io import _max_ms, _renewal_ms, _sum_ms, lanes_ms  # noqa: E402
 from sim.model.state import N_SRC, Src  # noqa: E402
 
 PROVIDERS = ("s3x", "s3", "azurex", "azure", "gcp")
 COUNTS = (33, 40, 48, 64, 100, 300, 1000, 3000, 10_000, 100_000)
 MAX_COUNTS = (33, 100, 1000)
+LANES_COUNTS = (1500, 3700, 12_000, 50_000)   # on 1000 lanes (delta-rs's snapshot reads)
 U_POINTS = 1 << 18      # the table's law on this many equally likely points
 
 
@@ -45,6 +46,9 @@ class _Reads(NamedTuple):
     draw_at: np.ndarray
     cur: np.ndarray
     step: np.ndarray
+    lanes: np.ndarray
+    lane_n: np.ndarray
+    epochs: np.ndarray
 
 
 @njit(cache=True)
@@ -62,8 +66,48 @@ def table_law(dist, n: int, of_max: bool) -> np.ndarray:
     u = (np.arange(U_POINTS) + 0.5) / U_POINTS
     step = np.zeros(N_SRC, dtype=np.int64)
     step[Src.LONG] = 1
-    m = _Reads(flat, counts, u, np.zeros(N_SRC, dtype=np.int64), np.zeros(N_SRC, dtype=np.int64), step)
+    m = _Reads(flat, counts, u, np.zeros(N_SRC, dtype=np.int64), np.zeros(N_SRC, dtype=np.int64), step,
+               np.zeros(1), np.zeros(1, dtype=np.int64), np.zeros(1))
     return np.sort(_law(m, n, of_max))
+
+
+@njit(cache=True)
+def _makespans(m, n, k, size, heap):
+    """`size` makespans of n GETs on k lanes, drawn one after another: the model's own (`_renewal_ms`), or, with
+    `heap`, the heap's (`lanes_ms`: each GET in order to the lane that frees first)."""
+    out = np.empty(size)
+    for i in range(size):
+        ms = -1.0 if heap else _renewal_ms(m, n, k)
+        if ms < 0.0:
+            c = m.cur[Src.GET]
+            ms = lanes_ms(m.draws, m.draw_at[Src.GET] + c, 1, n, k, m.lanes)
+            m.cur[Src.GET] = c + n
+        out[i] = ms
+    return out
+
+
+def lanes_samples(dist, n: int, k: int, size: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """`size` makespans of n GETs on k lanes the model's way and `size` the heap's, from independent draws."""
+    counts, flat = long_reads.table(dist)
+    out = []
+    for heap in (False, True):
+        rng = np.random.default_rng([seed, int(heap)])
+        gets = dist.draw(rng, size * (n + 3 * k))
+        uniforms = rng.random(size * k + 1)
+        at = np.zeros(N_SRC, dtype=np.int64)
+        at[Src.LONG] = len(gets)
+        m = _Reads(flat, counts, np.concatenate([gets, uniforms]), at, np.zeros(N_SRC, dtype=np.int64),
+                   np.ones(N_SRC, dtype=np.int64), np.zeros(k), np.zeros(k, dtype=np.int64),
+                   np.zeros(n + 2 * k))
+        out.append(np.sort(_makespans(m, n, k, size, heap)))
+    return out[0], out[1]
+
+
+def ks_two(a: np.ndarray, b: np.ndarray) -> float:
+    """The two-sample KS distance of sorted samples."""
+    x = np.concatenate([a, b])
+    return float(np.max(np.abs(np.searchsorted(a, x, side="right") / len(a)
+                               - np.searchsorted(b, x, side="right") / len(b))))
 
 
 def exact_sample(dist, n: int, size: int, rng, of_max: bool) -> np.ndarray:
@@ -108,6 +152,14 @@ def rows(quick: bool):
                            "median_ms": dist.median_ms, "sigma": dist.sigma, "floor_ms": dist.floor_ms,
                            "ks": ks(law, sample), "noise": 1.36 / math.sqrt(size), "samples": size,
                            "mean_error": float(law.mean() / exact_mean - 1.0), "s": time.perf_counter() - t}
+            for n in (LANES_COUNTS[:2] if quick else LANES_COUNTS):
+                t = time.perf_counter()
+                size = (2_000 if quick else 20_000) if n <= 12_000 else (500 if quick else 5_000)
+                model, heap = lanes_samples(dist, n, 1000, size)
+                yield {"provider": provider, "set": profile_set, "read": "lanes", "n": n,
+                       "median_ms": dist.median_ms, "sigma": dist.sigma, "floor_ms": dist.floor_ms,
+                       "ks": ks_two(model, heap), "noise": 1.36 * math.sqrt(2 / size), "samples": size,
+                       "mean_error": float(model.mean() / heap.mean() - 1.0), "s": time.perf_counter() - t}
 
 
 def main() -> None:
@@ -130,9 +182,12 @@ def write(out: list[dict], path: Path, quick: bool) -> None:
         "",
         "`python benchmarks/long_reads.py`" + (" --quick" if quick else "") + " (sim/long_reads.py; docs/MODEL.md,"
         " \"Long reads\"). Each row: the law the model draws for a read of n GETs (the sum, serial; the max, one GET a"
-        " lane) against N exact sums or maxima of n GET draws. KS is the largest CDF distance; `noise` the sample's"
-        " own 95 % bound (1.36 / sqrt N): a KS at or below it is within what the sample can resolve. The sum's mean"
-        " error is against n x the analytic mean; the max's against the sample's mean.",
+        " lane) against N exact sums or maxima of n GET draws; `lanes`, a read of n GETs on 1000 lanes as the model"
+        " draws it (lane by lane, each lane's first epochs one sum from the table) against N makespans of the heap"
+        " (each GET in order to the lane that frees first). KS is the largest CDF distance; `noise` the sample's own"
+        " 95 % bound (1.36 / sqrt N; two samples: 1.36 sqrt(2 / N)): a KS at or below it is within what the"
+        " samples can resolve. The sum's mean error is against n x the analytic mean; the max's and the lanes'"
+        " against the sample's mean.",
         "",
         f"Largest KS: {worst['ks']:.4f} (noise {worst['noise']:.4f}); largest KS above its noise: "
         f"{max(r['ks'] - r['noise'] for r in out):+.4f}; largest |mean error| of a sum: "

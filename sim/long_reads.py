@@ -1,14 +1,15 @@
 """The law of a long read, tabulated so that the model draws it once (docs/MODEL.md, "Long reads").
 
 A long read is n requests of one latency distribution: one after another (a validation's manifest lists, a log's
-entries, a LIST's pages), its time their sum; or all at once on n lanes, its time their max. Drawn request by
+entries, a LIST's pages), its time their sum; or all at once on n lanes, its time their max (on fewer lanes than
+requests, `sim.model.io` draws its makespan lane by lane, each lane's first epochs one sum from this table). Drawn request by
 request it costs n draws; here its law is tabulated once per distribution and the model draws it from one
 uniform. Reads of at most `EXACT_MAX` requests stay request by request (their results as before, bit for bit).
 
 - The sum S_n: the law of one request discretized on `GRID` points (each mass split between its two grid points so
   that the mean is kept), then S_2, S_4, ... by FFT self-convolution and S_3, S_6, ... by one more convolution; each
   level trimmed to where its mass is (1e-12 either side) and put back on `GRID` points. Tabulated at
-  n = 32, 48, 64, 96, ... up to `SUM_COUNT_LAST`, as the quantiles of (S_n - n mean) / (sqrt(n) sd) on a logit
+  n = 2, 3, ..., 32 (S_n = S_(n-1) + S_1), 48, 64, 96, ... up to `SUM_COUNT_LAST`, as the quantiles of (S_n - n mean) / (sqrt(n) sd) on a logit
   grid of u; between two tabulated counts the standardized quantile is interpolated linearly in 1 / sqrt(n) (its
   Edgeworth expansion's first term), past the last towards the normal's (n = infinity).
 - The max of n: one request's quantile at u^(1 / n), from the same logit grid.
@@ -55,12 +56,13 @@ def logit_grid() -> np.ndarray:
     return expit(np.linspace(-LOGIT_HALF_RANGE, LOGIT_HALF_RANGE, QUANTILES))
 
 
-def sum_counts(first: int = EXACT_MAX, last: int = SUM_COUNT_LAST) -> list[int]:
-    """The tabulated counts: 2^i and 3 x 2^(i-1) from `first` to `last`."""
-    out = []
-    p = 1
+def sum_counts(last: int = SUM_COUNT_LAST) -> list[int]:
+    """The tabulated counts: every n from 2 to EXACT_MAX (a long read on lanes draws each lane's first epochs as one
+    sum), then 2^i and 3 x 2^(i-1) up to `last`."""
+    out = list(range(2, EXACT_MAX + 1))
+    p = EXACT_MAX
     while p <= last:
-        out += [c for c in (p, p * 3 // 2) if first <= c <= last and (c == p or p >= 2)]
+        out += [c for c in (p, p * 3 // 2) if c <= last]
         p *= 2
     return sorted(set(out))
 
@@ -155,7 +157,7 @@ def cache_dir() -> Path:
 
 
 #: bump when the tables' construction changes (their files are keyed by it)
-TABLE_VERSION = 1
+TABLE_VERSION = 2
 
 
 def _key(dist) -> str:
@@ -173,15 +175,17 @@ def _built(dist) -> tuple[np.ndarray, np.ndarray]:
     one = _one(dist)
     mean, sd = one.moments()
     counts = sum_counts()
-    powers = {1: one}
-    p = 1
-    while 2 * p <= counts[-1]:
-        powers[2 * p] = _sum(powers[p], powers[p])
+    laws = {1: one}
+    for n in range(2, EXACT_MAX + 1):               # S_n = S_(n-1) + S_1
+        laws[n] = _sum(laws[n - 1], one)
+    p = EXACT_MAX
+    while 2 * p <= counts[-1]:                      # then by doubling
+        laws[2 * p] = _sum(laws[p], laws[p])
         p *= 2
     u = logit_grid()
     rows = []
     for n in counts:
-        law = powers[n] if n in powers else _sum(powers[2 * n // 3], powers[n // 3])
+        law = laws[n] if n in laws else _sum(laws[2 * n // 3], laws[n // 3])
         rows.append((law.quantiles(u) - n * mean) / (math.sqrt(n) * sd))
     rows.append(ndtri(u))                         # n = infinity
     rows.append(np.maximum(dist.ppf(u), dist.min_ms))   # one request, for the max of n

@@ -45,6 +45,7 @@ default keeps the old behaviour, a faster engine with the same records) leave it
 #    a sweep's cache key holds the provider profile's digest, so gcp's runs are recomputed and no other's)
 # 10: a long read (more than 32 GETs of one profile, serial or one GET a lane: a validation's manifest lists, a log's
 #    entries, a LIST's pages) is one draw from its tabulated law (sim/long_reads.py; docs/MODEL.md "Long reads"), not
-#    n draws: runs with one change (their GET draws shift); `io.long_reads: exact` gives version 9's results bit for
+#    n draws; queued on fewer lanes than GETs, its exact makespan is drawn lane by lane (renewal processes, not the
+#    heap). Runs with one change (their GET draws shift); `io.long_reads: exact` gives version 9's results bit for
 #    bit (every golden entry checked), and every run without a long read keeps its results (goldens)
 MODEL_VERSION = 10

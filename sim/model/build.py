@@ -17,7 +17,7 @@ from .. import long_reads
 from ..rng import run_streams
 from . import slots as slots_mod
 from .designs import design_of
-from .draws import GET_EVENTS, gets_for
+from .draws import GET_EVENTS, draws_per_event, epochs_needed, gets_for
 from .params import Delays, params_of
 from .sources import ARRIVAL_CHUNK, Arrivals, conflict_table, expected_arrivals, sources_of
 from .capacity import CHECK_LOCK_MUTEX, NEXT_LOCK_ID, ROW_LOCKS
@@ -49,7 +49,7 @@ class Run:
         p, delays = params_of(cfg, record_history)
         self.design = design_of(p)   # which model design runs (`sim.model.designs`): its handlers, its loop
         self.sources = sources_of(cfg, p, rng, n_guess)
-        self.values = [s.values for s in self.sources]   # each source's drawn values (`Model.draws` holds them all)
+        self.drawn = Drawn([s.values for s in self.sources])   # every source's values, end to end (`Model.draws`)
         self.arrivals = Arrivals(cfg.workload, self.sources[Src.GAP].dist, rng)   # bursts may aim at a table
         self.p_conflict = cfg.workload.vo_conflict_probability
         self.m = self._model(cfg, p, delays, n_guess, slots)
@@ -74,18 +74,20 @@ class Run:
         run["writers_active"] = p.writers
         run["wake"] = run["timer"] = -1
         n_locks = n_tables if p.lock and p.lock_per_table else 1
+        lanes = max(1, cfg.io.max_parallel, p.snapshot_max_parallel)
         src = self.sources
         return Model(
             p=p, run=run, tx=tx, free=np.arange(n_slots - 1, -1, -1, dtype=np.int64),
             versions=np.zeros(n_tables, dtype=np.int64),
             hist=np.zeros(min(8 * n_guess + 64, HIST_CHUNK) if self.record_history else 0, dtype=HIST),
-            **_end_to_end(self.values), cur=np.zeros(N_SRC, dtype=np.int64),
+            **self.drawn.arrays(), cur=np.zeros(N_SRC, dtype=np.int64),
             step=np.array([s.step for s in src], dtype=np.int64),
             arrivals=drawn,
             # grown on demand (`refill`); the entries never depend on the table's length
             thr=conflict_table(self.p_conflict, 0, thr_len) if p.vo_conflicts else np.zeros(1),
             bo_cat=delays.catalog, bo_tab=delays.table, bo_thr=delays.throttle,
-            lanes=np.zeros(max(1, cfg.io.max_parallel, p.snapshot_max_parallel), dtype=np.float64),
+            lanes=np.zeros(lanes, dtype=np.float64), lane_n=np.zeros(lanes, dtype=np.int64),
+            epochs=np.zeros(0, dtype=np.float64),
             # every bucket starts full: a full burst, last updated at -inf
             bk=_buckets(n_buckets, p),
             bk_head=np.full(n_tables, -1, dtype=np.int64),
@@ -106,15 +108,16 @@ class Run:
         next commit."""
         m = self.m
         self._validation_bound(m)
-        # the model function reads the run's row by attribute: numpy gives that on a recarray's row
-        gets = int(gets_for(m._replace(run=m.run.view(np.recarray)), GET_EVENTS))
+        view = m._replace(run=m.run.view(np.recarray))   # model functions read the run's row by attribute
+        gets = int(gets_for(view, GET_EVENTS))
         fresh = {}
         if need & ((1 << N_SRC) - 1):
             for s in range(N_SRC):
                 if need & (1 << s):
-                    self.values[s] = self.sources[s].refill(int(m.cur[s]), gets if s == Src.GET else 1)
+                    least = gets if s == Src.GET else GET_EVENTS * int(draws_per_event(view, s))
+                    self.drawn.put(s, self.sources[s].refill(int(m.cur[s]), least))
                     m.cur[s] = 0
-            fresh.update(_end_to_end(self.values))
+            fresh.update(self.drawn.arrays())
         if need & (1 << Need.HISTORY):
             self.hist_chunks.append((m.hist, int(m.run[0]["hist_rows"])))
             fresh["hist"] = np.zeros(HIST_CHUNK, dtype=HIST)
@@ -127,6 +130,8 @@ class Run:
         if need & (1 << Need.LONG_READS):
             counts, flat = long_reads.table(self.sources[Src.GET].dist)   # (cached: copies, the run's own)
             fresh["lr_n"], fresh["lr"] = counts.copy(), flat.copy()
+        if need & (1 << Need.EPOCHS):   # room for twice what a read may need now (`draws.epochs_needed`)
+            fresh["epochs"] = np.zeros(2 * int(epochs_needed(view)))
         if need & (1 << Need.BUCKETS):
             n = len(m.bk_prev)
             fresh["bk"] = np.concatenate([m.bk, _full_buckets(n, m.p.mutation_burst)])
@@ -173,12 +178,39 @@ class Run:
         self.sink.close()
 
 
-def _end_to_end(values: list) -> dict:
-    """The sources' values end to end, and where each source's start and how many there are (`Model.draws`)."""
-    n = np.array([len(v) for v in values], dtype=np.int64)
-    at = np.zeros(len(values), dtype=np.int64)
-    np.cumsum(n[:-1], out=at[1:])
-    return {"draws": np.concatenate(values).astype(np.float64, copy=False), "draw_at": at, "draw_n": n}
+class Drawn:
+    """The sources' values end to end in one array (`Model.draws`: source s's `draw_n[s]` values from `draw_at[s]`),
+    each source in a segment with room to spare, so that a refill writes its own segment only (a heavy run refills
+    hundreds of times; copying every source's values each time was a fifth of its time); a source that outgrows its
+    segment has every segment laid out again, its own with twice the room."""
+
+    def __init__(self, values: list):
+        self.room = np.array([len(v) for v in values], dtype=np.int64)
+        self.n = self.room.copy()
+        self._lay_out(values)
+
+    def _lay_out(self, values: list) -> None:
+        self.at = np.zeros(len(values), dtype=np.int64)
+        np.cumsum(self.room[:-1], out=self.at[1:])
+        self.draws = np.zeros(int(self.room.sum()), dtype=np.float64)
+        for s, v in enumerate(values):
+            self.draws[self.at[s]:self.at[s] + len(v)] = v
+            self.n[s] = len(v)
+
+    def put(self, s: int, values: np.ndarray) -> None:
+        """Source s's values are now `values`."""
+        if len(values) <= self.room[s]:
+            self.draws[self.at[s]:self.at[s] + len(values)] = values
+            self.n[s] = len(values)
+            return
+        keep = [self.draws[self.at[i]:self.at[i] + self.n[i]].copy() for i in range(len(self.n))]
+        keep[s] = values
+        self.room[s] = 2 * len(values)
+        self._lay_out(keep)
+
+    def arrays(self) -> dict:
+        """`Model`'s fields: new array objects (an engine's view of the draws is remade when its array is new)."""
+        return {"draws": self.draws[:], "draw_at": self.at.copy(), "draw_n": self.n.copy()}
 
 
 def _free_locks(n: int) -> np.ndarray:

@@ -37,13 +37,41 @@ TABULATED_GETS_PER_EVENT = 4 * EXACT_MAX + 8
 @model_function
 def max_gets_per_event(m):
     """GET draws one event may take: its GETs (`gets_in_event`), or, once its long reads are one draw each (the
-    table built, no read that can queue on fewer lanes than it has GETs), at most TABULATED_GETS_PER_EVENT."""
+    table built, no read that can queue on fewer lanes than it has GETs), at most TABULATED_GETS_PER_EVENT. A long
+    read queued on k lanes draws at most 3 k more than its GETs (`sim.model.io._renewal_ms`)."""
     n = gets_in_event(m)
     if len(m.lr_n) == 0 or m.p.exact_reads or m.step[Src.GET] == 0:
         return n
-    if m.p.max_parallel > 1 or (m.p.log and 1 < m.p.snapshot_max_parallel < n):   # a read may queue on lanes
-        return n
+    k = queued_lanes(m)
+    if k > 0 and (m.p.max_parallel > 1 or k < n):   # a read may queue on lanes
+        return n + 3 * k
     return min(n, TABULATED_GETS_PER_EVENT)
+
+
+@model_function
+def queued_lanes(m):
+    """The most lanes a read may queue on with more GETs than lanes: a validation's or a log's checks
+    (io.max_parallel), a log's snapshot reads (its own lanes); 0 when every read is serial."""
+    k = m.p.max_parallel if m.p.max_parallel > 1 else 0
+    if m.p.log and m.p.snapshot_max_parallel > k:
+        k = m.p.snapshot_max_parallel
+    return k if k > 1 else 0
+
+
+@model_function
+def epochs_needed(m):
+    """Scratch a long read on lanes may fill now: its GETs and two epochs a lane (`sim.model.io._renewal_ms`)."""
+    k = queued_lanes(m)
+    return gets_in_event(m) + 2 * k if k > 0 else 0
+
+
+@model_function
+def _epochs_left(m):
+    """Events before a long read on lanes could outgrow its scratch (`epochs_needed` grows by at most two an
+    event)."""
+    if queued_lanes(m) == 0 or m.p.exact_reads or m.step[Src.GET] == 0:
+        return 1 << 62
+    return (len(m.epochs) - epochs_needed(m)) // 2
 
 
 @model_function
@@ -75,6 +103,15 @@ def _post_commit_gets(m):
     if m.p.log_cleanup != LogCleanup.NONE:
         n += (m.p.log_entries_at_start + m.run[0].seq) // LIST_PAGE_KEYS + 1
     return n
+
+
+@model_function
+def draws_per_event(m, s):
+    """Draws of source s (not GET) one event may take: DRAWS_PER_EVENT, and for a long read's uniform also one a
+    lane of the two long reads on lanes an event may have (`sim.model.io._renewal_ms`)."""
+    if s == Src.LONG:
+        return DRAWS_PER_EVENT + 2 * queued_lanes(m)
+    return DRAWS_PER_EVENT
 
 
 @model_function
@@ -142,7 +179,7 @@ def needs(m):
     """Bit mask of the sources (Src) and buffers (Need) to refill before the next event."""
     need = 0
     for s in range(N_SRC):
-        if _left(m, s) < (gets_for(m, GET_EVENTS) if s == Src.GET else DRAWS_PER_EVENT):
+        if _left(m, s) < (gets_for(m, GET_EVENTS) if s == Src.GET else draws_per_event(m, s)):
             need |= 1 << s
     if _hist_left(m) < 1:
         need |= 1 << Need.HISTORY
@@ -154,6 +191,8 @@ def needs(m):
         need |= 1 << Need.BUCKETS
     if _long_reads_left(m) < 1:
         need |= 1 << Need.LONG_READS
+    if _epochs_left(m) < 1:
+        need |= 1 << Need.EPOCHS
     return need
 
 
@@ -163,10 +202,11 @@ def events_before_refill(m):
     check until then (it costs about as much as a cheap event). One event takes at most DRAWS_PER_EVENT draws of
     each source but GET, at most `max_gets_per_event` GETs (which grows by at most one per event), at most
     HIST_ROWS_PER_EVENT history rows, one arrival and one commit."""
-    n = min(_arrivals_left(m), _thr_left(m), _buckets_left(m), _hist_left(m), _long_reads_left(m))
+    n = min(_arrivals_left(m), _thr_left(m), _buckets_left(m), _hist_left(m), _long_reads_left(m),
+            _epochs_left(m))
     for s in range(N_SRC):
         if s != Src.GET:
-            n = min(n, _left(m, s) // DRAWS_PER_EVENT)
+            n = min(n, _left(m, s) // draws_per_event(m, s))
     if m.step[Src.GET] != 0:
         gets_left = _left(m, Src.GET)
         while n > 0 and gets_for(m, n) > gets_left:

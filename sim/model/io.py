@@ -1,9 +1,10 @@
 """Storage I/O inside one transaction (docs/MODEL.md, "One transaction"): serial, except a VO's validation
 reads, which run on `io.max_parallel` lanes. Only the time matters between two effect points.
 
-A read of more than `EXACT_MAX` GETs, serial or at most one per lane, is a long read (docs/MODEL.md, "Long reads"):
-its time is one draw from its tabulated law (`sim.long_reads`, `Model.lr`), not the sum or max of its draws; a
-read that queues on fewer lanes than it has GETs is drawn GET by GET. Its GETs are counted all the same.
+A read of more than `EXACT_MAX` GETs is a long read (docs/MODEL.md, "Long reads"): serial or at most one GET a
+lane, its time is one draw from its tabulated law (`sim.long_reads`, `Model.lr`), not the sum or max of its draws;
+queued on fewer lanes than it has GETs, its exact makespan is drawn lane by lane, without the heap. Its GETs are
+counted all the same.
 """
 import math
 
@@ -118,14 +119,134 @@ def _max_ms(m, n):
 
 
 @model_function
+def _select(a, size, kth):
+    """The kth smallest of a[:size] (0-based), a partly reordered (Hoare's quickselect, median-of-three pivot)."""
+    lo = 0
+    hi = size
+    while hi - lo > 1:
+        x = a[lo]
+        y = a[(lo + hi - 1) >> 1]
+        z = a[hi - 1]
+        pivot = max(min(x, y), min(max(x, y), z))
+        i = lo
+        j = hi - 1
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while a[j] > pivot:
+                j -= 1
+            if i <= j:
+                t = a[i]
+                a[i] = a[j]
+                a[j] = t
+                i += 1
+                j -= 1
+        if kth <= j:
+            hi = j + 1
+        elif kth >= i:
+            lo = i
+        else:
+            return a[kth]
+    return a[kth]
+
+
+@model_function
+def _renewal_ms(m, n, k):
+    """The makespan of n > k GETs on 1 < k lanes, each GET taking the lane that frees first, with no heap: a lane's
+    GETs are iid whichever it takes, so the lanes are k independent renewal processes; the last GET starts at T, the
+    (n - k)-th of all their epochs, and each lane ends at its first epoch after T (or at T, a lane whose epoch at T
+    the last GETs did not need). Each lane's first `skip` epochs, which lie before T but with odds below 1e-4
+    (T's mean less 4 sds of a lane's count), are one draw of their sum (the table's); its next epochs are drawn
+    GET by GET up to a horizon past T's likely value (its mean and 6 sds of T); T is selected among those. If a
+    skipped epoch is not before T, the read is drawn again with none skipped; if the horizon falls short of T, or
+    the read would fill more than its scratch (n + 2 k epochs), the read is drawn as the heap does (`lanes_ms`),
+    from the same draws. Returns the makespan, or -1.0 for the heap."""
+    lr = m.lr
+    c = (n - k) / k
+    cv = lr[H_SD] / lr[H_MEAN]
+    skip = int(c - 4.0 * cv * math.sqrt(c + 1.0) - 1.0)
+    skip = min(skip, m.lr_n[len(m.lr_n) - 1]) if skip >= 2 else 0
+    ms = _lanes_after(m, n, k, skip)
+    if ms == -2.0:                                   # a skipped epoch lies at or past T: none skipped
+        ms = _lanes_after(m, n, k, 0)
+    return ms
+
+
+@model_function
+def _lanes_after(m, n, k, skip):
+    """`_renewal_ms` with each lane's first `skip` epochs one sum (0: none): the makespan, -1.0 (use the heap) or
+    -2.0 (a skipped epoch is not before T); the draws' cursors move only with a makespan."""
+    lr = m.lr
+    c = (n - k) / k
+    horizon = lr[H_MEAN] * (c + 1.0) + 6.0 * lr[H_SD] * math.sqrt((c + 1.0) / k)
+    at = m.draw_at[Src.GET] + m.cur[Src.GET]
+    long_at = m.cur[Src.LONG]
+    cap = n + 2 * k
+    used = 0
+    total = 0
+    first = 0.0                                      # the latest skipped epoch of any lane
+    for lane in range(k):
+        t = _sum_ms(m, skip) if skip > 0 else 0.0
+        m.lanes[lane] = t
+        if t > first:
+            first = t
+        count = 0
+        while True:
+            t += m.draws[at + used]
+            used += 1
+            if t > horizon:
+                break
+            if total == cap:
+                m.cur[Src.LONG] = long_at
+                return -1.0
+            m.epochs[total] = t
+            total += 1
+            count += 1
+        m.lane_n[lane] = count
+    starts = n - k - k * skip                        # epochs drawn one by one up to T
+    if starts < 1 or total < starts:
+        m.cur[Src.LONG] = long_at
+        return -2.0 if skip > 0 else -1.0
+    last = _select(m.epochs, total, starts - 1)      # T: when the last GET starts
+    if first >= last:
+        m.cur[Src.LONG] = long_at
+        return -2.0
+    before = 0
+    for i in range(total):
+        if m.epochs[i] < last:
+            before += 1
+    tied = starts - before                           # lanes with an epoch at T that start one of the last GETs
+    ms = 0.0
+    for lane in range(k):
+        t = m.lanes[lane]
+        for i in range(m.lane_n[lane] + 1):
+            t += m.draws[at + i]
+            if t > last:
+                break
+            if t == last:
+                if tied == 0:
+                    break
+                tied -= 1
+        at += m.lane_n[lane] + 1
+        if t > ms:
+            ms = t
+    m.cur[Src.GET] += used
+    return ms
+
+
+@model_function
 def reads_ms(m, n, k):
-    """n > 0 GETs, at most k at a time: their wall time. A long read (n > EXACT_MAX, serial or one GET a lane) is
-    one draw from its table; any other read is drawn GET by GET (a constant GET profile, too: its sums are exact)."""
+    """n > 0 GETs, at most k at a time: their wall time. A long read (n > EXACT_MAX) is one draw from its table
+    (serial: their sum; one GET a lane: their max), or on fewer lanes than GETs its exact makespan drawn lane by lane
+    (`_renewal_ms`); any other read is drawn GET by GET (a constant GET profile too: its sums are exact)."""
     if n > EXACT_MAX and len(m.lr_n) > 0 and m.step[Src.GET] != 0 and not m.p.exact_reads:
         if k == 1:
             return _sum_ms(m, n)
         if k >= n:
             return _max_ms(m, n)
+        ms = _renewal_ms(m, n, k)
+        if ms >= 0.0:
+            return ms
     c = m.cur[Src.GET]
     s = m.step[Src.GET]
     ms = lanes_ms(m.draws, m.draw_at[Src.GET] + c, s, n, k, m.lanes)

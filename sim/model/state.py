@@ -278,8 +278,9 @@ Src = _codes("Src", " ".join(s.code for s in SRC_SOURCES))
 N_SRC = len(Src)
 # bits of the `needs` mask past the sources': the history buffer is full; the next arrival has no free slot or no
 # drawn table; the conflict table could be indexed past its end; a throttled log's next entry has no bucket; a
-# read could be long (`sim.long_reads`) and its table is not built yet
-Need = _codes("Need", "HISTORY TXN THR BUCKETS LONG_READS", first=N_SRC)
+# read could be long (`sim.long_reads`) and its table is not built yet; a long read on lanes could outgrow its
+# scratch (`Model.epochs`)
+Need = _codes("Need", "HISTORY TXN THR BUCKETS LONG_READS EPOCHS", first=N_SRC)
 ArrivalsAt = _codes("ArrivalsAt", "NEXT CLOSE", first=1)   # the arrivals' pending event
 # log fidelity: when the expired-log cleanup LISTs the log (`commit.log_cleanup`)
 LogCleanup = _codes("LogCleanup", "NONE EVERY_COMMIT CHECKPOINT")
@@ -308,7 +309,9 @@ class Model(NamedTuple):
     bo_cat: np.ndarray      # backoff before jitter for the k-th catalog conflict
     bo_tab: np.ndarray      # ... for the k-th table conflict
     bo_thr: np.ndarray      # resend delay before jitter after the k-th 429 in a row
-    lanes: np.ndarray       # scratch: io.max_parallel lane end times
+    lanes: np.ndarray       # scratch: io.max_parallel lane end times; ...
+    lane_n: np.ndarray      # ... and each lane's epochs in a long read on lanes (`sim.model.io`), whose epochs
+    epochs: np.ndarray      # ... lie here (grown between events to hold the largest read's)
     bk: np.ndarray          # BUCKET, per-object token buckets (sim.model.throttle): tokens, last update
     bk_head: np.ndarray     # per table: the run's commit index of its newest log entry (-1: none)
     bk_prev: np.ndarray     # per commit index: the one of the previous entry of the same table
