@@ -15,7 +15,7 @@ effect point is drawn as a GET, one per page of LIST_PAGE_KEYS keys.
 """
 from . import catalog, history, log_store, throttle
 from .draws import take
-from .io import gets_ms, gets_on_ms, list_ms
+from .io import gets_ms, gets_on_lanes_ms, list_ms
 from .jit import handler, model_function
 from .retry import delay_ms
 from .state import LIST_PAGE_KEYS, PC, LogCleanup, Outcome, Reason, Src
@@ -48,7 +48,7 @@ def _tail_ms(m, j, newest, v):
         ms += take(m, Src.GET)
         m.tx[j].gets += 1
     if v > newest:
-        ms += gets_on_ms(m, j, v - newest, m.p.snapshot_max_parallel)
+        ms += gets_on_lanes_ms(m, j, v - newest, m.p.snapshot_max_parallel)
     return ms
 
 
@@ -56,7 +56,7 @@ def _tail_ms(m, j, newest, v):
 def _update_ms(m, j, n):
     """delta-rs's snapshot update after the checks read n > 0 new entries (`commit.snapshot_update`): a LIST
     and the n entries again, on the snapshot reads' lanes, before the put-if-absent."""
-    return list_ms(m, j, 1) + gets_on_ms(m, j, n, m.p.snapshot_max_parallel)
+    return list_ms(m, j, 1) + gets_on_lanes_ms(m, j, n, m.p.snapshot_max_parallel)
 
 
 @handler

@@ -43,18 +43,18 @@ def max_gets_per_event(m):
     if len(m.lr_n) == 0 or m.p.exact_reads or m.step[Src.GET] == 0:
         return n
     k = queued_lanes(m)
-    if k > 0 and (m.p.max_parallel > 1 or k < n):   # a read may queue on lanes
+    if m.p.max_parallel > 1:                        # a validation, a log's checks may queue on lanes: GET by GET
+        return n + 3 * k
+    if 0 < k < n:                                   # a log snapshot's read may queue on its lanes
         return n + 3 * k
     return min(n, TABULATED_GETS_PER_EVENT)
 
 
 @model_function
 def queued_lanes(m):
-    """The most lanes a read may queue on with more GETs than lanes: a validation's or a log's checks
-    (io.max_parallel), a log's snapshot reads (its own lanes); 0 when every read is serial."""
-    k = m.p.max_parallel if m.p.max_parallel > 1 else 0
-    if m.p.log and m.p.snapshot_max_parallel > k:
-        k = m.p.snapshot_max_parallel
+    """The lanes of a log snapshot's reads (`commit.snapshot_max_parallel`), which draw a long read on fewer lanes
+    than GETs lane by lane (`sim.model.io.gets_on_lanes_ms`); 0 for any other design, or one lane."""
+    k = m.p.snapshot_max_parallel if m.p.log and not m.p.object_shape else 0
     return k if k > 1 else 0
 
 

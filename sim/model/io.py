@@ -3,8 +3,8 @@ reads, which run on `io.max_parallel` lanes. Only the time matters between two e
 
 A read of more than `EXACT_MAX` GETs is a long read (docs/MODEL.md, "Long reads"): serial or at most one GET a
 lane, its time is one draw from its tabulated law (`sim.long_reads`, `Model.lr`), not the sum or max of its draws;
-queued on fewer lanes than it has GETs, its exact makespan is drawn lane by lane, without the heap. Its GETs are
-counted all the same.
+a log snapshot's read queued on fewer lanes than it has GETs draws its exact makespan lane by lane, without the
+heap (`gets_on_lanes_ms`). Its GETs are counted all the same.
 """
 import math
 
@@ -67,19 +67,10 @@ def _sift_down(h, i, k):
 
 
 @model_function
-def _column(logit):
-    """Where a logit lies on the quantile grid: its column, as a float."""
-    at = (logit + LOGIT_HALF_RANGE) * _COLUMN
-    if at <= 0.0:
-        return 0.0
-    if at >= QUANTILES - 1:
-        return QUANTILES - 1.0
-    return at
-
-
-@model_function
-def _quantile(lr, row, at):
-    """Row `row`'s quantile at column `at` (linear between columns)."""
+def _quantile(lr, row, logit):
+    """Row `row`'s quantile at the u whose logit is `logit` (linear between the grid's columns; past its ends, its
+    end columns)."""
+    at = min(max((logit + LOGIT_HALF_RANGE) * _COLUMN, 0.0), QUANTILES - 1.0)
     i = min(int(at), QUANTILES - 2)
     base = HEADER + row * QUANTILES + i
     return lr[base] + (at - i) * (lr[base + 1] - lr[base])
@@ -90,7 +81,7 @@ def _sum_ms(m, n):
     """One draw of the sum of n > EXACT_MAX GET latencies: its standardized quantile at the draw's u, interpolated
     between the tabulated counts around n in 1 / sqrt(n) (past the last, towards the normal's row)."""
     u = take(m, Src.LONG)
-    at = _column(math.log(u) - math.log1p(-u)) if u > 0.0 else 0.0
+    logit = math.log(u) - math.log1p(-u) if u > 0.0 else -LOGIT_HALF_RANGE
     counts = m.lr_n
     last = len(counts) - 1
     a = 0
@@ -100,7 +91,7 @@ def _sum_ms(m, n):
     xa = 1.0 / math.sqrt(counts[a])
     xb = 1.0 / math.sqrt(counts[a + 1]) if a < last else 0.0
     w = (xa - x) / (xa - xb)
-    z = (1.0 - w) * _quantile(m.lr, a, at) + w * _quantile(m.lr, a + 1, at)
+    z = (1.0 - w) * _quantile(m.lr, a, logit) + w * _quantile(m.lr, a + 1, logit)
     lr = m.lr
     ms = n * lr[H_MEAN] + z * math.sqrt(n) * lr[H_SD]
     low = n * lr[H_MIN]
@@ -111,11 +102,11 @@ def _sum_ms(m, n):
 def _max_ms(m, n):
     """One draw of the max of n > EXACT_MAX GET latencies: one GET's quantile at u^(1/n)."""
     u = take(m, Src.LONG)
-    at = 0.0
+    logit = -LOGIT_HALF_RANGE
     if u > 0.0:
         log_v = math.log(u) / n                      # v = u^(1/n), and its logit log v - log(1 - v)
-        at = _column(log_v - math.log(-math.expm1(log_v))) if log_v < 0.0 else QUANTILES - 1.0
-    return _quantile(m.lr, len(m.lr_n) + 1, at)
+        logit = log_v - math.log(-math.expm1(log_v)) if log_v < 0.0 else LOGIT_HALF_RANGE
+    return _quantile(m.lr, len(m.lr_n) + 1, logit)
 
 
 @model_function
@@ -236,17 +227,14 @@ def _lanes_after(m, n, k, skip):
 
 @model_function
 def reads_ms(m, n, k):
-    """n > 0 GETs, at most k at a time: their wall time. A long read (n > EXACT_MAX) is one draw from its table
-    (serial: their sum; one GET a lane: their max), or on fewer lanes than GETs its exact makespan drawn lane by lane
-    (`_renewal_ms`); any other read is drawn GET by GET (a constant GET profile too: its sums are exact)."""
-    if n > EXACT_MAX and len(m.lr_n) > 0 and m.step[Src.GET] != 0 and not m.p.exact_reads:
+    """n > 0 GETs, at most k at a time: their wall time. A long read (n > EXACT_MAX) serial or one GET a lane is
+    one draw from its table (their sum; their max); any other read is drawn GET by GET (a constant GET profile too:
+    its sums are exact), on lanes by the heap (`lanes_ms`)."""
+    if n > EXACT_MAX and len(m.lr_n) > 0 and m.step[Src.GET] != 0 and not m.p.exact_reads:   # a table to draw from
         if k == 1:
             return _sum_ms(m, n)
         if k >= n:
             return _max_ms(m, n)
-        ms = _renewal_ms(m, n, k)
-        if ms >= 0.0:
-            return ms
     c = m.cur[Src.GET]
     s = m.step[Src.GET]
     ms = lanes_ms(m.draws, m.draw_at[Src.GET] + c, s, n, k, m.lanes)
@@ -260,6 +248,20 @@ def gets_on_ms(m, j, n, k):
     ms = reads_ms(m, n, k)
     m.tx[j].gets += n
     return ms
+
+
+@model_function
+def gets_on_lanes_ms(m, j, n, k):
+    """`gets_on_ms` for a log snapshot's reads on their own lanes: a long read on fewer lanes than GETs draws its
+    exact makespan lane by lane (`_renewal_ms`), not GET by GET on the heap. Only the log's snapshot reads call it:
+    the renewal's code, linked into every function up the call chain, lengthens each design's first compile (it
+    took the default design's from 28.7 to 41.6 s of CPU when every read on lanes went through it)."""
+    if 1 < k < n and n > EXACT_MAX and len(m.lr_n) > 0 and m.step[Src.GET] != 0 and not m.p.exact_reads:
+        ms = _renewal_ms(m, n, k)
+        if ms >= 0.0:
+            m.tx[j].gets += n
+            return ms
+    return gets_on_ms(m, j, n, k)
 
 
 @model_function
