@@ -78,7 +78,9 @@ def main() -> None:
     lines = [f"`{args.before}` against `{args.after}`: {before['replication'].nunique()} replications a cell", ""]
     lines += summary(cmp)
     worst = cmp[~cmp["same_bits"]].sort_values("in_half_widths", ascending=False).head(10)
-    lines += ["", "Largest moves (|diff| / CI half-width):", "", worst.to_markdown(index=False, floatfmt=".4g")]
+    if len(worst):
+        lines += ["", "Largest moves (|diff| / CI half-width):", "", "```",
+                  worst.to_string(index=False, float_format="{:.4g}".format), "```"]
     text = "\n".join(lines)
     print(text)
     if args.out:
