@@ -415,13 +415,15 @@ def identical_runs() -> set:
 
 
 # the heaviest SimPy runs among the cases, each with a lighter case of its mechanism in the default run (ties:
-# ties_instant, ties_lin_0, ties_watchdog; ZooKeeper and DynamoDB locks: hive_zookeeper_timeouts, hive_dynamodb_lease;
-# Hive 3: hive_hms3; a measured-set bench: writers_bench_log_s3_measured; resends: the other throttle_* cases; long
-# reads: long_reads_sum, long_reads_max and parallel_4), in the slow set: about 45 s of the default run's CPU. Their
+# ties_instant, ties_watchdog, writers_ties_periodic; ZooKeeper and DynamoDB locks: hive_zookeeper_timeouts,
+# hive_dynamodb_lease; HMS: hive, hive_hms3; benches: writers_bench_log_s3_measured; resends: the other throttle_*
+# cases; tables: zipf, scope_table, inlined; backoff: retry_exponential_no_jitter; long reads: long_reads_sum,
+# long_reads_max and parallel_4), in the slow set: about 60 s of the default run's CPU. Their
 # fast runs stay held to the goldens and to the checker (test_fast_history_passes_checker)
 SLOW_IDENTITY = {"hive_ties_zookeeper", "hive_dynamodb_race", "ties_zero_latency", "writers_bench_s3x_measured",
                  "throttle_fixed_resend", "hive_hms3_tables", "ties_lin_1_stale", "long_reads_lanes",
-                 "long_reads_exact"}
+                 "long_reads_exact", "ties_lin_0", "hive_hms_timeouts", "uniform_5", "scope_table_service_inlined",
+                 "retry_exponential_jitter", "writers_bench_log"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_IDENTITY else n
