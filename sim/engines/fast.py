@@ -186,6 +186,20 @@ def _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0):
     return hsize, eid
 
 
+@handler
+def _stepped(m, j, now, delay, h_t, h_k, h_w, hsize, eid, timers0):
+    """Transaction j took its step, which asks `delay`: what it asked of the engine, then its next event (none
+    once it ended or while it waits parked). Returns the heap's size and the next eid."""
+    if m.p.lock or m.p.server:
+        hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0)
+    if m.tx[j].pc == PC.DONE:
+        hsize, eid = _ended(m, j, now, h_t, h_k, h_w, hsize, eid)
+    elif delay != PARKED:
+        hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, j)
+        eid += 1
+    return hsize, eid
+
+
 def _make_loop(step, on_timer):
     """The event loop around a design's `step` (and its lock timers' handler): a closure, so that numba compiles
     and caches one loop per design (its cache key holds the closure's functions)."""
@@ -236,14 +250,7 @@ def _make_loop(step, on_timer):
                 end[0] = now
                 break
             if j >= 0:
-                delay = step(m, j, now)
-                if m.p.lock or m.p.server:
-                    hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0)
-                if m.tx[j].pc == PC.DONE:
-                    hsize, eid = _ended(m, j, now, h_t, h_k, h_w, hsize, eid)
-                elif delay != PARKED:
-                    hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, j)
-                    eid += 1
+                hsize, eid = _stepped(m, j, now, step(m, j, now), h_t, h_k, h_w, hsize, eid, timers0)
             # the watchdog, or the last window transaction's end once arrivals ended, schedules the stop
             if (who == W_WATCHDOG or m.run[0].stop != 0) and not stopped:
                 stopped = True

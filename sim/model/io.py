@@ -226,11 +226,18 @@ def _lanes_after(m, n, k, skip):
 
 
 @model_function
+def _from_table(m):
+    """Whether a long read is drawn from its table: one is built, the GET profile is not a constant (whose sums
+    are exact GET by GET) and `io.long_reads` is not `exact`."""
+    return len(m.lr_n) > 0 and m.step[Src.GET] != 0 and not m.p.exact_reads
+
+
+@model_function
 def reads_ms(m, n, k):
     """n > 0 GETs, at most k at a time: their wall time. A long read (n > EXACT_MAX) serial or one GET a lane is
     one draw from its table (their sum; their max); any other read is drawn GET by GET (a constant GET profile too:
     its sums are exact), on lanes by the heap (`lanes_ms`)."""
-    if n > EXACT_MAX and len(m.lr_n) > 0 and m.step[Src.GET] != 0 and not m.p.exact_reads:   # a table to draw from
+    if n > EXACT_MAX and _from_table(m):
         if k == 1:
             return _sum_ms(m, n)
         if k >= n:
@@ -256,7 +263,7 @@ def gets_on_lanes_ms(m, j, n, k):
     exact makespan lane by lane (`_renewal_ms`), not GET by GET on the heap. Only the log's snapshot reads call it:
     the renewal's code, linked into every function up the call chain, lengthens each design's first compile (it
     took the default design's from 28.7 to 41.6 s of CPU when every read on lanes went through it)."""
-    if 1 < k < n and n > EXACT_MAX and len(m.lr_n) > 0 and m.step[Src.GET] != 0 and not m.p.exact_reads:
+    if 1 < k < n and n > EXACT_MAX and _from_table(m):
         ms = _renewal_ms(m, n, k)
         if ms >= 0.0:
             m.tx[j].gets += n

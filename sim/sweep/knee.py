@@ -47,29 +47,12 @@ def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int |
     seen: set[str] = set()
     try:
         while True:
-            wanted = {}            # run key -> (task, [(search, point)])
-            for s in searches:
-                for point, rep in s.pending():
-                    cfg = s.config_of(point)
-                    key = run_key(cfg.hash, rep)
-                    if key not in wanted:
-                        wanted[key] = ({"key": key, "config": cfg.to_dict(), "params": {s.param.path: point.value},
-                                        "replication": rep, "engine": engine, "run_key": RunKey.expected(cfg, rep)}, [])
-                    wanted[key][1].append((s, point))
+            wanted = _wanted(searches, engine)
             if not wanted:
                 if progress:
                     progress.status(_round_line(searches, used, new))
                 break
-            results = {}
-            todo = []
-            for key, (task, _) in wanted.items():
-                # a stored run is reused only if its whole key matches (provider profile, model version)
-                reusable = not (force and key not in seen) and store.check(task["run_key"])[0]
-                cached = store.read(key) if reusable else None
-                if cached is not None and cached.get("status") == "ok":
-                    results[key] = cached
-                else:
-                    todo.append(task)
+            results, todo = _stored(wanted, store, force, seen)
             if todo:
                 if ex is None:
                     if engine == "fast":
@@ -98,6 +81,35 @@ def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int |
         if ex is not None:
             ex.close()
     return KneeOutcome([s.result() for s in searches], used, new, time.perf_counter() - start)
+
+
+def _wanted(searches: list[KneeSearch], engine: str) -> dict:
+    """The runs the searches' next points need: run key -> (task, [(search, point)]); a run two searches share is
+    one task."""
+    wanted = {}
+    for s in searches:
+        for point, rep in s.pending():
+            cfg = s.config_of(point)
+            key = run_key(cfg.hash, rep)
+            if key not in wanted:
+                wanted[key] = ({"key": key, "config": cfg.to_dict(), "params": {s.param.path: point.value},
+                                "replication": rep, "engine": engine, "run_key": RunKey.expected(cfg, rep)}, [])
+            wanted[key][1].append((s, point))
+    return wanted
+
+
+def _stored(wanted: dict, store: ResultStore, force: bool, seen: set) -> tuple[dict, list]:
+    """The wanted runs the store holds (key -> result) and the tasks left to run. A stored run is reused only if its
+    whole key matches (provider profile, model version); with `force`, only if this command ran it."""
+    results, todo = {}, []
+    for key, (task, _) in wanted.items():
+        reusable = not (force and key not in seen) and store.check(task["run_key"])[0]
+        cached = store.read(key) if reusable else None
+        if cached is not None and cached.get("status") == "ok":
+            results[key] = cached
+        else:
+            todo.append(task)
+    return results, todo
 
 
 def _round_line(searches: list[KneeSearch], used: int, new: int) -> str:
