@@ -143,9 +143,11 @@ def _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid):
 
 
 @handler
-def _start(m, h_t, h_k, h_w, hsize, eid, watchdog_ms):
+def _start(m, e, h_t, h_k, h_w, hsize, eid, watchdog_ms):
     """The arrivals process starts (URGENT at 0), or each writer's first start is scheduled in writer order;
-    then the watchdog, which bounds the run. Returns the heap's size and the next eid."""
+    then the watchdog, which bounds the run; the loop's state `e` says it started. Returns the heap's size and the
+    next eid."""
+    e[E_STARTED] = 1
     if m.p.writers > 0:
         for w in range(m.p.writers):
             hsize = _at(h_t, h_k, h_w, hsize, eid, writers.first_due(m, w), NORMAL, W_WRITER0 - w)
@@ -200,6 +202,14 @@ def _stepped(m, j, now, delay, h_t, h_k, h_w, hsize, eid, timers0):
     return hsize, eid
 
 
+@handler
+def _pause(e, eid, hsize, stopped):
+    """The loop's state as it leaves (done, or for the wrapper to refill or grow the heap), for its next call."""
+    e[E_EID] = eid
+    e[E_HEAP] = hsize
+    e[E_STOPPED] = 1 if stopped else 0
+
+
 def _make_loop(step, on_timer):
     """The event loop around a design's `step` (and its lock timers' handler): a closure, so that numba compiles
     and caches one loop per design (its cache key holds the closure's functions)."""
@@ -209,8 +219,7 @@ def _make_loop(step, on_timer):
         hsize = e[E_HEAP]
         stopped = e[E_STOPPED] != 0
         if e[E_STARTED] == 0:
-            e[E_STARTED] = 1
-            hsize, eid = _start(m, h_t, h_k, h_w, hsize, eid, watchdog_ms)
+            hsize, eid = _start(m, e, h_t, h_k, h_w, hsize, eid, watchdog_ms)
         status = STATUS_DONE
         safe = 0       # events that can run before a source could run short (`needs` is checked only then)
         timers0 = W_WRITER0 - m.p.writers
@@ -256,9 +265,7 @@ def _make_loop(step, on_timer):
                 stopped = True
                 hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, W_STOP)
                 eid += 1
-        e[E_EID] = eid
-        e[E_HEAP] = hsize
-        e[E_STOPPED] = 1 if stopped else 0
+        _pause(e, eid, hsize, stopped)
         return status
 
     return _loop
