@@ -64,8 +64,8 @@ GRIDS = {
 
 
 @numba.njit(cache=True)
-def _request_ms(z, median_ms, sigma, floor_ms):
-    v = median_ms * np.exp(sigma * z)
+def _request_ms(z, median_ms, sigma, floor_ms, fixed_ms):
+    v = fixed_ms + median_ms * np.exp(sigma * z)
     return v if v >= floor_ms else floor_ms
 
 
@@ -74,7 +74,7 @@ def _one_writer(mech, a, b, cost, req, gax, zs, us, n_ops, run_ops, out_ms):
     """One writer's loop of n_ops operations under mechanism `mech` (parameters a, b; `debt`'s refusals take
     `cost` tokens), a fresh object (the server's state reset) every run_ops operations: each committed
     operation's time into out_ms; returns (committed, given up, total time ms, 429s)."""
-    median_ms, sigma, floor_ms = req[0], req[1], req[2]
+    median_ms, sigma, floor_ms, fixed_ms = req[0], req[1], req[2], req[3]
     base_ms, factor, max_ms, max_resends, deadline_ms = gax[0], gax[1], gax[2], gax[3], gax[4]
     t = 0.0
     iz = 0
@@ -94,13 +94,14 @@ def _one_writer(mech, a, b, cost, req, gax, zs, us, n_ops, run_ops, out_ms):
             cool_until_ms = -1e300
             seen[:] = -1e300
         start = t
-        t += _request_ms(zs[iz], median_ms, sigma, floor_ms) + _request_ms(zs[iz + 1], median_ms, sigma, floor_ms)
+        t += (_request_ms(zs[iz], median_ms, sigma, floor_ms, fixed_ms)
+              + _request_ms(zs[iz + 1], median_ms, sigma, floor_ms, fixed_ms))
         iz += 2
         k = 0
         sent = t
         d = 0.0
         while True:
-            lat = _request_ms(zs[iz], median_ms, sigma, floor_ms)
+            lat = _request_ms(zs[iz], median_ms, sigma, floor_ms, fixed_ms)
             iz += 1
             now = t + CHECK_FRACTION * lat
             ok = True
@@ -178,11 +179,11 @@ def figures(mech: int, a: float, b: float, n_ops: int, rng: np.random.Generator,
 
 @functools.cache
 def measured_request() -> np.ndarray:
-    """gcp's measured-set request (every kind has one): median ms, sigma, floor ms."""
+    """gcp's measured-set request (every kind has one): median ms, sigma, floor ms, fixed part ms."""
     import yaml
     m = yaml.safe_load((ROOT / "providers" / "gcp.yaml").read_text())["measured"]
     assert m["head"] == m["get"] == m["cas"], "the loop assumes one request distribution"
-    return np.array([m["cas"]["median_ms"], m["cas"]["sigma"], m["min_latency_ms"]])
+    return np.array([m["cas"]["median_ms"], m["cas"]["sigma"], m["min_latency_ms"], m["cas"].get("fixed_ms", 0.0)])
 
 
 def worst(got: dict, loop: dict) -> float:

@@ -43,6 +43,8 @@ VARIANTS = {
     "lakekeeper": ("rest-lakekeeper", "lakekeeper"),
     "lakekeeper-0.9": ("rest-lakekeeper", "lakekeeper-0.9"),
     "jdbc": ("service-pointer", None),
+    # Lakekeeper >= 0.10 as version 10 ran it: one CAS request, no wait for the row (version 11's row hold off)
+    "lakekeeper-no-row-wait": ("rest-lakekeeper", "lakekeeper", {"lock_scope": "statement"}),
     # designs as such (before catalog.server had capacity: the designs' own servers)
     "rest": ("rest", None),
     "rest-lakekeeper": ("rest-lakekeeper", None),
@@ -52,13 +54,13 @@ AFTER = ("reference", "polaris", "lakekeeper", "lakekeeper-0.9", "jdbc")
 
 
 def config(variant: str, writers: int, latency_ms: float = 10.0) -> dict:
-    design, server = VARIANTS[variant]
+    design, server, *extra = VARIANTS[variant]
     data = json.loads(json.dumps(BASE))
     data["catalog"]["latency_ms"] = latency_ms
     data["design"] = design
     data["workload"]["writers"]["count"] = writers
     if server is not None:
-        data["catalog"]["server"] = {"variant": server}
+        data["catalog"]["server"] = {"variant": server, **(extra[0] if extra else {})}
     return data
 
 

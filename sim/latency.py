@@ -19,14 +19,14 @@ def _phi(x: float) -> float:
 
 
 @njit(cache=True, nogil=True)
-def _lognormal_into(rng, sigma, median, floor, out):
-    """`out[:] = np.maximum(median * np.exp(sigma * rng.standard_normal(len(out))), floor)`, leaving `rng` in the
+def _lognormal_into(rng, sigma, median, floor, fixed, out):
+    """`out[:] = np.maximum(fixed + median * np.exp(sigma * rng.standard_normal(len(out))), floor)`, leaving `rng` in the
     same state. numba's Generator runs numpy's ziggurat on the same bit generator, ~2.5x faster than numpy's own
     fill (7.5 vs 19 ns a draw, measured; VO validation draws up to a billion GET latencies in one 4c run). exp is
     libm's scalar `exp`, never numpy's: numpy dispatches float64 exp to its own AVX-512 kernel where the CPU has
     one and to libm elsewhere, and the two differ in the last bit, so results would depend on the machine."""
     for i in range(out.shape[0]):
-        v = median * math.exp(sigma * rng.standard_normal())
+        v = fixed + median * math.exp(sigma * rng.standard_normal())
         out[i] = v if v >= floor else floor
 
 
@@ -46,11 +46,14 @@ def _exp_into(x, out):
 
 @dataclass(frozen=True)
 class LogNormal:
-    """LogNormal(mu=ln(median_ms), sigma), clamped below at floor_ms (mass below the floor lands on it).
-    sigma = 0 is a constant."""
+    """fixed_ms + LogNormal(mu=ln(median_ms), sigma), clamped below at floor_ms (mass below the floor lands on it).
+    sigma = 0 is a constant. `fixed_ms` is a request's fixed part (the measured profile set's: a fixed floor plus a
+    lognormal reproduces one writer's whole loop where a lognormal alone cannot; docs/MODEL.md, "Profile sets");
+    0 adds nothing, to the bit."""
     median_ms: float
     sigma: float = 0.0
     floor_ms: float = 0.0
+    fixed_ms: float = 0.0
 
     @property
     def is_constant(self) -> bool:
@@ -58,20 +61,23 @@ class LogNormal:
 
     def mean_ms(self) -> float:
         """E[max(X, floor)], the analytic mean the low-load test holds the simulator against."""
-        m, s, a = self.median_ms, self.sigma, self.floor_ms
+        c = self.fixed_ms
+        m, s, a = self.median_ms, self.sigma, self.floor_ms - c   # the floor on the lognormal part
         if s == 0:
-            return max(m, a)
+            return c + max(m, a)
         mu = math.log(m)
         if a <= 0:
-            return math.exp(mu + s * s / 2)
+            return c + math.exp(mu + s * s / 2)
         la = math.log(a)
         above = math.exp(mu + s * s / 2) * _phi((mu + s * s - la) / s)
-        return above + a * _phi((la - mu) / s)
+        return c + above + a * _phi((la - mu) / s)
 
     @property
     def min_ms(self) -> float:
         """The least value a draw takes."""
-        return max(self.median_ms, self.floor_ms) if self.sigma == 0 else self.floor_ms
+        if self.sigma == 0:
+            return max(self.fixed_ms + self.median_ms, self.floor_ms)
+        return max(self.fixed_ms, self.floor_ms)
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
         """P(X <= x), elementwise (`sim.long_reads` tabulates sums of draws from it). Only IEEE arithmetic, libm
@@ -81,7 +87,7 @@ class LogNormal:
         if self.sigma == 0:
             return (x >= self.min_ms).astype(np.float64)
         z = np.empty_like(x)
-        _log_into(x, z)
+        _log_into(x - self.fixed_ms if self.fixed_ms else x, z)
         z = (z - math.log(self.median_ms)) / self.sigma
         return np.where(x < self.floor_ms, 0.0, ndtr(z))
 
@@ -93,13 +99,13 @@ class LogNormal:
             return np.full(u.shape, self.min_ms)
         x = np.empty_like(u)
         _exp_into(self.sigma * ndtri(u), x)
-        return np.maximum(self.median_ms * x, self.floor_ms)
+        return np.maximum(self.fixed_ms + self.median_ms * x, self.floor_ms)
 
     def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         if self.sigma == 0:
-            return np.full(n, max(self.median_ms, self.floor_ms))
+            return np.full(n, self.min_ms)
         x = np.empty(n, dtype=np.float64)
-        _lognormal_into(rng, self.sigma, self.median_ms, self.floor_ms, x)
+        _lognormal_into(rng, self.sigma, self.median_ms, self.floor_ms, self.fixed_ms, x)
         return x
 
 
@@ -136,25 +142,28 @@ def latency_model(cfg) -> LatencyModel:
     from .providers import profile_of
     prof = profile_of(cfg)
     floor = prof.min_latency_ms
-    get = LogNormal(prof.get_median_ms, prof.get_sigma, floor)
-    head = get if prof.head_median_ms is None else LogNormal(prof.head_median_ms, prof.head_sigma, floor)
+    get = LogNormal(prof.get_median_ms, prof.get_sigma, floor, prof.get_fixed_ms or 0.0)
+    head = get if prof.head_median_ms is None else \
+        LogNormal(prof.head_median_ms, prof.head_sigma, floor, prof.head_fixed_ms or 0.0)
+    cas_profile = LogNormal(prof.cas_median_ms, prof.cas_sigma, floor, prof.cas_fixed_ms or 0.0)
     cat = cfg.catalog
     if cat.backend == "storage":
         read = get
         if cfg.commit.protocol == "log" and prof.list_median_ms is not None:
-            read = LogNormal(prof.list_median_ms, prof.list_sigma, floor)
-        cas = LogNormal(prof.cas_median_ms, prof.cas_sigma, floor)
+            read = LogNormal(prof.list_median_ms, prof.list_sigma, floor, prof.list_fixed_ms or 0.0)
+        cas = cas_profile
     elif cat.latency is not None:
         read = cas = LogNormal(cat.latency.median_ms, cat.latency.sigma)
     else:
         read = cas = LogNormal(cat.latency_ms, 0.0)
-    put = lambda size_bytes: LogNormal(prof.put_median_ms(size_bytes), prof.put_sigma, floor)  # noqa: E731
+    put = lambda size_bytes: LogNormal(prof.put_median_ms(size_bytes), prof.put_sigma, floor,  # noqa: E731
+                                       prof.put_fixed_ms or 0.0)
     lk, ls = cfg.lock, cfg.log_store
     lock = LogNormal(lk.latency.median_ms, lk.latency.sigma) if lk.latency is not None \
         else LogNormal(lk.latency_ms or 0.0, 0.0)
     lock_write = lock
     if lk.variant == "storage":   # Hudi's storage lock: a lock object in the provider
-        lock, lock_write = get, LogNormal(prof.cas_median_ms, prof.cas_sigma, floor)
+        lock, lock_write = get, cas_profile
     store = LogNormal(ls.latency.median_ms, ls.latency.sigma) if ls.latency is not None \
         else LogNormal(ls.latency_ms or 0.0, 0.0)
     if ls.kind is not None:   # the entry's conditional PutItem is DynamoDB's

@@ -44,6 +44,13 @@ class Profile:
     put_sigma: float
     cas_median_ms: float
     cas_sigma: float
+    # optional: each request kind's fixed part, added to its lognormal (a fixed floor plus a lognormal: the measured
+    # set's; docs/MODEL.md, "Profile sets"); None: none
+    get_fixed_ms: float | None = None
+    put_fixed_ms: float | None = None
+    cas_fixed_ms: float | None = None
+    list_fixed_ms: float | None = None
+    head_fixed_ms: float | None = None
     # optional: LIST latency (a log protocol's listing; else a LIST costs a GET)
     list_median_ms: float | None = None
     list_sigma: float | None = None
@@ -64,6 +71,13 @@ class Profile:
     # optional: the store checks a conditional write's precondition when the write completes (S3: "the first write
     # operation to finish succeeds"), not at the catalog's linearization fraction of its latency
     cas_checked_at_completion: bool | None = None
+    # optional: the microbenchmark's client expects the version its HEAD saw (its first request), not its GET's
+    # (Iceberg's S3 and GCS FileIO cache the HEAD's ETag / generation; docs/MODEL.md, "The conditional-write
+    # microbenchmark")
+    version_from_head: bool | None = None
+    # optional: the store serves conditional writes to one object one at a time, each for its whole latency, in
+    # order of arrival (a what-if: no shipped profile has it; docs/MODEL.md, "Concurrent writes to one object")
+    cas_one_at_a_time: bool | None = None
 
     def put_median_ms(self, size_bytes: int) -> float:
         return self.put_base_ms + self.put_ms_per_mib * size_bytes / MIB
@@ -101,14 +115,16 @@ def available() -> list[str]:
 
 
 def _lognormal(median_ms: Field) -> dict:
-    return {"median_ms": median_ms, "sigma": Field(float, required=True, ge=0)}
+    """A request's latency: fixed_ms (optional, 0 unless given) + LogNormal(ln(median_ms), sigma)."""
+    return {"median_ms": median_ms, "sigma": Field(float, required=True, ge=0), "fixed_ms": Field(float, ge=0)}
 
 
 _NUMBER = Field(float, required=True, ge=0)
 _MEDIAN = Field(float, required=True, gt=0)
 _REQUESTS = {
     "min_latency_ms": _NUMBER, "get": Field(_lognormal(_MEDIAN), required=True),
-    "put": Field({"base_ms": _MEDIAN, "ms_per_mib": _NUMBER, "sigma": _NUMBER}, required=True),
+    "put": Field({"base_ms": _MEDIAN, "ms_per_mib": _NUMBER, "sigma": _NUMBER, "fixed_ms": Field(float, ge=0)},
+                 required=True),
     "cas": Field(_lognormal(_MEDIAN), required=True),
     "list": Field(_lognormal(_NUMBER)),   # optional: LIST latency
 }
@@ -119,7 +135,8 @@ LOOP = {"source": Field(str, required=True), "threads": Field(int, required=True
         "median_ms": Field(float, required=True, gt=0), "mean_ms": Field(float, required=True, gt=0),
         "p95_ms": Field(float, required=True, gt=0), "p99_ms": Field(float, required=True, gt=0),
         "min_ms": Field(float, required=True, gt=0), "ops_per_s": _FIGURE,
-        "p5_ms": _FIGURE, "p10_ms": _FIGURE, "p25_ms": _FIGURE, "p75_ms": _FIGURE}
+        "p5_ms": _FIGURE, "p10_ms": _FIGURE, "p25_ms": _FIGURE, "p75_ms": _FIGURE, "p90_ms": _FIGURE,
+        "operations": Field(int, ge=1)}   # the loop's operations measured (its minimum is their least)
 # a per-object mutation limit: a token bucket (burst 1 unless given), a refused write taking
 # `mutation_refusal_tokens` of it (0 unless given)
 _LIMIT = {"mutation_rate_per_s": Field(float, gt=0), "mutation_burst": Field(float, ge=1),
@@ -132,12 +149,14 @@ SHAPE = {
     "name": Field(str, required=True), "description": Field(str, required=True), **_REQUESTS,
     # optional: a per-object mutation limit; a measured set may give its own
     **_LIMIT,
+    "cas_one_at_a_time": Field(bool),
     # optional: the measured set, with a HEAD of its own and the loop it was fitted to
     # and, optionally, where its store checks a conditional write and a per-object limit of its own (the
     # provider's otherwise)
     "measured": Field({"description": Field(str, required=True), "loop": Field(LOOP),
                        "head": Field(_lognormal(_MEDIAN), required=True), **_REQUESTS,
-                       "cas_checked_at_completion": Field(bool), **_LIMIT}),
+                       "cas_checked_at_completion": Field(bool), "version_from_head": Field(bool),
+                       "cas_one_at_a_time": Field(bool), **_LIMIT}),
 }
 
 
@@ -182,7 +201,11 @@ def _profile(name: str, description: str, d: dict, limit: dict) -> Profile:
         cas_median_ms=d["cas"]["median_ms"], cas_sigma=d["cas"]["sigma"],
         list_median_ms=lst.get("median_ms"), list_sigma=lst.get("sigma"),
         head_median_ms=head.get("median_ms"), head_sigma=head.get("sigma"),
-        cas_checked_at_completion=d.get("cas_checked_at_completion") or None, **limit)
+        get_fixed_ms=d["get"].get("fixed_ms"), put_fixed_ms=d["put"].get("fixed_ms"),
+        cas_fixed_ms=d["cas"].get("fixed_ms"), list_fixed_ms=lst.get("fixed_ms"), head_fixed_ms=head.get("fixed_ms"),
+        cas_checked_at_completion=d.get("cas_checked_at_completion") or None,
+        version_from_head=d.get("version_from_head") or None,
+        cas_one_at_a_time=d.get("cas_one_at_a_time") or None, **limit)
 
 
 @functools.lru_cache(maxsize=64)
@@ -195,13 +218,20 @@ def _load_file(path: str, mtime_ns: int) -> ProviderFile:
         raise ProviderError(str(exc)) from None
     d = check(SHAPE, data, where, _error)
     limit = _limit(d, where)
-    seed = _profile(d["name"], d["description"], d, limit)
+    seed = _queue_checked(_profile(d["name"], d["description"], d, limit), where)
     measured = d.get("measured")
     if measured is None:        # one set of figures (a user's own file): it answers either set
         return ProviderFile({"seed": seed, "measured": seed}, None)
-    return ProviderFile({"seed": seed, "measured": _profile(d["name"], measured["description"], measured,
-                                                            _limit(measured, f"{where}.measured", limit))},
-                        measured.get("loop"))
+    mine = _profile(d["name"], measured["description"], measured, _limit(measured, f"{where}.measured", limit))
+    return ProviderFile({"seed": seed, "measured": _queue_checked(mine, f"{where}.measured")}, measured.get("loop"))
+
+
+def _queue_checked(p: Profile, where: str) -> Profile:
+    """A per-object queue of conditional writes and a per-object mutation limit are not modelled together (a
+    throttled write would have to hold its place in the queue across its client's resends)."""
+    if p.cas_one_at_a_time and p.mutation_rate_per_s is not None:
+        raise _error(f"{where}.cas_one_at_a_time", "not with a per-object mutation limit (mutation_rate_per_s)")
+    return p
 
 
 def _provider_file(name: str) -> ProviderFile:

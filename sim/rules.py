@@ -53,7 +53,7 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
     lock (its scope, and whether its discipline grants in request order; a REST server whose one transaction holds
     its row lock across the metadata.json write: that lock, per table, FIFO)."""
     catalog, commit, lock = cfg.catalog, cfg.commit, cfg.lock
-    row_locks = catalog.server.lock_scope == "metadata_write" and commit.shape == "table"
+    row_locks = catalog.server.lock_scope in ("metadata_write", "transaction") and commit.shape == "table"
     rules = {"scope": "table" if commit.protocol == "log" else catalog.scope, "protocol": commit.protocol,
              "mutation_rate_per_s": None, "mutation_burst": 1.0, "mutation_refusal_tokens": 0.0,
              "client_limit": client_limit(cfg, profile) is not None,

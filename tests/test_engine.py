@@ -28,10 +28,10 @@ def one_attempt_mean_ms(provider: str, profile_set: str) -> float:
     """Analytic mean of one uncontended attempt: refresh read + TM GET + ML GET + ML PUT + TM PUT + CAS."""
     p = load_provider(provider, profile_set)
     fl = p.min_latency_ms
-    get = LogNormal(p.get_median_ms, p.get_sigma, fl).mean_ms()
-    put_ml = LogNormal(p.put_median_ms(10 * 1024), p.put_sigma, fl).mean_ms()
-    put_tm = LogNormal(p.put_median_ms(100 * 1024), p.put_sigma, fl).mean_ms()
-    cas = LogNormal(p.cas_median_ms, p.cas_sigma, fl).mean_ms()
+    get = LogNormal(p.get_median_ms, p.get_sigma, fl, p.get_fixed_ms or 0.0).mean_ms()
+    put_ml = LogNormal(p.put_median_ms(10 * 1024), p.put_sigma, fl, p.put_fixed_ms or 0.0).mean_ms()
+    put_tm = LogNormal(p.put_median_ms(100 * 1024), p.put_sigma, fl, p.put_fixed_ms or 0.0).mean_ms()
+    cas = LogNormal(p.cas_median_ms, p.cas_sigma, fl, p.cas_fixed_ms or 0.0).mean_ms()
     return 3 * get + put_ml + put_tm + cas
 
 

@@ -108,21 +108,37 @@ def _within(got, want, what):
     assert abs(got / want - 1) <= TOLERANCE, f"{what}: composed {got:.3f}, measured {want:.3f}"
 
 
+# the loop's figures as the provider files name them: a percentile, or None (the min: the least of the loop's
+# `operations`, held against the composed loop's 1/(n + 1) quantile; the mean)
+FIGURES = {"min_ms": None, "p5_ms": 5, "p10_ms": 10, "p25_ms": 25, "median_ms": 50, "mean_ms": None, "p75_ms": 75,
+           "p90_ms": 90, "p95_ms": 95, "p99_ms": 99}
+# gcp above its median is the client's resends of its limit's 429s, fitted on the median, mean, p95 and ops/s only
+# (gcs_refusal_fit.md: its p75 falls 8 % short, its p90 comes 89 % over, its p99 22 % short; MODEL.md)
+GCP_FIGURES = ("min_ms", "p5_ms", "p10_ms", "p25_ms", "median_ms", "mean_ms", "p95_ms")
+
+
+def _figures(x: np.ndarray, operations: int) -> dict:
+    return {k: float(np.quantile(x, 1.0 / (operations + 1)) if k == "min_ms" else x.mean() if q is None
+                     else np.percentile(x, q)) for k, q in FIGURES.items()}
+
+
 @pytest.mark.parametrize("name", MEASURED)
 def test_measured_set_reproduces_the_one_writer_loop(name):
-    """HEAD + GET + conditional PUT at one writer against the loop measured at one thread: median, p95 and
-    ops/s within 5 % (the fit's own errors are at most 3.8 %: benchmarks/profiles_fit.md; gcp's, its limit's
-    client bucket, 2.5 %: benchmarks/gcs_client_fit.md). The benchmark's Azure throughputs contradict its own
-    latencies (0.057/s against a 103.6 ms mean loop), so where the file has no ops/s the one-thread identity
-    ops/s = 1000 / mean holds in for it (s3, s3x, gcp: within 0.5 % of theirs). GCS's 429s are resent as the
-    benchmark's client resends them (gax's schedule: experiments/cas-bench-measured.yaml)."""
+    """HEAD + GET + conditional PUT at one writer against the loop measured at one thread, its whole distribution:
+    min, p5, p10, p25, median, mean, p75, p90, p95, p99 and ops/s, each within 5 % (the fit's own errors are at most
+    2 %: benchmarks/profiles_fit.md; the rest is this run's sampling, 100,000 operations). gcp: its body and the
+    figures its limit's client bucket was fitted on (2.5 %: benchmarks/gcs_client_fit.md). The benchmark's Azure
+    throughputs contradict its own latencies (0.057/s against a 103.6 ms mean loop), so where the file has no ops/s
+    the one-thread identity ops/s = 1000 / mean holds in for it (s3, s3x, gcp: within 0.5 % of theirs). GCS's 429s
+    are resent as the benchmark's client resends them (gax's schedule: experiments/cas-bench-measured.yaml)."""
     from sim.providers import measured_loop
     loop = measured_loop(name)
     x, summary = _one_writer(name, **({"storage.throttle_retry.policy": "gax"} if name == "gcp" else {}))
     # gcp: a few operations give their 429s up (gax: 6 attempts, 50 s); the benchmark's thread: 2 of 2,137 failed
     assert summary["aborted"] <= 1e-3 * len(x) and len(x) > 0.9 * LOOP_OPS
-    _within(float(np.median(x)), loop["median_ms"], f"{name} median")
-    _within(float(np.percentile(x, 95)), loop["p95_ms"], f"{name} p95")
+    got = _figures(x, loop["operations"])
+    for key in GCP_FIGURES if name == "gcp" else FIGURES:
+        _within(got[key], loop[key], f"{name} {key}")
     _within(summary["throughput_cps"], loop.get("ops_per_s", 1000 / loop["mean_ms"]), f"{name} ops/s")
 
 
@@ -148,9 +164,10 @@ def test_measured_set_has_the_loop_and_a_request_per_kind(name):
     p, seed = load_provider(name, "measured"), load_provider(name, "seed")
     loop = measured_loop(name)
     assert loop["threads"] == 1 and "distributions.json" in loop["source"]
-    assert (p.head_median_ms, p.head_sigma) == (p.get_median_ms, p.get_sigma)
+    assert (p.head_median_ms, p.head_sigma, p.head_fixed_ms) == (p.get_median_ms, p.get_sigma, p.get_fixed_ms)
     assert p.put_base_ms == p.cas_median_ms and p.put_ms_per_mib == seed.put_ms_per_mib
-    assert p.cas_median_ms < 0.8 * loop["median_ms"] <= seed.cas_median_ms * 1.1
+    assert p.put_fixed_ms == p.cas_fixed_ms >= p.get_fixed_ms > 0 and p.min_latency_ms == p.get_fixed_ms
+    assert p.cas_fixed_ms + p.cas_median_ms < 0.8 * loop["median_ms"] <= seed.cas_median_ms * 1.1
     assert seed.head_median_ms is None and seed.client_rate_per_s is None
     # the per-object limit: the seed's under both sets, but GCS's, whose measured set has its own (two buckets)
     assert (p.mutation_rate_per_s == seed.mutation_rate_per_s) == (name != "gcp")
@@ -167,8 +184,8 @@ def test_the_microbenchmark_draws_its_head_from_its_own_source_only_under_the_me
     measured = from_dict(bench)                                     # the default set
     assert not params_of(seed, False)[0].own_head and params_of(measured, False)[0].own_head
     lat, prof = latency_model(measured), load_provider("s3", "measured")
-    assert lat.head == LogNormal(prof.head_median_ms, prof.head_sigma, prof.min_latency_ms)
-    assert lat.catalog_cas == LogNormal(prof.cas_median_ms, prof.cas_sigma, prof.min_latency_ms)
+    assert lat.head == LogNormal(prof.head_median_ms, prof.head_sigma, prof.min_latency_ms, prof.head_fixed_ms)
+    assert lat.catalog_cas == LogNormal(prof.cas_median_ms, prof.cas_sigma, prof.min_latency_ms, prof.cas_fixed_ms)
     assert latency_model(seed).head == latency_model(seed).get
     assert seed.hash != measured.hash and measured.replace(**{"storage.profile_set": "measured"}).hash == measured.hash
     assert seed_hash(seed) == seed_hash(measured)                   # the set is not seeded: the same draws

@@ -49,7 +49,8 @@ UNCONTENDED = {
     # base load (L + G), runtime, refresh (L + G), prepare (GET + PUT manifest list), the server's load (L + G),
     # its metadata.json PUT, its re-read of the row, its database CAS
     "rest": (5 * L + 4 * G + Q + P + R, 4, 4, 2),
-    "rest-lakekeeper": (4 * L + G + Q + P + R, 3, 1, 2),     # no metadata GET
+    # no metadata GET; its commit transaction is two requests, the updates (with the check) and the COMMIT
+    "rest-lakekeeper": (5 * L + G + Q + P + R, 3, 1, 2),
     # base read, runtime, refresh, prepare (GET metadata, GET manifest list, PUT both), the service's CAS
     "service-pointer": (3 * L + 2 * G + Q + P + R, 2, 2, 2),
 }
@@ -68,10 +69,12 @@ def test_uncontended_commit_is_the_sum_of_its_parts(design):
 # two writers start together on one table: both pass the server's check, both PUT (and re-read), one wins the
 # database CAS; the loser's server (Lakekeeper: after DELETEing its metadata.json, drawn as a GET) sleeps its first
 # retry sleep, re-loads, and the re-check fails (409); the client sleeps 100 ms, refreshes, prepares again and
-# commits. (end of the loser, its catalog reads, GETs, PUTs, DELETEs)
+# commits. Lakekeeper's loser first waits for the row lock until the winner's COMMIT (L, as long as the COMMIT its own
+# first commit never sends), then its check fails. (end of the loser, its catalog reads, GETs, PUTs, DELETEs)
 LOST = {
     "rest": (UNCONTENDED["rest"][0] + 100 + (L + G) + 100 + (L + G) + (G + Q) + (L + G) + P + 2 * L, 8, 8, 4, 0),
-    "rest-lakekeeper": (UNCONTENDED["rest-lakekeeper"][0] + G + 50 + L + 100 + L + (G + Q) + L + P + L, 6, 2, 4, 1),
+    "rest-lakekeeper": (UNCONTENDED["rest-lakekeeper"][0] + G + 50 + L + 100 + L + (G + Q) + L + P + 2 * L,
+                        6, 2, 4, 1),
 }
 # the loser's history: its base read, refresh, prepare, (the server's re-read,) the lost CAS, the server's re-load,
 # the client's refresh, prepare, (re-read,) CAS
@@ -94,6 +97,14 @@ def test_lost_race_409_after_server_sleep_and_reload(design):
     assert (lose.catalog_reads, lose.gets, lose.puts, lose.deletes) == (reads, gets, puts, deletes)
     # one failed CAS row (the database's) and one read row (the server's re-load) on the loser's first attempt
     mine = hist[hist.txn == lose.txn]
+    if design == "rest-lakekeeper":      # its updates waited for the row lock until the winner's COMMIT released it
+        locks = hist[hist.kind.str.startswith("lock")]
+        released = locks[(locks.txn == win.txn) & (locks.kind == "lock_release")].time_ms.min()
+        mine_locks = locks[locks.txn == lose.txn]
+        asked, granted = (mine_locks[mine_locks.kind == k].time_ms.min() for k in ("lock_request", "lock_grant"))
+        assert granted == released == asked + L and lose.lock_wait_ms == L
+        assert mine[mine.kind == "cas"].time_ms.min() == granted           # then its check fails, at once
+        mine = mine[~mine.kind.str.startswith("lock")]
     assert list(mine.kind) == KINDS[design]
     at = KINDS[design].index("cas")
     lost, reload, refresh = (mine.iloc[i] for i in (at, at + 1, at + 2))

@@ -58,7 +58,7 @@ SERVER_VARIANTS = {
     "lakekeeper": {"metadata_get": False, "retries": 2,
                    "retry": {"policy": "exponential", "base_ms": 50.0, "factor": 2.0, "max_ms": 100.0, "jitter": 0.5},
                    "pool_connections": 5, "read_pool_connections": 10, "acquire_timeout_ms": 5000.0,
-                   "lock_scope": "statement", "reread_before_cas": False, "delete_on_conflict": True},
+                   "lock_scope": "transaction", "reread_before_cas": False, "delete_on_conflict": True},
     "lakekeeper-0.9": {"metadata_get": False, "retries": 2,
                        "retry": {"policy": "exponential", "base_ms": 50.0, "factor": 2.0, "max_ms": 100.0,
                                  "jitter": 0.0},

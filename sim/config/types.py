@@ -49,8 +49,8 @@ class Server:
     retrying a lost CAS `retries` times after `retry`'s sleep (each retry re-loads and re-checks; DELETEs the file
     first if `delete_on_conflict`). Its database requests take connections of a pool of `pool_connections`
     (the client's loads one of `read_pool_connections` if given), a request that waited `acquire_timeout_ms` for one
-    failing its transaction (a 500), and its row locks are held by statement or, with `lock_scope: metadata_write`,
-    across the PUT. `variant` fills in the others."""
+    failing its transaction (a 500), and its row locks are held by statement (an autocommit UPDATE), with
+    `lock_scope: transaction` from its updates to its COMMIT, or with `lock_scope: metadata_write` across the PUT. `variant` fills in the others."""
     variant: str = _spec(None, choices=tuple(SERVER_VARIANTS) + tuple(SERVERLESS))
     metadata_get: bool = _spec(None)
     retries: int = _spec(None, ge=0)
@@ -59,7 +59,7 @@ class Server:
     read_pool_connections: int = _spec(None, ge=1)
     # not seeded: a timeout draws nothing, so a run with it and one without compare the same draws
     acquire_timeout_ms: float = _spec(None, gt=0, seeded=False)
-    lock_scope: str = _spec(None, choices=("statement", "metadata_write"))
+    lock_scope: str = _spec(None, choices=("statement", "transaction", "metadata_write"))
     reread_before_cas: bool = _spec(None)
     delete_on_conflict: bool = _spec(None)
 

@@ -224,13 +224,15 @@ def _free_locks(n: int) -> np.ndarray:
 def _pools(cfg: Config, p: Params) -> np.ndarray:
     """A server's database (`sim.model.capacity`): its pool, its read pool (none: 0 connections), then with row
     locks one per table, each free; no one queued. HMS (design hive): row NEXT_LOCK_ID is its NEXT_LOCK_ID row,
-    row CHECK_LOCK_MUTEX Hive 3's checkLock mutex."""
+    row CHECK_LOCK_MUTEX Hive 3's checkLock mutex. A store that serves conditional writes to one object one at a
+    time: one queue per object from OBJECT_QUEUES on, each free."""
     srv = cfg.catalog.server
-    pl = np.zeros(ROW_LOCKS + (cfg.workload.num_tables if p.row_locks else 0), dtype=POOL)
+    rows = p.row_locks or p.row_hold or p.object_queue
+    pl = np.zeros(ROW_LOCKS + (cfg.workload.num_tables if rows else 0), dtype=POOL)
     pl["head"] = pl["tail"] = -1
     if p.server:
         pl["free"][:ROW_LOCKS] = srv.pool_connections, srv.read_pool_connections or 0
-        pl["free"][ROW_LOCKS:] = 1
+    pl["free"][ROW_LOCKS:] = 1
     if p.hms_row_share > 0.0:   # HMS: its one NEXT_LOCK_ID row, a pool of one
         pl["free"][NEXT_LOCK_ID] = 1
     if p.hms_mutex_share > 0.0:   # HMS, Hive 3: its checkLock mutex, a pool of one

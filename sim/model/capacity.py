@@ -15,6 +15,10 @@ request (`pool_keep`: one database transaction over several requests, Lakekeeper
 timeout (`Params.pool_timeout_ms`) gives a waiter up that long after it queued: its timer (`run.timer`) takes it
 out of the queue and the engine runs it at `POOL_TIMEOUT`, its design's to handle (the request failed).
 
+A store that serves conditional writes to one object one at a time (`cas_one_at_a_time`, design cas) uses the rows
+from OBJECT_QUEUES on as one queue of one per object: a write asks its object's at its start, as a request asks a
+pool, and holds it to its answer.
+
 A row lock is asked for at a statement's effect point: granted if free, else the statement waits for it with its
 connection held (the design parks it) until the holder releases it, at its COMMIT (or its rollback): the lock goes
 to the first waiter, which the engine runs then. Its requests, grants, waits and holds are counted and recorded as a
@@ -23,12 +27,13 @@ invariant 7.
 """
 from . import fifo, history
 from .jit import handler, model_function
-from .state import PC, Kind
-from .transaction import DONE, PARKED, start
+from .state import PC, Kind, Src
+from .transaction import DONE, PARKED, next_write, start
 
 SERVER_POOL = 0   # rows of `Model.pl`: the server's pool ...
 READ_POOL = 1     # ... the pool its client's loads take, if it has one of their own (`Params.client_pool`)
 ROW_LOCKS = 2     # ... then table t's row lock at ROW_LOCKS + t
+OBJECT_QUEUES = ROW_LOCKS   # a store's per-object queue of conditional writes (no server): object o's at this + o
 NEXT_LOCK_ID = 0  # HMS (design hive, no server pool): the metastore's one NEXT_LOCK_ID row, a pool of one
 CHECK_LOCK_MUTEX = 1   # ... and Hive 3's checkLock mutex (its AUX_TABLE row), a pool of one
 
@@ -75,13 +80,24 @@ def on_acquire(m, j, now):
     tx = m.tx[j]
     if tx.pc == PC.POOL_WAIT:
         tx.pool_wait_ms += now - tx.pool_queued_ms
-        return start(m, j, tx.pool_src, tx.pool_pc, 0.0)
+        return _begin(m, j)
     if take_unit(m, j, now, tx.pool_ask):
-        return start(m, j, tx.pool_src, tx.pool_pc, 0.0)
+        return _begin(m, j)
     tx.pc = PC.POOL_WAIT
     if m.p.pool_timeout_ms > 0.0:
         fifo.ask_timer(m, j, m.p.pool_timeout_ms)
     return PARKED
+
+
+@model_function
+def _begin(m, j):
+    """The request starts now that it holds its unit: a conditional write takes effect where its store checks it
+    (`transaction.next_write`: a server's at the catalog's fraction, as any of its requests), any other request at
+    the catalog's fraction."""
+    tx = m.tx[j]
+    if tx.pool_src == Src.CAS:
+        return next_write(m, j, tx.pool_pc, 0.0)
+    return start(m, j, tx.pool_src, tx.pool_pc, 0.0)
 
 
 @model_function
@@ -105,7 +121,7 @@ def answer_in(m, j):
     tx = m.tx[j]
     if tx.pool < 0:
         return -1.0
-    return m.p.g * tx.op_latency_ms
+    return (m.p.cg if tx.pool_src == Src.CAS else m.p.g) * tx.op_latency_ms
 
 
 @model_function

@@ -102,6 +102,7 @@ def _server(cfg: Config, policy: int, jitter: float) -> dict:
     return dict(server=on, server_get=bool(srv.metadata_get), server_retries=srv.retries or 0, policy_server=policy,
                 jitter_server=jitter, server_reread=on and bool(srv.reread_before_cas),
                 server_delete=on and bool(srv.delete_on_conflict), row_locks=on and srv.lock_scope == "metadata_write",
+                row_hold=on and srv.lock_scope == "transaction",
                 client_pool=1 if srv.read_pool_connections else 0,
                 pool_timeout_ms=(srv.acquire_timeout_ms or 0.0) if on else 0.0)
 
@@ -144,7 +145,11 @@ def _log(cfg: Config) -> dict:
 def _shape(cfg: Config) -> dict:
     obj = cfg.commit.shape == "object"
     head = obj and cfg.catalog.backend == "storage" and cfg.commit.protocol == "rewrite"
-    return dict(object_shape=obj, head=head, own_head=head and profile_of(cfg).head_median_ms is not None)
+    prof = profile_of(cfg)
+    own = head and prof.head_median_ms is not None
+    queued = bool(prof.cas_one_at_a_time) and cfg.catalog.backend == "storage" and cfg.commit.protocol == "rewrite"
+    return dict(object_shape=obj, head=head, own_head=own, object_queue=queued and not cfg.catalog.version_files,
+                head_version=own and bool(prof.version_from_head) and not cfg.catalog.version_files)
 
 
 def _writers(cfg: Config) -> dict:

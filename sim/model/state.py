@@ -173,6 +173,9 @@ class Params(NamedTuple):
     object_shape: bool           # commit.shape object: no metadata I/O, the object's read and conditional write
     head: bool                   # ... whose first read is a HEAD then a GET (a storage catalog, rewrite)
     own_head: bool               # ... the HEAD drawn from the profile's own HEAD (`Src.HEAD`), else a GET draw
+    object_queue: bool           # the store serves conditional writes to one object one at a time (design cas)
+    head_version: bool           # ... and the conditional write expects the HEAD's version, the GET after it
+                                 # reading the body (the benchmark's client on S3 and GCS: docs/MODEL.md)
     writers: int                 # 0: open-loop arrivals
     periodic: bool
     interval_ms: float
@@ -191,6 +194,7 @@ class Params(NamedTuple):
     server_reread: bool          # ... which re-reads the row before its UPDATE (a compare of its own)
     server_delete: bool          # ... which DELETEs the metadata.json it wrote when its database check fails
     row_locks: bool              # ... whose one transaction holds its row lock across the metadata.json PUT
+    row_hold: bool               # ... whose commit transaction holds the row from its updates to its COMMIT
     client_pool: int             # the pool of the server's database the client's loads take (sim/model/capacity.py)
     pool_timeout_ms: float       # ... a request waiting this long for a connection is given up (0: never)
     # version files (sim/model/designs/fs_table.py) and the re-read before the CAS (sim/model/iceberg.py)
@@ -257,7 +261,10 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
                   " STORE_QUERY STORE_GET"
                   # HMS, Hive 3: a checkLock (a lock()'s, after its enqueue; a poll's) waiting for the metastore's
                   # checkLock mutex, and its check under it (sim/model/designs/hive.py)
-                  " HMS_MUTEX_WAIT HMS_CHECK_LOCK")
+                  " HMS_MUTEX_WAIT HMS_CHECK_LOCK"
+                  # a REST server's updates in its commit transaction, under the table's row lock (Lakekeeper
+                  # >= 0.10: sim/model/designs/rest.py)
+                  " SRV_UPDATE")
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT"

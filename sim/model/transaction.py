@@ -59,7 +59,11 @@ def begin(m, now, writer):
 @model_function
 def first_read(m, j, pc):
     """INIT: the transaction reads its base snapshot (a log's: LIST), handled at `pc`; the microbenchmark's first
-    read of a storage object is a HEAD (the profile's own, else a GET draw), then the GET."""
+    read of a storage object is a HEAD (the profile's own, else a GET draw), then the GET. Where the client's
+    conditional write expects the HEAD's version (`head_version`), the HEAD is the read that captures it, and the
+    GET is the prepare's (`sim.model.iceberg.prepare`)."""
+    if m.p.head_version:
+        return start(m, j, Src.HEAD, pc, 0.0)
     head = 0.0
     if m.p.head:
         head = take(m, Src.HEAD) if m.p.own_head else take(m, Src.GET)

@@ -17,8 +17,11 @@ Every database request takes a connection of the server's pool (`sim.model.capac
 read pool where the server has one; the server's load and CAS its (write) pool, each released at its answer.
 Lakekeeper 0.9 (`row_locks`) runs one transaction instead: its load and updates (one request) take the table's row
 lock, then it PUTs and COMMITs, holding its connection and the lock throughout; a commit that waited for the lock
-finds the row changed (its check fails) and rolls back. A request that waited the pool's acquire timeout for a
-connection fails: the server answers 500, which the client does not retry.
+finds the row changed (its check fails) and rolls back. Lakekeeper >= 0.10 (`row_hold`) writes metadata.json
+first, then runs its commit transaction: its updates (one request: they take the row lock, and the last one is the
+check) then its COMMIT (another), holding the lock between them; an update that finds the row locked waits for the
+holder's COMMIT, as PostgreSQL's UPDATE at READ COMMITTED does, then checks the row as it is then. A request that
+waited the pool's acquire timeout for a connection fails: the server answers 500, which the client does not retry.
 On a 409 the Iceberg client sleeps its retry policy's delay, then refreshes (no read before the sleep), and
 prepares and POSTs again. Request counts include the server's requests for the transaction: its database reads
 (`catalog_reads`), metadata.json GETs (`gets`), PUTs (`puts`) and DELETEs (`deletes`).
@@ -98,7 +101,14 @@ def _write_then_cas(m, j, answer_in):
     put = answer_in + take(m, Src.PUT_TM)
     if m.p.server_reread:
         return pooled(m, j, SERVER_POOL, Src.READ, PC.SRV_REREAD, put)
-    return pooled(m, j, SERVER_POOL, Src.CAS, PC.SRV_CAS, put)
+    return _cas(m, j, put)
+
+
+@model_function
+def _cas(m, j, before):
+    """The database CAS `before` ms from now, on a connection of the pool: one autocommit UPDATE, or (`row_hold`)
+    the commit transaction's updates, its COMMIT to follow."""
+    return pooled(m, j, SERVER_POOL, Src.CAS, PC.SRV_UPDATE if m.p.row_hold else PC.SRV_CAS, before)
 
 
 @model_function
@@ -112,15 +122,47 @@ def _write_then_commit(m, j, answer_in):
 
 @handler
 def on_row_lock(m, j, now):
-    """Lakekeeper 0.9: a transaction that waited for the table's row lock gets it (the holder committed or rolled
-    back): its updates run now; a row that changed since its load matches nothing (ConcurrentUpdateError), and it
-    rolls back, releasing the lock, and the server retries. Its answer comes the rest of its request later."""
+    """A transaction that waited for the table's row lock gets it (the holder committed or rolled back): its
+    updates run now (Lakekeeper >= 0.10: `_checked`); a row that changed since its load matches nothing
+    (ConcurrentUpdateError), and it rolls back, releasing the lock, and the server retries. Its answer comes the
+    rest of its request later."""
     tx = m.tx[j]
     t = tx.table
     answer_in = m.p.g * tx.op_latency_ms
+    if m.p.row_hold:
+        return _checked(m, j, now, answer_in)
     seq = catalog.read_seq(m, t)
     if seq == tx.seq:
         return _write_then_commit(m, j, answer_in)
+    _failed(m, j, now, seq, answer_in)
+    capacity.unlock_row(m, j, now, t)
+    capacity.keep(m, j, False)
+    return _lost(m, j, now, answer_in)
+
+
+@handler
+def on_update(m, j, now):
+    """Lakekeeper >= 0.10: its commit transaction's updates reach the table's rows: they take the row lock (the
+    transaction keeps its connection to its COMMIT), or wait for it while another transaction holds it."""
+    tx = m.tx[j]
+    capacity.keep(m, j, True)
+    if capacity.lock_row(m, j, now, tx.table):
+        return _checked(m, j, now, m.p.g * tx.op_latency_ms)
+    tx.pc = PC.SRV_ROW_WAIT
+    return PARKED
+
+
+@model_function
+def _checked(m, j, now, answer_in):
+    """Lakekeeper >= 0.10, under the row lock: the last update's check (`UPDATE tabular ... WHERE metadata_location
+    IS NOT DISTINCT FROM old`). It holds: the COMMIT follows on the same connection (the CAS's effect point, where
+    the lock is released). It does not (zero rows, ConcurrentUpdateError): the transaction rolls back, releasing the
+    lock, and the server retries as for a lost CAS."""
+    tx = m.tx[j]
+    t = tx.table
+    seq = catalog.read_seq(m, t)
+    if seq == tx.seq:
+        return start(m, j, Src.CAS, PC.SRV_CAS, answer_in)
     _failed(m, j, now, seq, answer_in)
     capacity.unlock_row(m, j, now, t)
     capacity.keep(m, j, False)
@@ -141,7 +183,7 @@ def on_reread(m, j, now):
         return _lost(m, j, now, answer_in)
     if history.on(m):
         history.read(m, now, j, t, seq, catalog.read_version(m, t), now + answer_in)
-    return pooled(m, j, SERVER_POOL, Src.CAS, PC.SRV_CAS, answer_in)
+    return _cas(m, j, answer_in)
 
 
 @model_function
@@ -169,7 +211,7 @@ def on_cas(m, j, now):
     answer_in = m.p.g * tx.op_latency_ms
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, now + answer_in)
-    if m.p.row_locks:
+    if m.p.row_locks or m.p.row_hold:
         capacity.unlock_row(m, j, now, t)
         capacity.keep(m, j, False)
     if ok:
@@ -204,7 +246,7 @@ def on_pool_timeout(m, j, now):
     tx = m.tx[j]
     pc = tx.pool_pc
     answer_in = 0.0
-    if m.p.server_delete and (pc == PC.SRV_REREAD or pc == PC.SRV_CAS):
+    if m.p.server_delete and (pc == PC.SRV_REREAD or pc == PC.SRV_CAS or pc == PC.SRV_UPDATE):
         tx.deletes += 1
         answer_in = take(m, Src.DELETE)
     return end(m, j, now, Outcome.ABORTED, Reason.POOL_TIMEOUT, now + answer_in)
@@ -229,6 +271,8 @@ def step(m, j, now):
             delay = on_cas(m, j, now)
         elif pc == PC.SRV_REREAD:
             delay = on_reread(m, j, now)
+        elif pc == PC.SRV_UPDATE:
+            delay = on_update(m, j, now)
         elif pc == PC.SRV_ROW_WAIT:
             delay = on_row_lock(m, j, now)
         elif pc == PC.COMMIT:
@@ -246,7 +290,7 @@ timer = capacity.on_timer   # a request waiting for a connection: whether its po
 # (benchmarks/compile.py, 2026-11-26): the engine's `compiling the model ...` line quotes it
 COMPILE_S = 9
 
-OWNS = dict(effect_points=("SRV_LOAD", "SRV_CAS", "SRV_REREAD", "SRV_ROW_WAIT", "POOL_TIMEOUT"),
+OWNS = dict(effect_points=("SRV_LOAD", "SRV_CAS", "SRV_REREAD", "SRV_ROW_WAIT", "SRV_UPDATE", "POOL_TIMEOUT"),
             fields=("server_retries",),
             params=("server", "server_get", "server_retries", "policy_server", "jitter_server", "server_reread",
-                    "server_delete", "row_locks"), sources=("SERVER",))
+                    "server_delete", "row_locks", "row_hold"), sources=("SERVER",))
