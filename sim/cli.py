@@ -2,7 +2,8 @@
 
 Exit codes: 0 done; 1 runs failed (sweep), an invariant violated (check) or sim cannot load its commands;
 2 bad input, including a run too big to start without --yes; 74 (EX_IOERR) a result file cannot be written;
-130 interrupted; 141 stdout closed early (a pipe into `head`). Every error is one line on stderr."""
+130 interrupted; 141 stdout closed early (a pipe into `head`); 143 terminated (SIGTERM). Every error is one line on
+stderr."""
 from __future__ import annotations
 
 import argparse

@@ -192,3 +192,18 @@ def test_a_bad_provider_file_names_its_key(tmp_path, edit, message):
     with pytest.raises(ProviderError) as exc:
         load_provider(str(p), "seed")
     assert str(exc.value) == message
+
+
+def test_a_providers_directory_of_ones_own_needs_no_s3(tmp_path, monkeypatch):
+    """`SIM_PROVIDERS_DIR` pointing at a folder holding only the user's provider: a config naming it resolves and
+    hashes (the defaults, which name s3, are not looked up there); one left on the default s3 says s3 is unknown."""
+    from pathlib import Path
+    from sim.config import ConfigError, from_dict
+    root = Path(__file__).resolve().parent.parent
+    mine = (root / "providers" / "s3.yaml").read_text().replace("name: s3\n", "name: myprovider\n")
+    (tmp_path / "myprovider.yaml").write_text(mine)
+    monkeypatch.setenv("SIM_PROVIDERS_DIR", str(tmp_path))
+    cfg = from_dict({"storage": {"provider": "myprovider"}})
+    assert cfg.storage.provider == "myprovider" and len(cfg.hash) == 16
+    with pytest.raises(ConfigError, match="unknown provider 's3'"):
+        from_dict({})

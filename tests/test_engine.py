@@ -200,3 +200,14 @@ def test_io_counts_follow_the_protocol(engine):
         assert (prepares == 1 + done.table_conflicts).all()
         assert (done.manifest_lists_read == prepares).all()
         assert (done.attempts == 1 + done.catalog_conflicts + done.table_conflicts).all()
+
+
+def test_a_transaction_row_of_the_simpy_view_shows_its_fields():
+    """What a debugger's `p m.tx[j]` prints (docs/howto.md, "Debug with the SimPy engine"): every field by name."""
+    import numpy as np
+    from sim.engines.view import rows_of
+    from sim.model.state import TX
+    a = np.zeros(1, dtype=TX)
+    a["txn"], a["table"] = 7, 1
+    text = repr(rows_of(a)[0])
+    assert text.startswith("Row(txn=7, table=1, ") and all(f"{k}=" in text for k in TX.names)

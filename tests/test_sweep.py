@@ -172,3 +172,18 @@ def test_report_on_smoke_results(smoke_reference):
         assert (index.parent / src).is_file(), src
     knee = pd.read_csv(smoke_reference / "report" / "knee.csv")
     assert len(knee) == 4   # provider x num_tables
+
+
+def test_the_heaviest_configuration_line_names_the_first_of_tied_ones():
+    """Configurations that differ only where the estimate does not look (the linearization fraction) tie: the line
+    names the first in the grid's order, whatever order the runs to do come in (they came from a set before)."""
+    from sim.sweep.runner import _check_size, tasks_of
+    s = parse({"name": "tie", "base": {"duration_ms": 60_000, "warmup_ms": 0, "cooldown_ms": 0},
+               "grid": {"catalog.linearization_fraction": [0.3, 0.5, 0.7]}})
+    todo = tasks_of(s)
+    lines = []
+    for order in (todo, todo[::-1]):
+        log = []
+        _check_size(s, order, None, log.append)
+        lines.append(log[0])
+    assert lines[0] == lines[1] and "catalog.linearization_fraction=0.3" in lines[0]

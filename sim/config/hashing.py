@@ -33,8 +33,9 @@ def _hash_view(obj, default, seeds: bool = False) -> dict:
 
 @functools.lru_cache(maxsize=1)
 def _defaults() -> Config:
-    """The resolved default config (what `from_dict({})` gives): the values a `late` key is compared with."""
-    return _resolve(Config())
+    """The resolved default config (what `from_dict({})` gives): the values a `late` key is compared with. Its
+    provider is not looked up: a providers directory of the user's own (`SIM_PROVIDERS_DIR`) need not hold s3."""
+    return _resolve(Config(), provider_known=False)
 
 
 def config_hash(cfg: Config) -> str:

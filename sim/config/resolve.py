@@ -324,8 +324,9 @@ def _check_reread(cat: Catalog, commit: Commit) -> None:
                           "and commit.shape table (a catalog as one file; design: file)")
 
 
-def _resolve(cfg: Config) -> Config:
-    """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread."""
+def _resolve(cfg: Config, provider_known: bool = True) -> Config:
+    """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread;
+    `provider_known=False` leaves the provider unchecked (the defaults, which name s3 but never run)."""
     commit = _resolve_commit(cfg)
     _check_catalog(cfg)
     catalog = _resolve_server(cfg)
@@ -335,7 +336,8 @@ def _resolve(cfg: Config) -> Config:
     _check_clock_skew(cfg)
     _check_tables(cfg.workload)
     try:
-        profile_of(cfg)
+        if provider_known:
+            profile_of(cfg)
     except ProviderError as exc:
         raise ConfigError("storage.provider", str(exc)) from None
     workload = dataclasses.replace(cfg.workload, writers=_resolve_writers(cfg.workload))

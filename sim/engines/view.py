@@ -19,6 +19,11 @@ from ..model.state import HIST, Model
 _CLASSES = {}
 
 
+def _repr(row) -> str:
+    """`Row(txn=7, table=0, ...)`: every field by name (what a debugger's `p m.tx[j]` shows)."""
+    return "Row(" + ", ".join(f"{k}={getattr(row, k, '?')!r}" for k in row.__slots__) + ")"
+
+
 def row_class(dtype: np.dtype) -> type:
     """A class with `__slots__` named after the dtype's fields (one per dtype), built from a row's values."""
     if dtype not in _CLASSES:
@@ -26,7 +31,7 @@ def row_class(dtype: np.dtype) -> type:
         body = "".join(f"    self.{k} = {k}\n" for k in names)   # plain assignments: ~10x a setattr loop
         scope: dict = {}
         exec(f"def __init__(self, {', '.join(names)}):\n{body}", scope)
-        _CLASSES[dtype] = type("Row", (), {"__slots__": names, "__init__": scope["__init__"]})
+        _CLASSES[dtype] = type("Row", (), {"__slots__": names, "__init__": scope["__init__"], "__repr__": _repr})
     return _CLASSES[dtype]
 
 

@@ -114,9 +114,11 @@ def _to_do(tasks: list[dict], store: ResultStore, force: bool) -> tuple[list[dic
 
 
 def _check_size(sweep: Sweep, todo: list[dict], limits: Limits | None, log) -> None:
-    """Estimate the heaviest configuration to run, say it, and refuse it above `limits`."""
+    """Estimate the heaviest configuration to run, say it, and refuse it above `limits`; of tied ones the first in
+    the grid's order, so that the line names the same one on every run."""
     configs = {p.hash: p for p in sweep.points}
-    hashes = {t["columns"]["config_hash"] for t in todo}
+    todo_hashes = {t["columns"]["config_hash"] for t in todo}
+    hashes = [h for h in configs if h in todo_hashes]
     est, point = max(((estimate(configs[h].config), configs[h]) for h in hashes), key=lambda e: e[0].wall_s)
     where = ", ".join(f"{k}={v}" for k, v in point.params.items()) or "the base config"
     log(f"estimate for the heaviest configuration ({where}): {est.describe()} per run")
