@@ -263,20 +263,17 @@ SPEC_CASES = {"missing": None, "a directory": "dir", "binary junk": JUNK["binary
 
 
 @pytest.mark.parametrize("case", list(SPEC_CASES))
-def test_report_spec_and_python_m_sim_report_are_one_line_and_exit_2(tmp_path, case):
-    """`python -m sim.report DIR --spec FILE` is `sim report`: its sweep file is checked like DIR's own."""
-    from sim.report.__main__ import main as report_main
-
+def test_report_spec_is_one_line_and_exit_2(tmp_path, case):
+    """`sim report DIR --spec FILE`: its sweep file is checked like DIR's own."""
     (tmp_path / "results.parquet").write_bytes(RESULTS)
     spec, data = tmp_path / "spec.yaml", SPEC_CASES[case]
     if data == "dir":
         spec.mkdir()
     elif data is not None:
         spec.write_bytes(data)
-    for code, out, err in (_main("report", tmp_path, "--spec", spec),
-                           _main(tmp_path, "--spec", spec, entry=report_main)):
-        assert (code, out) == (2, ""), err
-        assert len(err.strip().splitlines()) == 1 and err.startswith("error: ") and str(spec) in err, err
+    code, out, err = _main("report", tmp_path, "--spec", spec)
+    assert (code, out) == (2, ""), err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error: ") and str(spec) in err, err
 
 
 def test_python_m_sim_checker_gives_one_line_and_exit_2(tmp_path):
