@@ -9,7 +9,8 @@ replication, keeping each run's transactions, and prints per cell, beside the be
   429s is a failure, as the benchmark counts it);
 - success/s and attempts/s: committed and finished operations a second of the run;
 - success p50 and p99: the successful operations' whole loop (HEAD, GET, conditional PUT, and any 429 resends),
-  from arrival to answer, as the benchmark times an operation.
+  from arrival to answer, as the benchmark times an operation; failure p50 the failed operations' (a loser's PUT
+  tends to be the slower one: S3 checks at completion).
 Means over replications; the percentiles of all replications' successes pooled.
 """
 from __future__ import annotations
@@ -41,10 +42,10 @@ def one(args) -> dict:
     done = c["outcome"] != int(Outcome.UNFINISHED)
     ok = c["outcome"] == int(Outcome.COMMITTED)
     secs = cfg.duration_ms / 1000.0
+    loop = c["end_ms"] - c["arrival_ms"]
     return {"provider": cfg.storage.provider, "writers": cfg.workload.writers.count,
             "success_per_s": ok.sum() / secs, "attempts_per_s": done.sum() / secs,
-            "failure_share": 1.0 - ok.sum() / max(done.sum(), 1),
-            "loop_ms": (c["end_ms"] - c["arrival_ms"])[ok]}
+            "failure_share": 1.0 - ok.sum() / max(done.sum(), 1), "loop_ms": loop[ok], "failed_ms": loop[done & ~ok]}
 
 
 def measure(replications: int, jobs: int) -> dict:
@@ -59,23 +60,27 @@ def measure(replications: int, jobs: int) -> dict:
     out = {}
     for key, rs in cells.items():
         loops = np.concatenate([r["loop_ms"] for r in rs])
+        failed = np.concatenate([r["failed_ms"] for r in rs])
         out[key] = {k: float(np.mean([r[k] for r in rs])) for k in ("success_per_s", "attempts_per_s",
                                                                       "failure_share")}
-        out[key].update(success_p50_ms=float(np.percentile(loops, 50)), success_p99_ms=float(np.percentile(loops, 99)))
+        out[key].update(success_p50_ms=float(np.percentile(loops, 50)), success_p99_ms=float(np.percentile(loops, 99)),
+                        failure_p50_ms=float(np.percentile(failed, 50)) if len(failed) else float("nan"))
     return out
 
 
 def table(model: dict, label: str) -> str:
     """The markdown table: model / benchmark per figure, and how far each model figure is from the benchmark's."""
-    head = ("| provider | writers | failure share | success/s | attempts/s | success p50 ms | success p99 ms |\n"
-            "|---|---|---|---|---|---|---|")
+    head = ("| provider | writers | failure share | success/s | attempts/s | success p50 ms | success p99 ms | "
+            "failure p50 ms |\n|---|---|---|---|---|---|---|---|")
     rows = [f"{label} / benchmark, per cell (model's deviation: failure share in pp, the others in %)", "", head]
     for (prov, n), m in model.items():
         b = BENCH[prov][str(n)]
         fs = f"{100 * m['failure_share']:.1f} / {100 * b['failure_share']:.1f} " \
              f"({100 * (m['failure_share'] - b['failure_share']):+.1f})"
-        cells = [fs] + [f"{m[k]:.3g} / {b[k]:.3g} ({100 * (m[k] / b[k] - 1):+.0f} %)"
-                        for k in ("success_per_s", "attempts_per_s", "success_p50_ms", "success_p99_ms")]
+        cells = [fs] + [f"{m[k]:.3g} / {b[k]:.3g} ({100 * (m[k] / b[k] - 1):+.0f} %)" if b[k] and m[k] == m[k]
+                        else "-"
+                        for k in ("success_per_s", "attempts_per_s", "success_p50_ms", "success_p99_ms",
+                                  "failure_p50_ms")]
         rows.append(f"| {prov} | {n} | " + " | ".join(cells) + " |")
     return "\n".join(rows) + "\n"
 
