@@ -15,7 +15,7 @@ request (`pool_keep`: one database transaction over several requests, Lakekeeper
 timeout (`Params.pool_timeout_ms`) gives a waiter up that long after it queued: its timer (`run.timer`) takes it
 out of the queue and the engine runs it at `POOL_TIMEOUT`, its design's to handle (the request failed).
 
-A store that serves conditional writes to one object one at a time (`cas_one_at_a_time`, design cas) uses the rows
+A store that serves conditional writes to one object one at a time (`cas_one_at_a_time`, design cas_queue) uses the rows
 from OBJECT_QUEUES on as one queue of one per object: a write asks its object's at its start, as a request asks a
 pool, and holds it to its answer.
 

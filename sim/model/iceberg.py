@@ -13,7 +13,7 @@ from .io import gets_ms
 from .jit import handler, model_function
 from .retry import conflict_delay
 from .state import PC, Outcome, Reason, Src
-from .transaction import AGAIN, end, first_read, next_read, next_write, read_catalog, real_conflict
+from .transaction import AGAIN, admitted, end, first_read, next_read, next_write, read_catalog, real_conflict, resend
 
 
 @model_function
@@ -143,6 +143,19 @@ def swap(m, j, now):
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)
     return ok, answer
+
+
+@handler
+def on_catalog_cas(m, j, now):
+    """The conditional write of the catalog object (or the table's pointer) against the version of the last
+    refresh: committed, or the next attempt's read, or retries_exhausted. A throttled object answers 429 first: the
+    request comes back later (designs `cas` and `cas_queue`)."""
+    if not admitted(m, j, now, catalog.object_of(m, m.tx[j].table)):
+        return resend(m, j, now)
+    ok, answer = swap(m, j, now)
+    if ok:
+        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer)
+    return lost(m, j, now, answer)
 
 
 @model_function

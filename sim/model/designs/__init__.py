@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import cas, delta_dynamodb, fs_table, hive, hudi, log, rest
+from . import cas, cas_queue, delta_dynamodb, fs_table, hive, hudi, log, rest
 
 DESIGNS: dict[str, ModuleType] = {
     "cas": cas, "fs_table": fs_table, "rest": rest, "hive": hive,
-    "log": log, "delta_dynamodb": delta_dynamodb, "hudi": hudi,
+    "log": log, "delta_dynamodb": delta_dynamodb, "hudi": hudi, "cas_queue": cas_queue,
 }
 
 
@@ -40,6 +40,8 @@ def design_of(p) -> str:
         return "rest"
     if p.version_files:
         return "fs_table"
+    if p.object_queue:
+        return "cas_queue"
     return "cas"
 
 
