@@ -130,7 +130,7 @@ _REQUESTS = {
 }
 _FIGURE = Field(float, gt=0)
 # what a measured set was fitted to: one writer's conditional-write loop (read by the tests and
-# benchmarks/profiles_fit.py, never by the model)
+# benchmarks/calibration/profiles_fit.py, never by the model)
 LOOP = {"source": Field(str, required=True), "threads": Field(int, required=True, ge=1),
         "median_ms": Field(float, required=True, gt=0), "mean_ms": Field(float, required=True, gt=0),
         "p95_ms": Field(float, required=True, gt=0), "p99_ms": Field(float, required=True, gt=0),

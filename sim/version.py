@@ -49,7 +49,7 @@ default keeps the old behaviour, a faster engine with the same records) leave it
 #    heap). Runs with one change (their GET draws shift); `io.long_reads: exact` gives version 9's results bit for
 #    bit (every golden entry checked), and every run without a long read keeps its results (goldens)
 # 11: writers in rounds (issue "Writers in rounds"): the measured profile set's requests are each a fixed part plus a
-#    lognormal, fitted to one writer's whole loop (min to p99; benchmarks/profiles_fit.md), so every run under the
+#    lognormal, fitted to one writer's whole loop (min to p99; benchmarks/calibration/profiles_fit.md), so every run under the
 #    measured set changes; the microbenchmark's conditional write expects the version its HEAD saw where the
 #    benchmark's client does (S3, S3 Express, GCS: `version_from_head`); Lakekeeper >= 0.10's commit transaction
 #    holds the table's row from its updates to its COMMIT (a second database round trip; `lock_scope:

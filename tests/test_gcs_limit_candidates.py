@@ -1,4 +1,4 @@
-"""benchmarks/gcs_limit_candidates.py's one-writer loop stands in for the model only where they agree: its token
+"""benchmarks/calibration/gcs_limit_candidates.py's one-writer loop stands in for the model only where they agree: its token
 bucket against the model's (`sim.run`, cas-bench-measured at one writer), and the limiters' own rules."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "calibration"
 OPS = 20_000
 TOLERANCE = 0.03   # the loop against the model, same mechanism, other random streams (both runs 20,000 operations)
 

@@ -205,7 +205,7 @@ def test_writers_knee_json_names_the_parameter_and_unit():
 # ------------------------------------------------------------------------------------------- on the model
 
 #: closed-loop writers on one S3 table, one retry: the full runs' crossing is about 9.4 writers
-#: (benchmarks/writers_knee_fit.md); runs of 30 simulated minutes take milliseconds
+#: (benchmarks/calibration/writers_knee_fit.md); runs of 30 simulated minutes take milliseconds
 WRITERS = {"duration_ms": 1_800_000, "warmup_ms": 300_000, "cooldown_ms": 300_000, "drain_limit_ms": 600_000,
            "storage": {"provider": "s3"}, "commit": {"max_retries": 1},
            "workload": {"num_tables": 1, "runtime": {"median_ms": 5000, "sigma": 0.5, "min_ms": 1000},

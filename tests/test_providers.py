@@ -77,7 +77,7 @@ def test_lognormal_draws_use_libm_exp_on_every_machine():
 
 
 # The measured profile set (storage.profile_set: measured): one latency per request kind, fitted to one writer's
-# conditional-write loop (benchmarks/profiles_fit.py); the loop's figures are in each provider file (measured.loop)
+# conditional-write loop (benchmarks/calibration/profiles_fit.py); the loop's figures are in each provider file (measured.loop)
 
 MEASURED = ("s3x", "s3", "azurex", "azure", "gcp")
 LOOP_OPS = 100_000     # operations per one-writer run: the median and p95 within about 0.5 % of their limit
@@ -126,8 +126,8 @@ def _figures(x: np.ndarray, operations: int) -> dict:
 def test_measured_set_reproduces_the_one_writer_loop(name):
     """HEAD + GET + conditional PUT at one writer against the loop measured at one thread, its whole distribution:
     min, p5, p10, p25, median, mean, p75, p90, p95, p99 and ops/s, each within 5 % (the fit's own errors are at most
-    2 %: benchmarks/profiles_fit.md; the rest is this run's sampling, 100,000 operations). gcp: its body and the
-    figures its limit's client bucket was fitted on (2.5 %: benchmarks/gcs_client_fit.md). The benchmark's Azure
+    2 %: benchmarks/calibration/profiles_fit.md; the rest is this run's sampling, 100,000 operations). gcp: its body and the
+    figures its limit's client bucket was fitted on (2.5 %: benchmarks/calibration/gcs_client_fit.md). The benchmark's Azure
     throughputs contradict its own latencies (0.057/s against a 103.6 ms mean loop), so where the file has no ops/s
     the one-thread identity ops/s = 1000 / mean holds in for it (s3, s3x, gcp: within 0.5 % of theirs). GCS's 429s
     are resent as the benchmark's client resends them (gax's schedule: experiments/cas-bench-measured.yaml)."""

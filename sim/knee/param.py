@@ -74,7 +74,7 @@ class WritersParam:
     unit = "writers"
     load_key = "writers"
     integer = True
-    pilot_bias = 1.0               # N writers contend from the start: 0.96-1.09 (benchmarks/writers_knee_fit.md)
+    pilot_bias = 1.0               # N writers contend from the start: 0.96-1.09 (benchmarks/calibration/writers_knee_fit.md)
 
     def canon(self, n: float) -> int:
         return int(n)

@@ -27,7 +27,7 @@ class KneeSpec:
     spread: float = 0.04                # new full runs sit at least this far (relative) from the crossing
     pilot_fraction: float = 1 / 6       # pilot runs last this share of duration, warmup and cooldown
     pilot_bias: float | None = None     # the first full-length probe runs at the pilot's guess / this; None:
-                                        # 1.5 for the load (4c), 1 for writers (benchmarks/writers_knee_fit.md)
+                                        # 1.5 for the load (4c), 1 for writers (benchmarks/calibration/writers_knee_fit.md)
 
 
 #: the `knee:` keys (sweep file; CLI options) with their ranges, in KneeSpec's order

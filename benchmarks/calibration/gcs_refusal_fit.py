@@ -2,7 +2,7 @@
 burst and refusal cost fitted to the ONE-writer loop, checked against the model at the chosen point, then 2 to 16
 writers predicted by the model against the benchmark (docs/MODEL.md, "Concurrent writes to one object").
 
-    python benchmarks/gcs_refusal_fit.py [--ops 20000]     # prints the tables; writes gcs_refusal_fit.md
+    python benchmarks/calibration/gcs_refusal_fit.py [--ops 20000]     # prints the tables; writes gcs_refusal_fit.md
 
 The one-writer loop is gcs_limit_candidates.py's `debt` (a HEAD, a GET, the conditional PUT checked at half its
 latency, 429s resent on gax's schedule, a new object every 427 operations as in the benchmark's runs) with its
@@ -25,9 +25,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(HERE))
 
 import gcs_limit_candidates as candidates  # noqa: E402
 from gcs_limit_candidates import BENCHMARK_OPS, RUN_OPS  # noqa: E402
@@ -176,8 +177,8 @@ def main() -> None:
         + [f"Closer to the benchmark than today's bucket at 2, 4, 8, 16 writers: {name}: "
            f"{_closer(preds[TODAY], p)}" for name, p in preds.items() if name != TODAY])
     print(text)
-    (ROOT / "benchmarks" / "gcs_refusal_fit.md").write_text(
-        "# GCS's soft limit: a bucket whose refusals cost tokens (`benchmarks/gcs_refusal_fit.py`)\n\n" + text + "\n")
+    (HERE / "gcs_refusal_fit.md").write_text(
+        "# GCS's soft limit: a bucket whose refusals cost tokens (`benchmarks/calibration/gcs_refusal_fit.py`)\n\n" + text + "\n")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Candidate mechanisms for GCS's soft per-object limit, each with two parameters fitted to the ONE-writer loop
 (docs/MODEL.md, "Concurrent writes to one object"; the token bucket's own fit in the model: gcs_limit_fit.py).
 
-    python benchmarks/gcs_limit_candidates.py [--ops 20000]   # prints each mechanism's best; writes the .md
+    python benchmarks/calibration/gcs_limit_candidates.py [--ops 20000]   # prints each mechanism's best; writes the .md
 
 Why a loop of its own: the model has one limiter (a token bucket, `sim.model.throttle`); a mechanism goes into it
 only once it fits. One writer's closed loop is short to write down: a HEAD, a GET, then the conditional PUT, each
@@ -36,7 +36,8 @@ from pathlib import Path
 import numba
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 from sim.providers import measured_loop  # noqa: E402
@@ -200,7 +201,7 @@ def _row(name: str, a, b, g: dict, w: float | None) -> str:
 def cross_check(n_ops: int, seed: int, rate_per_s: float = 1.9, burst: float = 20.0) -> list[str]:
     """The bucket in this loop and in the model, at one point: their figures side by side."""
     import tempfile
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(HERE))
     import gcs_limit_fit
     with tempfile.TemporaryDirectory() as tmp:
         model = gcs_limit_fit.figures(*gcs_limit_fit.one_writer(
@@ -244,8 +245,8 @@ def main() -> None:
     check = cross_check(args.ops, args.seed)
     text = "\n".join(head + body) + "\n\n" + "\n".join(spread) + "\n\n" + "\n".join(check)
     print(text)
-    (ROOT / "benchmarks" / "gcs_limit_candidates.md").write_text(
-        "# GCS's soft limit: candidate mechanisms, fitted to one writer (`benchmarks/gcs_limit_candidates.py`)\n\n"
+    (HERE / "gcs_limit_candidates.md").write_text(
+        "# GCS's soft limit: candidate mechanisms, fitted to one writer (`benchmarks/calibration/gcs_limit_candidates.py`)\n\n"
         f"Each mechanism's best point over its grid ({args.ops} operations a point, a new object every {RUN_OPS} "
         "as in the benchmark's runs, one writer, gcp's measured requests, gax's resends), by the largest relative "
         "error over the median, mean, p95, p99 and ops/s (a, b: the two parameters named in the first "

@@ -1,9 +1,9 @@
 """How writers' success curves look to the knee search (docs/knee.md, 'Writers knee'): does logit(success) fit
 better linear in N or in log N (binomial deviance of both fits over windows around the crossing), and do short
 pilot runs see less contention than full ones, as open-loop runs do (the crossing of 1/6-length runs against
-full-length ones). Writes benchmarks/writers_knee_fit.md.
+full-length ones). Writes benchmarks/calibration/writers_knee_fit.md.
 
-    python benchmarks/writers_knee_fit.py [--reps 4]
+    python benchmarks/calibration/writers_knee_fit.py [--reps 4]
 """
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def main() -> None:
         pilot = crossing(*runs(config(*case, fraction=PILOT), grid, 6 * args.reps))
         bias.append(f"| {name} | {full:.2f} | {pilot:.2f} | {pilot / full:.2f} |")
         print(link[-3:], bias[-1], sep="\n", flush=True)
-    text = (f"# Writers' success curves (benchmarks/writers_knee_fit.py --reps {args.reps})\n\n"
+    text = (f"# Writers' success curves (benchmarks/calibration/writers_knee_fit.py --reps {args.reps})\n\n"
             "Each writer count N = 1, 2, ... (until success < 0.6) run `--reps` times, 30 min (window 20 min), "
             "one table. N*: where pooled success crosses 0.95. Binomial deviance of the logit-link regression of "
             "each run's success on N and on log N over the runs with N within 1.3x, 2x of N* and over all:\n\n"

@@ -1,10 +1,10 @@
 """cas-bench under the model against the benchmark's own per-thread figures (issue "Writers in rounds").
 
-    python benchmarks/cas_bench.py [--replications 5] [--jobs 2] [--label NAME] [--out cas_bench.md]
+    python benchmarks/calibration/cas_bench.py [--replications 5] [--jobs 2] [--label NAME] [--out cas_bench.md]
 
 Runs `experiments/cas-bench-measured.yaml` (five providers, 1 to 16 writers, 300 s each, no retries) replication by
 replication, keeping each run's transactions, and prints per cell, beside the benchmark's
-(`benchmarks/data/cas_bench.json`, from endive analysis/distributions.json):
+(`benchmarks/calibration/data/cas_bench.json`, from endive analysis/distributions.json):
 - failure share: failed operations over finished ones (an operation is one attempt; on gcp one given up on its
   429s is a failure, as the benchmark counts it);
 - success/s and attempts/s: committed and finished operations a second of the run;
@@ -23,7 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 from sim import api  # noqa: E402
@@ -31,7 +32,7 @@ from sim.model.state import Outcome  # noqa: E402
 from sim.sweep import load  # noqa: E402
 
 SPEC = ROOT / "experiments" / "cas-bench-measured.yaml"
-BENCH = json.loads((ROOT / "benchmarks" / "data" / "cas_bench.json").read_text())["providers"]
+BENCH = json.loads((HERE / "data" / "cas_bench.json").read_text())["providers"]
 
 
 def one(args) -> dict:

@@ -2,7 +2,7 @@
 object"): the client's fitted to ONE writer (gcs_refusal_fit.py), the object's rate fitted on ONE multi-writer
 point (4 threads' success/s), every other writer count a prediction of the model against the benchmark.
 
-    python benchmarks/gcs_client_fit.py          # prints the tables; writes gcs_client_fit.md (about 20 s)
+    python benchmarks/calibration/gcs_client_fit.py          # prints the tables; writes gcs_client_fit.md (about 20 s)
 
 Why two buckets: a bucket whose refusals cost tokens fits one writer and collapses from 4 writers when it is the
 object's (gcs_refusal_fit.md: 0.007 success/s at 4 threads against 1.156), because every writer's refusals sink
@@ -22,9 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(HERE))
 
 from gcs_limit_fit import with_limit  # noqa: E402
 from gcs_refusal_fit import MEASURED_WRITERS, TODAY, _closer, _writers_table, model_point  # noqa: E402
@@ -72,8 +73,8 @@ def main() -> None:
               f"{_closer(preds[TODAY], p)}" for name, p in preds.items() if name != TODAY]
     text = "\n".join(lines)
     print(text)
-    (ROOT / "benchmarks" / "gcs_client_fit.md").write_text(
-        "# GCS's soft limit: the object's bucket and each client's (`benchmarks/gcs_client_fit.py`)\n\n"
+    (HERE / "gcs_client_fit.md").write_text(
+        "# GCS's soft limit: the object's bucket and each client's (`benchmarks/calibration/gcs_client_fit.py`)\n\n"
         + text + "\n")
 
 

@@ -2,7 +2,7 @@
 bucket's rate and burst, fitted to the ONE-writer conditional-write loop, with the benchmark's client resending
 each 429 (gax's schedule, `storage.throttle_retry.policy: gax`).
 
-    python benchmarks/gcs_limit_fit.py [--ops 20000]     # prints the grid's best; writes gcs_limit_fit.md
+    python benchmarks/calibration/gcs_limit_fit.py [--ops 20000]     # prints the grid's best; writes gcs_limit_fit.md
 
 What is fitted: `mutation_rate_per_s` and `mutation_burst` of gcp's measured set, nothing else (the requests'
 latencies are the measured set's, fitted to the loop's body by profiles_fit.py). The objective: the largest
@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 from sim.config import from_dict, set_path  # noqa: E402
@@ -95,8 +96,8 @@ def main() -> None:
             for w, rate, burst, g in rows[:10]]
     text = "\n".join(head + body)
     print(text)
-    (ROOT / "benchmarks" / "gcs_limit_fit.md").write_text(
-        "# GCS's per-object limit, fitted to one writer (`benchmarks/gcs_limit_fit.py`)\n\n"
+    (HERE / "gcs_limit_fit.md").write_text(
+        "# GCS's per-object limit, fitted to one writer (`benchmarks/calibration/gcs_limit_fit.py`)\n\n"
         f"The grid's ten best (rate x burst over {len(RATES_PER_S)} x {len(BURSTS)} points, {args.ops} operations "
         "each, one writer, the measured set's requests, gax's resends), by the largest relative error over the "
         "median, mean, p95 and p99:\n\n" + text + "\n")

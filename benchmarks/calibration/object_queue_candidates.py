@@ -1,7 +1,7 @@
 """Per-object queues as candidates for what one store does with N writers' requests on one object (issue "Writers
 in rounds"), against the benchmark's own 2-16 thread figures.
 
-    python benchmarks/object_queue_candidates.py      # prints the table; writes object_queue_candidates.md (40 s)
+    python benchmarks/calibration/object_queue_candidates.py      # prints the table; writes object_queue_candidates.md (40 s)
 
 A loop of its own (not `sim`): N closed-loop threads, each HEAD, GET, then a conditional PUT of one object, no
 retries, 300 s, each request drawn from the provider's measured set (a fixed part plus a lognormal, fitted to ONE
@@ -9,7 +9,7 @@ writer's loop: providers/*.yaml); the version the PUT expects is the HEAD's or t
 set says (`version_from_head`), and the PUT is checked at its completion (S3, S3 Express) or halfway. Every candidate
 is calibrated at one writer (each request's service is its one-writer latency, or its lognormal part) and adds no
 parameter. With no queue the loop reproduces `sim`'s own figures (the `none` rows against
-benchmarks/cas_bench.md). The candidates:
+benchmarks/calibration/cas_bench.md). The candidates:
 - none: requests to one object are served in parallel (the model's);
 - put: conditional PUTs to one object are served one at a time, each for its whole latency;
 - all: every request to the object (HEAD, GET, PUT) is served one at a time, each for its whole latency;
@@ -31,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 from sim import api  # noqa: E402
@@ -41,7 +42,7 @@ PROVIDERS = ("s3x", "s3", "azurex", "azure")     # gcp: its per-object limit is 
 CANDIDATES = ("none", "put", "all", "put_variable", "fast_fail")
 WRITERS = (1, 2, 4, 8, 16)
 DURATION_MS = 300_000.0
-BENCH = json.loads((ROOT / "benchmarks" / "data" / "cas_bench.json").read_text())["providers"]
+BENCH = json.loads((HERE / "data" / "cas_bench.json").read_text())["providers"]
 
 
 class Loop:
@@ -156,8 +157,8 @@ def main() -> None:
     text = table()
     print(text)
     head = __doc__.split("\n\n", 2)[2]
-    (ROOT / "benchmarks" / "object_queue_candidates.md").write_text(
-        "# Per-object queue candidates (`benchmarks/object_queue_candidates.py`)\n\n" + head + "\n" + text)
+    (HERE / "object_queue_candidates.md").write_text(
+        "# Per-object queue candidates (`benchmarks/calibration/object_queue_candidates.py`)\n\n" + head + "\n" + text)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The measured profile set's fit (docs/MODEL.md, "Profile sets"): per provider, a HEAD, a GET and a conditional
 PUT whose sum reproduces one writer's measured conditional-write loop, its whole distribution.
 
-    python benchmarks/profiles_fit.py          # prints each provider's `measured` keys; writes profiles_fit.md
+    python benchmarks/calibration/profiles_fit.py          # prints each provider's `measured` keys; writes profiles_fit.md
 
 What it reads: each provider file's `measured.loop` (the loop's figures at one thread: min, p5, p10, p25, median,
 mean, p75, p90, p95, p99, and how many operations were measured) and, for the split of the loop between reads and
@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import minimize
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 from sim.latency import LogNormal  # noqa: E402
@@ -122,7 +123,7 @@ def yaml_keys(f: dict, ms_per_mib: float) -> str:
 
 
 def report(fits: dict) -> str:
-    lines = ["# The measured profile set's fit (`benchmarks/profiles_fit.py`)", "",
+    lines = ["# The measured profile set's fit (`benchmarks/calibration/profiles_fit.py`)", "",
              "Per provider: the request latencies of `storage.profile_set: measured` (HEAD = GET, conditional PUT;",
              "each a fixed part plus a lognormal, one sigma and one fixed share) and the composed loop (HEAD + GET +",
              "conditional PUT, 400,000 draws) against the loop measured at one thread. Fitted figures are marked *;",
@@ -152,7 +153,7 @@ def main() -> None:
         data = load_yaml((ROOT / "providers" / f"{name}.yaml").read_text())
         fits[name] = fit(name, data)
         print(f"{name}:\n{yaml_keys(fits[name], data['put']['ms_per_mib'])}", flush=True)
-    (ROOT / "benchmarks" / "profiles_fit.md").write_text(report(fits))
+    (HERE / "profiles_fit.md").write_text(report(fits))
 
 
 if __name__ == "__main__":
