@@ -85,18 +85,18 @@ def test_the_matcher_reads_an_excerpt_and_masks_the_clock():
 
 
 def test_the_debugging_recipe_stops_where_it_says(tmp_path):
-    """docs/howto.md, "Debug with the SimPy engine": its config, under pdb, with its breakpoint on on_cas's first
-    statement and its condition `m.tx[j].txn == 7`, stops at transaction 7's CAS, where `p m.tx[j]` shows the
-    transaction's fields by name."""
+    """docs/howto.md, "Debug with the SimPy engine": its config, under pdb, with its breakpoint on the first
+    statement of the handler it names and its condition `m.tx[j].txn == 7`, stops at transaction 7's CAS, where
+    `p m.tx[j]` shows the transaction's fields by name."""
     howto = (ROOT / "docs" / "howto.md").read_text()
     block = next(b for b, _ in blocks(howto) if "python -m pdb" in b)
     config = block.split("<<'EOF'\n", 1)[1].split("EOF\n", 1)[0]
     (tmp_path / "tiny.yaml").write_text(config)
-    assert "m.tx[j].txn == 7" in howto
-    source = (ROOT / "sim" / "model" / "designs" / "cas.py").read_text().splitlines()
-    start = next(i for i, line in enumerate(source) if line.startswith("def on_cas("))
+    assert "`b sim/model/iceberg.py:LINE, m.tx[j].txn == 7`" in howto and "`on_catalog_cas` in" in howto
+    source = (ROOT / "sim" / "model" / "iceberg.py").read_text().splitlines()
+    start = next(i for i, line in enumerate(source) if line.startswith("def on_catalog_cas("))
     line = next(i for i in range(start, len(source)) if source[i].strip().startswith("if ")) + 1
-    commands = f"b sim/model/designs/cas.py:{line}, m.tx[j].txn == 7\nc\np m.tx[j].txn, now\np m.tx[j]\nq\n"
+    commands = f"b sim/model/iceberg.py:{line}, m.tx[j].txn == 7\nc\np m.tx[j].txn, now\np m.tx[j]\nq\n"
     r = subprocess.run([sys.executable, "-m", "pdb", "-m", "sim", "run", str(tmp_path / "tiny.yaml"), "--engine",
                         "simpy"], input=commands, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert "(Pdb) (7, 2005." in r.stdout and "Row(txn=7, table=" in r.stdout, r.stdout[-2000:]
