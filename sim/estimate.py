@@ -2,14 +2,18 @@
 (`duration_ms` 1000x too large) is refused with numbers instead of eating the machine for hours.
 
 The constants are today's engine's; update them when it changes (e.g. when its memory stops growing with the
-run's length). Measured 2026-11 on the 2-core reference machine (AMD EPYC, Python 3.11.7, engine `fast`, JIT
-cache warm) with `python -m sim run CONFIG --json [--history]`, wall from the summary's `wall_s`, memory as the
-child's peak RSS (`resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`) less that of a process that only imports
-sim, numpy, pandas, pyarrow and numba (227 MiB):
-- s3x, 1 table, FA 0.9, mean gap 20 ms, 1 h (180,000 arrivals, heavy contention): 9.4 s, 166 MiB; with
-  history 1,367 MiB;
-- s3, 1 table, FA only, mean gap 100 ms, 10 h (360,000 arrivals): 5.3 s, 358 MiB; with history 3,146 MiB.
-The larger per-arrival figure of each is kept, so estimates err on the heavy side.
+run's length). Measured on the 2-core reference machine (AMD EPYC, Python 3.11.7, engine `fast`, JIT cache warm),
+wall from the summary's `wall_s`, memory as the child's peak RSS (`resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`)
+less that of a process that only imports sim, numpy, pandas, pyarrow and numba (227 MiB). Wall, 2026-11-28 (model
+version 11, the machine shared with a test run: the best of two runs each):
+- s3x, 1 table, mean gap 20 ms, 1 h (180,000 arrivals, heavy contention): FA 0.9 3.68 s (measured set), 3.29 s
+  (seed set); FA 0.5 (seed set, 4c's heaviest) 3.67 s;
+- s3, 1 table, FA only, mean gap 100 ms, 10 h (360,000 arrivals): 6.26 s.
+(2026-11: 9.4 s for the first, before long reads were one draw: model version 10.) Memory, 2026-11: the first
+166 MiB, with history 1,367 MiB; the second 358 MiB, with history 3,146 MiB. The larger per-arrival figure of
+each is kept, so estimates err on the heavy side. A design that reads much more per commit (log, whose commits read
+every log entry since their snapshot) can take longer than this: the estimate is of the commit's events, not of
+its reads.
 A run above STREAM_ARRIVALS streams its records (`streams`), and its memory no longer grows with its length:
 STREAM_BYTES is the heaviest such run measured (benchmarks/memory.md, 2026-11-22: s3x, 20 tables, FA 0.9,
 100 arrivals/s, 100 h, `run --json --out`) less BASE_BYTES.
@@ -25,7 +29,7 @@ from .config import Config, ConfigError, InterArrival
 MIB = 1024 * 1024
 GIB = 1024 * MIB
 
-WALL_S_PER_ARRIVAL = 52e-6          # 9.4 s / 180,000
+WALL_S_PER_ARRIVAL = 21e-6          # 3.68 s / 180,000, rounded up
 RECORD_BYTES_PER_ARRIVAL = 1_050    # 358 MiB / 360,000 (records and the engine's per-transaction arrays)
 HISTORY_BYTES_PER_ARRIVAL = 8_200   # (3,146 - 358) MiB / 360,000: the history's rows, ~20 per transaction
 STREAM_BYTES = 780 * MIB               # a streaming run (`streams`) keeps no records: what it holds does not grow
