@@ -23,10 +23,10 @@ from .aggregate import _hashable, _key, format_value, knee_group_columns, knee_t
 
 BASE_NAME = "base.yaml"
 UNBOUNDED = "knee-unbounded"
-#: measured: the 90 cells 4c's grid leaves open or wide (model version 6, 2026-11-26) searched with
-#: experiments/4c-knee.yaml's spec in 475 s on 2 cores (259 s the 35 open, 216 s the 55 wide with other work beside
-#: them); the estimate a report gives for its cells to search
-SEARCH_S_PER_CELL = 475 / 90
+#: measured: the 90 cells 4c's grid leaves open or wide searched in 162 s on 2 cores (2026-11-28, model version 10:
+#: `sim sweep experiments/4c.yaml`'s searches, 1,329 runs; model version 6's took 475 s, before long reads were one
+#: draw); the estimate a report gives for its cells to search (smoke's 4 cells: 5.8 s of searching)
+SEARCH_S_PER_CELL = 162 / 90
 #: the knee searches' spec for a grid's unbounded cells (experiments/4c-knee.yaml's; the start bracket is the grid's
 #: own loads, so the pilot begins where the grid left off)
 SEARCH_SPEC = {"threshold": 0.95, "precision": 0.05, "max_runs": 36, "halfwidth": 0.05}
@@ -193,10 +193,11 @@ def unbounded_note(results_dir: Path) -> str | None:
     n = n_open + n_wide
     if not n or not (d / "report" / f"{UNBOUNDED}.yaml").is_file():
         return line
-    minutes = max(1, math.ceil(n * SEARCH_S_PER_CELL / 60))
+    seconds = n * SEARCH_S_PER_CELL
+    took = f"{math.ceil(seconds)} s" if seconds < 60 else f"{math.ceil(seconds / 60)} min"
     what = " and ".join(w for w in (f"bound the other {n_open}" if n_open else "",
                                     f"narrow the {n_wide} wide" if n_wide else "") if w)
-    return f"{line}; to {what} with knee searches (about {minutes} min on 2 cores): {unbounded_command(d)}"
+    return f"{line}; to {what} with knee searches (about {took} on 2 cores): {unbounded_command(d)}"
 
 
 def with_searched(knee: pd.DataFrame, searched: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
