@@ -6,8 +6,10 @@ tests/test_fast_engine.py's identity tests do not run (the smoke sweep's and 4c'
 config differs from today's, as the throttled ones, whose provider path is stored relative to the repository):
 for the others, the fast engine's digests here and the identity test's equality of both engines' records and
 history (the summary is a function of them) already hold the SimPy engine to the digests. Its reruns of those are
-marked `slow` (`python -m pytest -q -m '' tests/test_goldens.py` reruns every golden on both engines, about 3
-minutes)."""
+marked `slow`, and so are those of the smoke sweep's heavy runs (100 ms gaps, ~6,000 transactions, ~5 s each under
+SimPy) but one a provider, replication 0 on one table: the light ones and those two keep the SimPy engine on the
+smoke sweep's configurations in the default run (`python -m pytest -q -m '' tests/test_goldens.py` reruns every
+golden on both engines, about 3 minutes)."""
 from __future__ import annotations
 
 import json
@@ -24,12 +26,19 @@ from test_fast_engine import identical_runs  # noqa: E402
 GOLDEN = json.loads((Path(__file__).resolve().parent / "golden" / "digests.json").read_text())
 
 
+def _heavy_smoke(name: str, g: dict) -> bool:
+    """A smoke run at 100 ms gaps other than replication 0 on one table (see the module's docstring)."""
+    w = g["config"]["workload"]
+    return (name.startswith("smoke_") and w["inter_arrival"]["mean_ms"] == 100.0
+            and not (g["replication"] == 0 and w["num_tables"] == 1))
+
+
 def _cases():
     both = identical_runs()
     for name in sorted(GOLDEN):
         g = GOLDEN[name]
         yield pytest.param(name, "fast", id=f"{name}-fast")
-        covered = (config_of(g["config"]).hash, g["replication"]) in both
+        covered = (config_of(g["config"]).hash, g["replication"]) in both or _heavy_smoke(name, g)
         yield pytest.param(name, "simpy", id=f"{name}-simpy", marks=[pytest.mark.slow] if covered else [])
 
 
