@@ -142,22 +142,24 @@ def latency_model(cfg) -> LatencyModel:
     from .providers import profile_of
     prof = profile_of(cfg)
     floor = prof.min_latency_ms
-    get = LogNormal(prof.get_median_ms, prof.get_sigma, floor, prof.get_fixed_ms or 0.0)
-    head = get if prof.head_median_ms is None else \
-        LogNormal(prof.head_median_ms, prof.head_sigma, floor, prof.head_fixed_ms or 0.0)
-    cas_profile = LogNormal(prof.cas_median_ms, prof.cas_sigma, floor, prof.cas_fixed_ms or 0.0)
+
+    def request(median_ms, sigma, fixed_ms):    # a profile's request: its lognormal and fixed part, the floor
+        return LogNormal(median_ms, sigma, floor, fixed_ms or 0.0)
+
+    get = request(prof.get_median_ms, prof.get_sigma, prof.get_fixed_ms)
+    head = get if prof.head_median_ms is None else request(prof.head_median_ms, prof.head_sigma, prof.head_fixed_ms)
+    cas_profile = request(prof.cas_median_ms, prof.cas_sigma, prof.cas_fixed_ms)
     cat = cfg.catalog
     if cat.backend == "storage":
         read = get
         if cfg.commit.protocol == "log" and prof.list_median_ms is not None:
-            read = LogNormal(prof.list_median_ms, prof.list_sigma, floor, prof.list_fixed_ms or 0.0)
+            read = request(prof.list_median_ms, prof.list_sigma, prof.list_fixed_ms)
         cas = cas_profile
     elif cat.latency is not None:
         read = cas = LogNormal(cat.latency.median_ms, cat.latency.sigma)
     else:
         read = cas = LogNormal(cat.latency_ms, 0.0)
-    put = lambda size_bytes: LogNormal(prof.put_median_ms(size_bytes), prof.put_sigma, floor,  # noqa: E731
-                                       prof.put_fixed_ms or 0.0)
+    put = lambda size_bytes: request(prof.put_median_ms(size_bytes), prof.put_sigma, prof.put_fixed_ms)  # noqa: E731
     lk, ls = cfg.lock, cfg.log_store
     lock = LogNormal(lk.latency.median_ms, lk.latency.sigma) if lk.latency is not None \
         else LogNormal(lk.latency_ms or 0.0, 0.0)

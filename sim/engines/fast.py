@@ -192,7 +192,7 @@ def _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0):
 def _stepped(m, j, now, delay, h_t, h_k, h_w, hsize, eid, timers0):
     """Transaction j took its step, which asks `delay`: what it asked of the engine, then its next event (none
     once it ended or while it waits parked). Returns the heap's size and the next eid."""
-    if m.p.lock or m.p.server or m.p.object_queue:
+    if m.p.parks:
         hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0)
     if m.tx[j].pc == PC.DONE:
         hsize, eid = _ended(m, j, now, h_t, h_k, h_w, hsize, eid)

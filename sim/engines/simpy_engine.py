@@ -124,7 +124,7 @@ class SimPyEngine(EngineBase):
         once it ended."""
         env = self.env
         delay = DESIGNS[self.r.design].step(m, j, env.now)
-        if m.p.lock or m.p.server or m.p.object_queue:
+        if m.p.parks:
             self._lock_asks(m)
         if delay == PARKED and m.tx[j].pc != PC.DONE:
             event = self._parked[j] = env.event()

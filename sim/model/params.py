@@ -62,6 +62,7 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         **_server(cfg, pol_srv, jit_srv),
         version_files=cat.version_files, reread_before_cas=cfg.commit.reread_before_cas, **_log(cfg),
         **_lock(cfg, pol_lock, jit_lock))
+    p["parks"] = p["lock"] or p["server"] or p["object_queue"]
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
     return (Params(**{k: _FIELD_TYPES[k](v) for k, v in p.items()}),
             Delays(bo_cat, bo_tab, bo_thr, bo_srv, bo_lock))
@@ -147,9 +148,10 @@ def _shape(cfg: Config) -> dict:
     head = obj and cfg.catalog.backend == "storage" and cfg.commit.protocol == "rewrite"
     prof = profile_of(cfg)
     own = head and prof.head_median_ms is not None
-    queued = bool(prof.cas_one_at_a_time) and cfg.catalog.backend == "storage" and cfg.commit.protocol == "rewrite"
-    return dict(object_shape=obj, head=head, own_head=own, object_queue=queued and not cfg.catalog.version_files,
-                head_version=own and bool(prof.version_from_head) and not cfg.catalog.version_files)
+    # an object's conditional write of design cas (a storage catalog, rewrite, no version files)
+    cas_object = cfg.catalog.backend == "storage" and cfg.commit.protocol == "rewrite" and not cfg.catalog.version_files
+    return dict(object_shape=obj, head=head, own_head=own, object_queue=cas_object and bool(prof.cas_one_at_a_time),
+                head_version=own and cas_object and bool(prof.version_from_head))
 
 
 def _writers(cfg: Config) -> dict:

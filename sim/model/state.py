@@ -173,7 +173,7 @@ class Params(NamedTuple):
     object_shape: bool           # commit.shape object: no metadata I/O, the object's read and conditional write
     head: bool                   # ... whose first read is a HEAD then a GET (a storage catalog, rewrite)
     own_head: bool               # ... the HEAD drawn from the profile's own HEAD (`Src.HEAD`), else a GET draw
-    object_queue: bool           # the store serves conditional writes to one object one at a time (design cas)
+    object_queue: bool           # the store serves conditional writes to one object one at a time (design cas_queue)
     head_version: bool           # ... and the conditional write expects the HEAD's version, the GET after it
                                  # reading the body (the benchmark's client on S3 and GCS: docs/MODEL.md)
     writers: int                 # 0: open-loop arrivals
@@ -226,6 +226,9 @@ class Params(NamedTuple):
     read_burst: float
     hms_row_share: float         # HMS: each lock() holds the NEXT_LOCK_ID row this share of its round trip (0: none)
     hms_mutex_share: float       # HMS, Hive 3: each checkLock holds the checkLock mutex this share of its round trip
+    parks: bool                  # a mechanism may park a transaction, hand a parked one on or set its timer (a lock,
+                                 # a server's pools and row locks, a per-object queue): the engine reads run.wake and
+                                 # run.timer after each step
 
 
 def _codes(name: str, names: str, first: int = 0, kind=int):
