@@ -45,12 +45,13 @@ def _summary_text(s: dict, cfg) -> str:
         f"  p95 {_fmt(s['commit_latency_p95_ms'], '.1f')}  p99 {_fmt(s['commit_latency_p99_ms'], '.1f')}",
     ]
     for op in metrics.OPS:
-        if s[f"{op}_arrived"]:
+        if s.get(f"{op}_arrived"):
+            lost = (f"  work lost {_fmt(s[f'{op}_work_lost_s'], '.1f')} s" if f"{op}_work_lost_s" in s else "")
             lines.append(f"  {op.upper()}: success {_fmt(s[f'{op}_success_rate'], '.4f')} (of finished "
                          f"{_fmt(s[f'{op}_success_rate_finished'], '.4f')})  "
                          f"throughput {_fmt(s[f'{op}_throughput_cps'])} c/s  latency mean "
                          f"{_fmt(s[f'{op}_commit_latency_mean_ms'], '.1f')} ms  p99 "
-                         f"{_fmt(s[f'{op}_commit_latency_p99_ms'], '.1f')} ms")
+                         f"{_fmt(s[f'{op}_commit_latency_p99_ms'], '.1f')} ms{lost}")
     if s["writers_seen"]:
         lines.append(_writers_text(s))
     lines.append(f"retries: {s['catalog_conflicts']} catalog conflicts, {s['table_conflicts']} table conflicts; "
@@ -163,8 +164,9 @@ def cmd_check(args) -> int:
                                                    + (", a bucket per client" if rules["client_limit"] else ""))
     lock = "no lock" if rules["lock_scope"] is None else \
         f"lock per {'table' if rules['lock_scope'] == 'table' else 'catalog'}{', FIFO' if rules['lock_fifo'] else ''}"
+    ops = "" if rules["operations"] is None else ", operations' rules"
     print(f"ok: every invariant holds ({len(hist)} history rows, {n_tx} transactions; scope {rules['scope']}, "
-          f"protocol {rules['protocol']}, {throttle}, {lock})")
+          f"protocol {rules['protocol']}, {throttle}, {lock}{ops})")
     return 0
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from .model.state import OPS, Outcome
 
 PERCENTILES = (50, 95, 99)
+FIXED_OPS = (0, 1)   # the operations every summary has a block of: FastAppend, ValidatedOverwrite
 # what the window's blocks read; the other record columns are not copied
 _BLOCK = ("outcome", "end_ms", "runtime_end_ms")
 _SUMS = ("catalog_conflicts", "table_conflicts", "gets", "puts", "manifest_lists_read", "cases", "catalog_reads",
@@ -114,13 +115,36 @@ def _lock_figures(df: dict, window_s: float) -> dict:
                      window_s, (float(wait.sum()), wait.size, p99(wait)), (float(hold.sum()), hold.size, p99(hold)))
 
 
-def summarize(cols: dict, window_ms: tuple[float, float], end_ms: float) -> dict:
+def op_codes(cfg) -> tuple[int, ...]:
+    """The operations whose blocks a run's summary has (`sim.model.state.OPS` codes): the FastAppend's and the
+    ValidatedOverwrite's always; with operations (`sim.config.operations_on`) also those the config can run."""
+    from .config import jobs_of, operations_on
+    if not operations_on(cfg):
+        return FIXED_OPS
+    ops = cfg.workload.operations
+    extra = [OPS.index(name) for name, share in (("overwrite", ops.overwrite_share), ("row_delta", ops.row_delta_share))
+             if share > 0]
+    return FIXED_OPS + tuple(extra) + tuple(OPS.index(name) for name, _ in jobs_of(cfg))
+
+
+def _op_extras(name: str, lost_ms: float, attempts: int, finished: int) -> dict:
+    """An operation's work lost (the whole time of its transactions that failed: a job's run and its commit) and
+    its attempts per finished transaction."""
+    return {f"{name}_work_lost_s": lost_ms / 1000.0, f"{name}_mean_attempts": _ratio(attempts, finished)}
+
+
+def summarize(cols: dict, window_ms: tuple[float, float], end_ms: float, ops: tuple[int, ...] = None) -> dict:
     """The run's flat summary over window transactions (`cols`: `sim.records.record_columns`) of a run that ended
-    at `end_ms`."""
-    df, window_s = _window(cols, window_ms, _BLOCK + _SUMS + ("op", "attempts") + _LOCK)
+    at `end_ms`; a block for each operation in `ops` (`op_codes`; unset: FIXED_OPS)."""
+    ops = FIXED_OPS if ops is None else ops
+    df, window_s = _window(cols, window_ms, _BLOCK + _SUMS + ("op", "attempts", "arrival_ms") + _LOCK)
     out = _block(df, window_s, "", end_ms)
     op = df["op"]
-    blocks = [_block(_take(df, op == code, _BLOCK), window_s, f"{name}_", end_ms) for code, name in enumerate(OPS)]
+    blocks = [_block(_take(df, op == code, _BLOCK), window_s, f"{OPS[code]}_", end_ms) for code in ops]
+    fin, aborted = df["outcome"] != Outcome.UNFINISHED, df["outcome"] == Outcome.ABORTED
+    blocks += [_op_extras(OPS[code], math.fsum((df["end_ms"] - df["arrival_ms"])[aborted & (op == code)]),
+                          int(df["attempts"][fin & (op == code)].sum()), int((fin & (op == code)).sum()))
+               for code in ops if code not in FIXED_OPS]
     attempts = df["attempts"][df["outcome"] != Outcome.UNFINISHED]
     sums = {k: _sum(df[k]) for k in _SUMS}
     out = _summary_out(out, window_s, int((df["outcome"] == Outcome.UNFINISHED).sum()), blocks,
@@ -304,7 +328,8 @@ def nested(summary: dict) -> dict:
         "per_op": {op: {"success_rate": summary[f"{op}_success_rate"],
                         "success_rate_finished": summary[f"{op}_success_rate_finished"],
                         "throughput_cps": summary[f"{op}_throughput_cps"],
-                        "commit_latency_ms": lat(f"{op}_"), "transactions": counts(f"{op}_")} for op in OPS},
+                        "commit_latency_ms": lat(f"{op}_"), "transactions": counts(f"{op}_")}
+                   for op in OPS if f"{op}_success_rate" in summary},
         "retries": {"catalog_conflicts": summary["catalog_conflicts"], "table_conflicts": summary["table_conflicts"],
                     "catalog_conflict_share": summary["catalog_conflict_share"]},
         "transactions": {**counts(""), "unfinished": summary["unfinished"],
@@ -396,15 +421,18 @@ class StreamSummary:
     (relative error at most ALPHA_SUMMARY, per-table p99 ALPHA_TABLE); the per-writer figures are the same
     `_Writers` tallies as in memory (utilisation needs every record of a writer: exact per-writer sums)."""
 
-    def __init__(self, window_ms: tuple[float, float], num_tables: int):
+    def __init__(self, window_ms: tuple[float, float], num_tables: int, ops: tuple[int, ...] = FIXED_OPS):
         self.window_s = (window_ms[1] - window_ms[0]) / 1000.0
         self.T = num_tables
-        G = 2 * num_tables                      # group: table * 2 + op
+        self.ops = ops
+        G = len(OPS) * num_tables               # group: table * len(OPS) + op
         self.outcomes = np.zeros((G, 4), dtype=np.int64)
+        self.op_lost: list[np.ndarray] = []      # per chunk, per op: aborted window transactions' whole time
+        self.op_attempts = np.zeros((len(OPS), 2), dtype=np.int64)   # per op: attempts, finished transactions
         self.open_group: list[np.ndarray] = []          # unfinished window transactions: group, runtime end
         self.open_runtime_end_ms: list[np.ndarray] = []
         self.lat_sums: list[np.ndarray] = []    # per chunk, per group: sum of committed latencies
-        self.hist_op = LogHistogram(ALPHA_SUMMARY, 2)
+        self.hist_op = LogHistogram(ALPHA_SUMMARY, len(OPS))
         self.hist_table = LogHistogram(ALPHA_TABLE, num_tables)
         self.sums = {k: 0 for k in _SUMS if k != "backoff_ms"}
         self.backoff: list[float] = []
@@ -428,8 +456,8 @@ class StreamSummary:
         self.total["cases"] += int(cols["cases"].sum())
         w = cols["in_window"]
         table, op, outcome = cols["table"][w], cols["op"][w], cols["outcome"][w]
-        g = table * 2 + op
-        G = 2 * self.T
+        g = table * len(OPS) + op
+        G = len(OPS) * self.T
         self.outcomes += np.bincount(g * 4 + outcome, minlength=G * 4).reshape(G, 4)
         still = outcome == Outcome.UNFINISHED     # in its runtime or not: known once the run's end is (`_in_runtime`)
         self.open_group.append(g[still])
@@ -447,6 +475,12 @@ class StreamSummary:
         fin = outcome != Outcome.UNFINISHED
         self.attempts[0] += int(cols["attempts"][w][fin].sum())
         self.attempts[1] += int(fin.sum())
+        self.op_attempts[:, 0] += np.bincount(op[fin], weights=cols["attempts"][w][fin],
+                                              minlength=len(OPS)).astype(np.int64)
+        self.op_attempts[:, 1] += np.bincount(op[fin], minlength=len(OPS))
+        a = outcome == Outcome.ABORTED
+        self.op_lost.append(np.bincount(op[a], weights=(cols["end_ms"][w] - cols["arrival_ms"][w])[a],
+                                        minlength=len(OPS)))
         self._add_aborted_and_writers(cols, w, outcome)
         self._add_lock(cols, w, table)
 
@@ -475,7 +509,7 @@ class StreamSummary:
         g = np.concatenate([np.zeros(0, dtype=np.int64), *self.open_group])
         runtime_end = np.concatenate([np.zeros(0), *self.open_runtime_end_ms])
         return np.bincount(g[_in_runtime(np.full(len(g), Outcome.UNFINISHED), runtime_end, end_ms)],
-                           minlength=2 * self.T)
+                           minlength=len(OPS) * self.T)
 
     def _block(self, groups: np.ndarray, hist: LogHistogram, rows, prefix: str, in_runtime: np.ndarray) -> dict:
         oc = self.outcomes[groups].sum(axis=0)
@@ -488,11 +522,14 @@ class StreamSummary:
 
     def summary(self, end_ms: float) -> dict:
         """`summarize`'s keys, in its order, for a run that ended at `end_ms`."""
-        G = np.arange(2 * self.T)
+        G = np.arange(len(OPS) * self.T)
         left = self._in_runtime(end_ms)
-        out = self._block(G, self.hist_op, [0, 1], "", left)
-        blocks = [self._block(G[G % 2 == code], self.hist_op, [code], f"{name}_", left)
-                  for code, name in enumerate(OPS)]
+        out = self._block(G, self.hist_op, list(range(len(OPS))), "", left)
+        blocks = [self._block(G[G % len(OPS) == code], self.hist_op, [code], f"{OPS[code]}_", left)
+                  for code in self.ops]
+        lost = np.stack(self.op_lost) if self.op_lost else np.zeros((1, len(OPS)))
+        blocks += [_op_extras(OPS[code], math.fsum(lost[:, code]), int(self.op_attempts[code, 0]),
+                              int(self.op_attempts[code, 1])) for code in self.ops if code not in FIXED_OPS]
         sums = {**self.sums, "backoff_ms": math.fsum(self.backoff)}
         n_fin = self.attempts[1]
         out = _summary_out(out, self.window_s, int(self.outcomes[:, Outcome.UNFINISHED].sum()), blocks,
@@ -513,7 +550,7 @@ class StreamSummary:
         left = self._in_runtime(end_ms)
         rows = []
         for t in range(self.T):
-            groups = np.array([2 * t, 2 * t + 1])
+            groups = np.arange(t * len(OPS), (t + 1) * len(OPS))
             if self.outcomes[groups].sum() == 0:
                 continue
             rows.append(_table_row(t + 1, self._block(groups, self.hist_table, [t], "", left),

@@ -14,14 +14,14 @@ RECORD_COLUMNS = ("txn", "table", "table_rank", "op", "arrival_ms", "runtime_end
                   "reason", "attempts", "catalog_conflicts", "table_conflicts", "manifest_lists_read",
                   "catalog_reads", "gets", "puts", "cases", "backoff_ms", "in_window", "throttled", "writer",
                   "due_ms", "missed", "lists", "lock_requests", "lock_grants", "lock_timeouts", "lock_wait_ms",
-                  "lock_hold_ms", "deletes", "pool_wait_ms")
+                  "lock_hold_ms", "deletes", "pool_wait_ms", "parts")
 
 HISTORY_COLUMNS = ("kind", "time_ms", "txn", "table", "op", "seq", "version", "expected", "ok", "base_version",
-                   "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts")
+                   "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts", "parts")
 
 
 # the record columns `history_frame` reads (a streaming sink keeps these when the history is recorded)
-HISTORY_NEEDS = ("txn", "table", "op", "outcome", "attempts")
+HISTORY_NEEDS = ("txn", "table", "op", "outcome", "attempts", "parts")
 
 # record columns held as codes into these labels (`record_columns`); strings in a frame
 CODED = {"op": OPS, "outcome": OUTCOMES, "reason": REASONS}
@@ -50,7 +50,7 @@ def record_rows(tx: np.ndarray) -> dict[str, np.ndarray]:
         "txn": tx["txn"].copy(),
         "table": tx["table"].copy(),
         "table_rank": tx["table"] + 1,
-        "op": tx["is_vo"].copy(),
+        "op": tx["op"].copy(),
         "arrival_ms": tx["arrival_ms"].copy(),
         "runtime_end_ms": tx["runtime_end_ms"].copy(),
         "end_ms": tx["end_ms"].copy(),
@@ -80,6 +80,7 @@ def record_rows(tx: np.ndarray) -> dict[str, np.ndarray]:
         "lock_hold_ms": tx["lock_hold_ms"].copy(),
         "deletes": tx["deletes"].copy(),            # object DELETEs (Iceberg on HMS, REST servers: a lost one's file)
         "pool_wait_ms": tx["pool_wait_ms"].copy(),  # REST connections; HMS's NEXT_LOCK_ID row, Hive 3 mutex: queued
+        "parts": tx["parts"].copy(),                # operations: the partitions it touches, one bit each (else 0)
     }
     assert tuple(cols) == RECORD_COLUMNS
     return cols
@@ -139,15 +140,17 @@ def history_frame(run):
     sdt = _string_dtype()
     kind, txn = H["kind"], H["txn"]
     is_begin = kind == Kind.BEGIN
-    op_code = np.zeros(len(kind), dtype=np.int64)   # 0: "", 1: fa, 2: vo
+    op_code = np.zeros(len(kind), dtype=np.int64)   # 0: "", then OPS' codes + 1
     op_code[is_begin] = 1 + rec["op"][txn[is_begin]]
     cols = {"i": np.arange(len(kind), dtype=np.int64), "kind": _strings(KINDS, kind, sdt),
             "time_ms": H["time_ms"], "txn": txn, "table": H["table"], "op": _strings(("",) + OPS, op_code, sdt)}
     cols.update({k: H[k] for k in ("seq", "version", "expected")})
     cols["ok"] = H["ok"] != 0
     cols.update({k: H[k] for k in ("base_version", "validated_from", "validated_to", "answer_ms")})
+    parts = np.zeros(len(kind), dtype=np.int64)     # a begin row's: its transaction's partitions
+    parts[is_begin] = rec["parts"][txn[is_begin]]
     cols.update(outcome=_strings(OUTCOMES, H["outcome"], sdt), reason=_strings(REASONS, H["reason"], sdt),
-                attempts=H["attempts"])
+                attempts=H["attempts"], parts=parts)
     assert tuple(cols)[1:] == HISTORY_COLUMNS
     import pandas as pd
     return pd.DataFrame(cols, copy=False)

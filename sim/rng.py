@@ -76,6 +76,13 @@ SOURCES = (
     RandomSource("head", "HEAD", 21, "latency.head", lambda p, n: n if p.own_head else 0),
     # a long read's one draw (`sim.long_reads`): the uniform that picks its quantile; drawn once a run has one
     RandomSource("long_read", "LONG", 22, "uniform", lambda p, n: 0),
+    # operations (`workload.operations`): the partitions each arrival touches, drawn by the arrivals
+    RandomSource("partitions", "", -1, "workload.operations", None, workload=True),
+    # maintenance jobs (`sim.model.jobs`): each job's phase; each run's time before its commit (standard normals,
+    # scaled by its job's lognormal)
+    RandomSource("job_phase", "JOB_PHASE", 23, "uniform", lambda p, n: p.jobs + BATCH if p.jobs else 0, workload=True),
+    RandomSource("job_runtime", "JOB_RUNTIME", 24, "workload.job_runtime", lambda p, n: BATCH if p.jobs else 0,
+                 workload=True),
 )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from .config import Config, build_structure
+from .config import Config, build_structure, operations_on
 from .providers import Profile
 
 
@@ -51,7 +51,7 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
     """Keyword arguments of `sim.checker.check_history` for a run of `cfg` on `profile`: its CAS scope, commit
     protocol (the log protocol is always per table), mutation limit, version files, re-read before the CAS, and
     lock (its scope, and whether its discipline grants in request order; a REST server whose one transaction holds
-    its row lock across the metadata.json write: that lock, per table, FIFO)."""
+    its row lock across the metadata.json write: that lock, per table, FIFO), and operations' rules."""
     catalog, commit, lock = cfg.catalog, cfg.commit, cfg.lock
     row_locks = catalog.server.lock_scope in ("metadata_write", "transaction") and commit.shape == "table"
     rules = {"scope": "table" if commit.protocol == "log" else catalog.scope, "protocol": commit.protocol,
@@ -61,7 +61,11 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
              "lock_scope": lock.scope if lock.variant is not None else "table" if row_locks else None,
              "log_store": cfg.log_store.kind is not None,
              "lock_fifo": lock.discipline in ("fifo_notify", "fifo_poll") or row_locks,
-             "lock_object": lock.variant == "storage", "read_rate_per_s": None, "read_burst": 1.0}
+             "lock_object": lock.variant == "storage", "read_rate_per_s": None, "read_burst": 1.0,
+             "operations": ({"serializable": cfg.workload.operations.isolation == "serializable",
+                             "server": catalog.server.variant is not None,
+                             "equality": cfg.workload.operations.row_delta_deletes == "equality"}
+                            if operations_on(cfg) else None)}
     reads = store_read_limit(cfg)
     if reads is not None:
         rules["read_rate_per_s"], rules["read_burst"] = reads

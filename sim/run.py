@@ -66,7 +66,7 @@ def run(cfg: Config, replication: int = 0, *, history: bool = False, engine: str
     if stream or records_path is not None:
         keep = (records_mod.HISTORY_NEEDS if history else ()) if stream else records_mod.RECORD_COLUMNS
         sink = StreamSink((cfg.warmup_ms, cfg.duration_ms - cfg.cooldown_ms), cfg.workload.num_tables,
-                          records_path, row_group_rows, keep=keep, summarize=stream)
+                          records_path, row_group_rows, keep=keep, summarize=stream, ops=metrics.op_codes(cfg))
     eng = make_engine(cfg, replication, history, engine, sink=sink, slots=slots).run()
     window = eng.window
     if stream:
@@ -76,7 +76,7 @@ def run(cfg: Config, replication: int = 0, *, history: bool = False, engine: str
         per_writer = ss.per_writer(eng.end_ms)
     else:
         cols = records_mod.record_columns(eng.r)
-        summary = metrics.summarize(cols, window, eng.end_ms)
+        summary = metrics.summarize(cols, window, eng.end_ms, metrics.op_codes(cfg))
         per_table = metrics.per_table(cols, window, eng.end_ms)
         per_writer = metrics.per_writer(cols, window, eng.end_ms)
         total = {"transactions": len(cols["txn"]), "catalog_reads": int(cols["catalog_reads"].sum()),

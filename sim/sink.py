@@ -57,9 +57,10 @@ class StreamSink:
     all, for its exact summary)."""
 
     def __init__(self, window_ms: tuple[float, float], num_tables: int, parquet_path: Path | None = None,
-                 row_group_rows: int = ROW_GROUP_ROWS, keep: tuple = (), summarize: bool = True):
-        from .metrics import StreamSummary
-        self.summary = StreamSummary(window_ms, num_tables) if summarize else None
+                 row_group_rows: int = ROW_GROUP_ROWS, keep: tuple = (), summarize: bool = True,
+                 ops: tuple | None = None):
+        from .metrics import FIXED_OPS, StreamSummary
+        self.summary = StreamSummary(window_ms, num_tables, ops or FIXED_OPS) if summarize else None
         self.path = None if parquet_path is None else Path(parquet_path)
         self.row_group_rows = row_group_rows
         self.keep = tuple(keep)

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import Workload
+from .config import Operations, Workload
 from .latency import LogNormal
 
 
@@ -42,6 +42,40 @@ class TableChoice:
         if self.zipf_alpha is None:
             return rng.integers(0, self.num_tables, n)
         return rng.choice(self.num_tables, size=n, p=self.probabilities())
+
+
+class StandardNormal:
+    """N(0, 1) draws (a maintenance job's run time: its job's lognormal scales them)."""
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return rng.standard_normal(n)
+
+
+@dataclass(frozen=True)
+class OperationMix:
+    """Each arrival's operation, as the model's codes `codes` (append, overwrite, row delta): an overwrite with
+    probability overwrite_share, a row delta with row_delta_share, else an append (a FastAppend)."""
+    operations: Operations
+    codes: tuple[int, int, int]
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        u = rng.random(n)
+        ow, rd = self.operations.overwrite_share, self.operations.row_delta_share
+        append, overwrite, row_delta = self.codes
+        return np.where(u < ow, overwrite, np.where(u < ow + rd, row_delta, append))
+
+
+@dataclass(frozen=True)
+class Partitions:
+    """The partitions each arrival touches, one bit each: `touches` distinct of `partitions`, uniformly."""
+    partitions: int
+    touches: int
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        if self.touches >= self.partitions:
+            return np.full(n, (1 << self.partitions) - 1, dtype=np.int64)
+        picked = np.argsort(rng.random((n, self.partitions)), axis=1)[:, :self.touches]
+        return np.bitwise_or.reduce(np.left_shift(np.int64(1), picked.astype(np.int64)), axis=1)
 
 
 @dataclass(frozen=True)

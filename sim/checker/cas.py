@@ -4,6 +4,7 @@ booked with `Tokens`, a commit's lock (invariant 7) checked with `Locks`."""
 
 from __future__ import annotations
 
+from .conflicts import VALIDATED, Conflicts
 from .locks import Locks
 from .rows import TIME_EPS_MS, Event, as_bool, as_float, as_int, as_str, fmt_t
 from .state import Design, Ledger, Txn
@@ -32,8 +33,9 @@ class Catalog:
     """The replayed catalog (seq = 0, v[t] = 0 at the start), changed only by the recorded CAS outcomes and
     never resynchronised to the record, so an error shows where it first happens."""
 
-    def __init__(self, ledger: Ledger, design: Design, reread: bool, tokens: Tokens, locks: Locks):
-        self.ledger, self.tokens, self.locks = ledger, tokens, locks
+    def __init__(self, ledger: Ledger, design: Design, reread: bool, tokens: Tokens, locks: Locks,
+                 conflicts: Conflicts):
+        self.ledger, self.tokens, self.locks, self.conflicts = ledger, tokens, locks, conflicts
         self.flag = ledger.flag
         self.per_table, self.log, self.reread = design.per_table, design.log, reread
         self.seq = 0                                   # successful CASes so far: the global seq
@@ -88,10 +90,10 @@ class Catalog:
                             f"(v[{tbl}] was {cur_v} at t={t} ms)")
         x.prepare_base = base
         x.after_prepare = True
-        if not (x.op == "vo" or self.log):
+        if not (x.op in VALIDATED or self.log):
             return
         vf, vt = as_int(e.raw.validated_from), as_int(e.raw.validated_to)
-        what = "log prepare" if self.log else "VO prepare"
+        what = "log prepare" if self.log else f"{x.op.upper()} prepare"
         if vf < 0 or vt < vf:
             self.flag(0, e, f"{what} with invalid validated range ({vf}, {vt}]")
         elif vt > cur_v:
@@ -205,6 +207,7 @@ class Catalog:
         if expected != cur:
             self.flag(1, e, self._taken_yet_succeeded(e, expected, cur))
         self._serializable(e, x, v_before)
+        self.conflicts.committed(e, x, v_before)
         self.seq += 1
         self.v[tbl] = v_before + 1
         if x.ok_cas_row < 0:
@@ -253,7 +256,7 @@ class Catalog:
         elif x.prepare_base != v_before:
             self.flag(4, e, f"lost update: CAS installs metadata prepared on v[{tbl}]={x.prepare_base} but "
                             f"replaces v[{tbl}]={v_before} at t={t} ms")
-        if not (x.op == "vo" or self.log):
+        if not (x.op in VALIDATED or self.log):
             return
         if x.base_read_version is None:
             self.flag(4, e, f"{x.op.upper() or 'transaction'} commits without a base read")
@@ -263,5 +266,5 @@ class Catalog:
             self.flag(4, e, f"{x.op.upper()} creates entry {v_before + 1} of table {tbl}'s log without checking "
                             f"entr(ies) {gap} (base read saw {x.base_read_version} entries)")
         elif gap:
-            self.flag(4, e, f"VO commits over v[{tbl}]={v_before} without validating snapshot(s) {gap} "
+            self.flag(4, e, f"{x.op.upper()} commits over v[{tbl}]={v_before} without validating snapshot(s) {gap} "
                             f"(base read saw v[{tbl}]={x.base_read_version})")

@@ -8,8 +8,9 @@ import math
 import pandas as pd
 
 from .cas import Catalog
+from .conflicts import Conflicts
 from .locks import Locks
-from .rows import KINDS, REQUIRED_COLUMNS, TIME_EPS_MS, Event, Row, Violation, fmt_t
+from .rows import COLUMNS, KINDS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, TIME_EPS_MS, Event, Row, Violation, fmt_t
 from .state import Design, Ledger
 from .tokens import Buckets, Tokens
 
@@ -30,7 +31,7 @@ class Replay:
                  version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
                  lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False,
                  read_rate_per_s: float | None = None, read_burst: float = 1.0, mutation_refusal_tokens: float = 0.0,
-                 client_limit: bool = False):
+                 client_limit: bool = False, operations: dict | None = None):
         if lock_scope not in (None,) + SCOPES:
             raise ValueError(f"lock_scope must be None or one of {SCOPES}, not {lock_scope!r}")
         if scope not in SCOPES:
@@ -45,7 +46,8 @@ class Replay:
         reads = None if read_rate_per_s is None else Buckets(read_rate_per_s, read_burst)
         self.tokens = tokens = Tokens(ledger, design, buckets, log_store, reads, client_limit)
         self.locks = locks = Locks(ledger, tokens, lock_scope, lock_fifo, lock_object)
-        self.catalog = catalog = Catalog(ledger, design, reread_before_cas, tokens, locks)
+        self.catalog = catalog = Catalog(ledger, design, reread_before_cas, tokens, locks,
+                                         Conflicts(ledger, operations))
         self.routes = {
             "begin": ledger.begin, "read": catalog.read, "prepare": catalog.prepare, "cas": catalog.cas,
             "throttled": catalog.throttled, "end": catalog.end, "final": catalog.final,
@@ -99,7 +101,8 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
                   version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
                   lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False,
                   read_rate_per_s: float | None = None, read_burst: float = 1.0,
-                  mutation_refusal_tokens: float = 0.0, client_limit: bool = False) -> list[Violation]:
+                  mutation_refusal_tokens: float = 0.0, client_limit: bool = False,
+                  operations: dict | None = None) -> list[Violation]:
     """Replay `history` (FORMATS.md "History") and return every invariant violation, sorted by row.
 
     `scope` (`global` | `table`) and `protocol` (`rewrite` | `log`) are the run's `catalog.scope` and
@@ -110,20 +113,22 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
     the run's `catalog.version_files` and `commit.reread_before_cas`; `lock_scope` the run's `lock.scope`
     (None: no lock) and `lock_fifo` whether its discipline grants in request order; `log_store` whether it ran
     Delta's DynamoDB log store, and `read_rate_per_s` / `read_burst` its table's read capacity (None: not checked);
-    `lock_object` whether its lock is an object in storage (the mutation limit binds its writes). An empty list
+    `lock_object` whether its lock is an object in storage (the mutation limit binds its writes); `operations` the
+    rules of invariant 8 (`{"serializable": bool, "server": bool, "equality": bool}`; None: operations off). An empty list
     means all checked invariants hold. The replay trusts only the order of events and the CAS outcomes; every observed
     value (read state, seq/version after a CAS, final state) is compared against the checker's own
     catalog state, which is never resynchronised to the record, so an error shows where it first happens.
     """
     replay = Replay(scope, protocol, mutation_rate_per_s, mutation_burst, version_files, reread_before_cas,
                     lock_scope, lock_fifo, log_store, lock_object, read_rate_per_s, read_burst,
-                    mutation_refusal_tokens, client_limit)
+                    mutation_refusal_tokens, client_limit, operations)
+    history = history.assign(**{c: v for c, v in OPTIONAL_COLUMNS.items() if c not in history.columns})
     missing_cols = [c for c in REQUIRED_COLUMNS if c not in history.columns]
     if missing_cols:
         return [Violation(0, -1, f"history lacks columns {missing_cols}")]
     if len(history) == 0:
         return [Violation(2, -1, "history is empty (no final rows)")]
     h = history.sort_values("i", kind="stable")
-    for raw in zip(*(h[c].tolist() for c in REQUIRED_COLUMNS)):
+    for raw in zip(*(h[c].tolist() for c in COLUMNS)):
         replay.row(Event.of(Row._make(raw)))
     return replay.finish()

@@ -13,6 +13,9 @@ REQUIRED_COLUMNS = (
     "i", "kind", "time_ms", "txn", "table", "op", "seq", "version", "expected", "ok",
     "base_version", "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts",
 )
+# columns a history may lack (one written before they were): read as this value
+OPTIONAL_COLUMNS = {"parts": 0}
+COLUMNS = REQUIRED_COLUMNS + tuple(OPTIONAL_COLUMNS)
 LOCK_KINDS = {"lock_request", "lock_grant", "lock_release", "lock_timeout", "lock_write"}
 KINDS = {"begin", "read", "prepare", "cas", "throttled", "end", "final", "store_write", "store_read"} | LOCK_KINDS
 # Float slack when comparing times that the engine computes as the same sum (start + latency).
@@ -60,8 +63,8 @@ def fmt_t(t: float) -> str:
     return f"{t:g}" if abs(t) < 1e15 else repr(t)
 
 
-# One history row as recorded: a field per column, in REQUIRED_COLUMNS order.
-Row = NamedTuple("Row", [(c, object) for c in REQUIRED_COLUMNS])
+# One history row as recorded: a field per column, in COLUMNS order.
+Row = NamedTuple("Row", [(c, object) for c in COLUMNS])
 
 
 class Event(NamedTuple):

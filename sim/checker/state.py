@@ -8,6 +8,10 @@ from typing import NamedTuple
 
 from .rows import TIME_EPS_MS, Event, Violation, as_int, as_str, fmt_t
 
+# the operations a begin row may name (`conflicts` judges the ones after the first two)
+OPERATIONS = ("fa", "vo", "overwrite", "row_delta", "compaction", "rewrite_manifests", "expire_snapshots",
+              "schema_change")
+
 # Rows a transaction may leave after its end: the unlock after the commit that ended it, an entry's completion
 # write, the storage lock's PUTs. (A second `end` is flagged by the end's own check.)
 AFTER_END_KINDS = ("end", "lock_release", "store_write", "lock_write")
@@ -27,7 +31,7 @@ class Txn:
     __slots__ = (
         "txn", "begin_row", "table", "op", "max_attempts", "end_row", "cas_count", "ok_cas_row",
         "last_read_seq", "base_read_version", "prepare_base", "validated", "ready_ms", "reported", "last_write",
-        "after_prepare", "lock_asked",
+        "after_prepare", "lock_asked", "parts",
     )
 
     def __init__(self, txn: int):
@@ -48,6 +52,7 @@ class Txn:
         self.last_write = ""         # kind of its latest attempt's row (`cas`, `throttled`, `lock_timeout`)
         self.after_prepare = False   # its latest row was a prepare (the next read is a re-read, if the run has it)
         self.lock_asked = False      # it has a lock request that was neither granted nor given up
+        self.parts = 0               # operations: the partitions it touches, one bit each
 
 
 class Ledger:
@@ -75,10 +80,11 @@ class Ledger:
             x = self.txns[e.txn] = Txn(e.txn)
         x.begin_row, x.table = e.i, e.table
         x.op = as_str(e.raw.op)
+        x.parts = max(0, as_int(e.raw.parts))
         x.max_attempts = as_int(e.raw.attempts)
         x.ready_ms = e.time_ms
-        if x.op not in ("fa", "vo"):
-            self.flag(0, e, f"begin has op {x.op!r}, expected 'fa' or 'vo'")
+        if x.op not in OPERATIONS:
+            self.flag(0, e, f"begin has op {x.op!r}, expected one of {', '.join(sorted(OPERATIONS))}")
 
     def txn_of(self, e: Event) -> Txn:
         """The transaction of a row other than `begin`, after the lifecycle checks all such rows share."""

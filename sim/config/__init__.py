@@ -17,14 +17,15 @@ from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETR
                        LOG_STORE_DEFAULTS, RESEND_CLIENTS, SERVER_VARIANTS)
 from .hashing import config_hash, seed_hash
 from .loading import build_structure, check_path, from_dict, load, overrides_of, parse_override, set_path
-from .resolve import LOG_CLIENT_KEYS
-from .types import (IO, Catalog, Commit, Config, InterArrival, LatencySpec, Lock, LogStore, Retry, RetryPolicy,
-                    Runtime, Server, Storage, TableSelection, Workload, Writers)
+from .resolve import JOBS, LOG_CLIENT_KEYS, jobs_of, operations_on
+from .types import (IO, Catalog, Commit, Config, InterArrival, Job, LatencySpec, Lock, LogStore, Maintenance,
+                    Operations, Retry, RetryPolicy, Runtime, Server, Storage, TableSelection, Workload, Writers)
 
 __all__ = [
-    "CHECKPOINT_INTERVAL", "EXPONENTIAL_RESEND", "EXPONENTIAL_RETRY", "IO", "LOCK_DISCIPLINES", "LOCK_VARIANTS",
-    "LOG_CLIENT_KEYS", "LOG_STORE_DEFAULTS", "RESEND_CLIENTS", "SERVER_VARIANTS", "Catalog", "Commit", "Config",
-    "ConfigError", "InterArrival", "LatencySpec", "Lock", "LogStore", "Retry", "RetryPolicy", "Runtime", "Server",
-    "Storage", "TableSelection", "Workload", "Writers", "build_structure", "check_path", "config_hash", "from_dict",
+    "CHECKPOINT_INTERVAL", "EXPONENTIAL_RESEND", "EXPONENTIAL_RETRY", "IO", "JOBS", "LOCK_DISCIPLINES",
+    "LOCK_VARIANTS", "LOG_CLIENT_KEYS", "LOG_STORE_DEFAULTS", "RESEND_CLIENTS", "SERVER_VARIANTS", "Catalog",
+    "Commit", "Config", "ConfigError", "InterArrival", "Job", "LatencySpec", "Lock", "LogStore", "Maintenance",
+    "Operations", "Retry", "RetryPolicy", "Runtime", "Server", "Storage", "TableSelection", "Workload", "Writers",
+    "jobs_of", "operations_on", "build_structure", "check_path", "config_hash", "from_dict",
     "load", "overrides_of", "parse_override", "seed_hash", "set_path",
 ]

@@ -324,6 +324,49 @@ def _check_reread(cat: Catalog, commit: Commit) -> None:
                           "and commit.shape table (a catalog as one file; design: file)")
 
 
+JOBS = ("compaction", "rewrite_manifests", "expire_snapshots", "schema_change")
+
+
+def jobs_of(cfg: Config) -> list[tuple[str, object]]:
+    """The maintenance jobs the config runs (`maintenance.<name>` with every_ms given), in JOBS order."""
+    return [(name, getattr(cfg.maintenance, name)) for name in JOBS
+            if getattr(cfg.maintenance, name).every_ms is not None]
+
+
+def operations_on(cfg: Config) -> bool:
+    """Whether the format's rules decide conflicts (docs/MODEL.md, "Operations and maintenance"):
+    `workload.operations` given, or a maintenance job."""
+    return cfg.workload.operations.partitions is not None or bool(jobs_of(cfg))
+
+
+def _check_operations(cfg: Config) -> None:
+    """Operations with read and write sets: one way to say what conflicts (the rules, not a drawn probability), on
+    the designs that run Iceberg's client (docs/MODEL.md, "Operations and maintenance")."""
+    if not operations_on(cfg):
+        return
+    w, ops, path = cfg.workload, cfg.workload.operations, "workload.operations"
+    for wrong, key, why in (
+            (w.vo_conflict_probability > 0, "workload.vo_conflict_probability",
+             "drawn conflicts are not used with operations (the format's rules decide); remove it"),
+            (w.fast_append_ratio != 1.0, "workload.fast_append_ratio",
+             f"not used with operations: give {path}.overwrite_share and row_delta_share"),
+            (ops.overwrite_share + ops.row_delta_share > 1.0, f"{path}.row_delta_share",
+             "overwrite_share + row_delta_share must be at most 1 (appends are the rest)"),
+            (ops.touches > (ops.partitions or 1), f"{path}.touches",
+             f"an operation touches at most the table's {ops.partitions or 1} partitions"),
+            (cfg.commit.protocol != "rewrite" or cfg.commit.shape != "table", "commit.protocol",
+             "operations follow Iceberg's rules only so far: commit.protocol rewrite, commit.shape table (designs "
+             "file, fs-table, rest, rest-lakekeeper, hive, ...); Delta's and Hudi's rules are not modelled yet")):
+        if wrong:
+            raise ConfigError(key, why)
+    for name, job in jobs_of(cfg):
+        if (job.partitions or 0) > (ops.partitions or 1):
+            raise ConfigError(f"maintenance.{name}.partitions",
+                              f"more than the table's {ops.partitions or 1} partitions ({path}.partitions)")
+        if job.median_ms == 0 and job.sigma != 0:
+            raise ConfigError(f"maintenance.{name}.sigma", "a run of median 0 is no work at all: set sigma 0")
+
+
 def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread;
     `provider_known=False` leaves the provider unchecked (the defaults, which name s3 but never run)."""
@@ -335,6 +378,7 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     _check_reread(cfg.catalog, commit)
     _check_clock_skew(cfg)
     _check_tables(cfg.workload)
+    _check_operations(cfg)
     try:
         if provider_known:
             profile_of(cfg)

@@ -189,6 +189,23 @@ class Writers:
 
 
 @dataclass(frozen=True)
+class Operations:
+    """Operations with read and write sets (docs/MODEL.md, "Operations and maintenance"): each transaction is an
+    append, an overwrite (copy-on-write DELETE/UPDATE/MERGE) or a row delta (merge-on-read deletes), with these
+    shares (appends: the rest), and touches `touches` of its table's `partitions` (uniform, distinct). Whether a
+    commit that landed since its base fails it (its work lost) or only makes it retry is the format's rule, not a
+    draw; `isolation` is an overwrite's and a row delta's (Iceberg's Spark default: serializable)."""
+    partitions: int = _spec(None, ge=1, le=62)
+    touches: int = _spec(1, ge=1, le=62)
+    overwrite_share: float = _spec(0.0, ge=0, le=1)
+    row_delta_share: float = _spec(0.0, ge=0, le=1)
+    isolation: str = _spec("serializable", choices=("serializable", "snapshot"))
+    # a row delta's deletes: position deletes (Spark's MERGE/UPDATE/DELETE on merge-on-read) or equality deletes
+    # (Flink's upserts), which a compaction does not validate against (RewriteDataFiles' starting sequence number)
+    row_delta_deletes: str = _spec("position", choices=("position", "equality"))
+
+
+@dataclass(frozen=True)
 class Workload:
     inter_arrival: InterArrival = _nested(InterArrival)
     num_tables: int = _spec(1, ge=1)
@@ -197,6 +214,30 @@ class Workload:
     runtime: Runtime = _nested(Runtime)
     vo_conflict_probability: float = _spec(0.0, ge=0, le=1)
     writers: Writers = _nested(Writers, late=True)
+    operations: Operations = _nested(Operations, late=True)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A maintenance job (docs/MODEL.md, "Operations and maintenance"), on every table: a run starts every
+    `every_ms` (each table's phase U(0, every_ms)), unless the last run on that table still runs (its tick is
+    skipped); it works a lognormal time (`median_ms`, `sigma`) from its base read to its commit, which then runs
+    the client's commit loop; it reads and rewrites `partitions` of its table's partitions, in rotation (unset: all
+    of them)."""
+    every_ms: float = _spec(None, gt=0)
+    median_ms: float = _spec(0.0, ge=0)
+    sigma: float = _spec(0.0, ge=0)
+    partitions: int = _spec(None, ge=1, le=62)
+
+
+@dataclass(frozen=True)
+class Maintenance:
+    """Maintenance jobs beside the writers, each off unless its `every_ms` is given: Iceberg's RewriteDataFiles
+    (`compaction`, one commit, no partial progress), RewriteManifests, ExpireSnapshots and a schema change."""
+    compaction: Job = _nested(Job)
+    rewrite_manifests: Job = _nested(Job)
+    expire_snapshots: Job = _nested(Job)
+    schema_change: Job = _nested(Job)
 
 
 @dataclass(frozen=True)
@@ -288,6 +329,8 @@ class Config:
     lock: Lock = _nested(Lock, late=True)
     # Delta's DynamoDB log store; none by default
     log_store: LogStore = _nested(LogStore, late=True)
+    # maintenance jobs beside the writers; none by default
+    maintenance: Maintenance = _nested(Maintenance, late=True)
 
     def to_dict(self) -> dict:
         """The resolved config as plain data; keys that do not apply (None) are left out."""

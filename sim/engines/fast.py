@@ -36,8 +36,8 @@ from ..model.jit import handler
 from ..model.state import PC
 from .base import EngineBase
 
-# heap "who": >= 0 a transaction (its slot); W_WRITER0 - w writer w's next start; below the writers', slot j's lock
-# timer (W_WRITER0 - writers - j); else:
+# heap "who": >= 0 a transaction (its slot); W_WRITER0 - w writer (or maintenance job) w's next start; below the
+# starters', slot j's lock timer (W_WRITER0 - starters - j); else:
 W_ARRIVALS_START, W_ARRIVALS, W_WATCHDOG, W_STOP = np.int64(-1), np.int64(-2), np.int64(-3), np.int64(-4)
 W_WRITER0 = np.int64(-5)
 URGENT, NORMAL = np.int64(0), np.int64(1)
@@ -148,12 +148,11 @@ def _start(m, e, h_t, h_k, h_w, hsize, eid, watchdog_ms):
     then the watchdog, which bounds the run; the loop's state `e` says it started. Returns the heap's size and the
     next eid."""
     e[E_STARTED] = 1
-    if m.p.writers > 0:
-        for w in range(m.p.writers):
-            hsize = _at(h_t, h_k, h_w, hsize, eid, writers.first_due(m, w), NORMAL, W_WRITER0 - w)
-            eid += 1
-    else:
+    if m.p.writers == 0:
         hsize = _at(h_t, h_k, h_w, hsize, eid, 0.0, URGENT, W_ARRIVALS_START)
+        eid += 1
+    for w in range(m.p.starters):
+        hsize = _at(h_t, h_k, h_w, hsize, eid, writers.first_due(m, w), NORMAL, W_WRITER0 - w)
         eid += 1
     hsize = _at(h_t, h_k, h_w, hsize, eid, watchdog_ms, NORMAL, W_WATCHDOG)
     return hsize, eid + 1
@@ -161,12 +160,13 @@ def _start(m, e, h_t, h_k, h_w, hsize, eid, watchdog_ms):
 
 @handler
 def _ended(m, j, now, h_t, h_k, h_w, hsize, eid):
-    """Transaction j ended: its writer's next start is scheduled (if it has one). Returns the heap's size and the
-    next eid."""
-    if m.p.writers > 0:
+    """Transaction j ended: its writer's (or maintenance job's) next start is scheduled (if it has one). Returns
+    the heap's size and the next eid."""
+    w = writers.starter(m, j)
+    if w >= 0:
         delay = writers.on_end(m, j, now)
         if delay >= 0.0:
-            hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, W_WRITER0 - m.tx[j].writer)
+            hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, W_WRITER0 - w)
             eid += 1
     return hsize, eid
 
@@ -222,7 +222,7 @@ def _make_loop(step, on_timer):
             hsize, eid = _start(m, e, h_t, h_k, h_w, hsize, eid, watchdog_ms)
         status = STATUS_DONE
         safe = 0       # events that can run before a source could run short (`needs` is checked only then)
-        timers0 = W_WRITER0 - m.p.writers
+        timers0 = W_WRITER0 - m.p.starters
         while True:
             if hsize + PUSHES_PER_EVENT > len(h_t):   # stale lock timers stay in the heap until they fire
                 status = STATUS_GROW
@@ -250,7 +250,7 @@ def _make_loop(step, on_timer):
                 if on_timer(m, waiter, now):
                     hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, waiter)
                     eid += 1
-            elif who <= W_WRITER0:   # writer w's next transaction starts now, its first step in this event
+            elif who <= W_WRITER0:   # writer (or job) w's next transaction starts now, its first step in this event
                 j = writers.on_due(m, W_WRITER0 - who, now)
             elif who == W_ARRIVALS or who == W_ARRIVALS_START:
                 hsize, eid, j = _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid)
@@ -382,7 +382,7 @@ class FastEngine(EngineBase):
         loop = loop_for(r.design)
         first = True
         while True:
-            cap = len(r.m.tx) + r.m.p.writers + 8
+            cap = len(r.m.tx) + r.m.p.starters + 8
             if status == STATUS_GROW:   # stale lock timers filled it
                 cap = max(cap, 2 * len(h_t))
             if len(h_t) < cap:   # the slots grew (or the run starts): so does the heap, between events

@@ -31,11 +31,10 @@ class SimPyEngine(EngineBase):
         self.m = view(self.r.m)
         self.stop = env.event()
         self._parked = {}   # slot -> the event a parked waiter waits for (`sim.model.lock`, `sim.model.capacity`)
-        if self.m.p.writers > 0:
-            for w in range(self.m.p.writers):
-                self._writer_at(w, writers.first_due(self.m, w))
-        else:
+        if self.m.p.writers == 0:
             env.process(self._arrivals())
+        for w in range(self.m.p.starters):
+            self._writer_at(w, writers.first_due(self.m, w))
         watchdog = env.timeout(self.watchdog_ms)
         watchdog.callbacks.append(self._stop)
         env.run(until=self.stop)
@@ -130,10 +129,11 @@ class SimPyEngine(EngineBase):
             event = self._parked[j] = env.event()
             return event
         if m.tx[j].pc == PC.DONE:
-            if m.p.writers > 0:
+            w = writers.starter(m, j)
+            if w >= 0:
                 after = writers.on_end(m, j, env.now)
                 if after >= 0.0:
-                    self._writer_at(m.tx[j].writer, after)
+                    self._writer_at(w, after)
             if m.run[0].stop:
                 self._stop()
             return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config import Config
+from ..config import Config, jobs_of
 from ..latency import BATCH
 from .. import long_reads
 from ..rng import run_streams
@@ -22,14 +22,15 @@ from .params import Delays, params_of
 from .sources import ARRIVAL_CHUNK, Arrivals, conflict_table, expected_arrivals, sources_of
 from .capacity import CHECK_LOCK_MUTEX, NEXT_LOCK_ID, ROW_LOCKS
 from .log_store import READ_BUCKET
-from .state import ARRIVAL, BUCKET, HIST, LK, N_SRC, PC, POOL, RUN, WR, Model, Need, Params, Src
+from .state import ARRIVAL, BUCKET, HIST, JOB, LK, N_SRC, PC, POOL, RUN, WR, Model, Need, Op, Params, Src
 
 HIST_CHUNK = 1 << 20      # history rows per buffer
 SLOTS = 1 << 14           # transaction slots at the start, at most (fewer for a run expected to be smaller)
 COUNT_CHUNK = 1 << 12     # first length of the arrays indexed by a count of commits
+RING = 1 << 8             # first length of each table's ring of commits (operations: `sim.model.operations`)
 # what a refill reads of the transaction slots, unless it makes room for arrivals (an engine that keeps its own
 # view of the slots copies these back before any refill)
-VALIDATION_FIELDS = ("txn", "pc", "table", "validated", "is_vo")
+VALIDATION_FIELDS = ("txn", "pc", "table", "validated", "op")
 
 
 class Run:
@@ -50,7 +51,7 @@ class Run:
         self.design = design_of(p)   # which model design runs (`sim.model.designs`): its handlers, its loop
         self.sources = sources_of(cfg, p, rng, n_guess)
         self.drawn = Drawn([s.values for s in self.sources])   # every source's values, end to end (`Model.draws`)
-        self.arrivals = Arrivals(cfg.workload, self.sources[Src.GAP].dist, rng)   # bursts may aim at a table
+        self.arrivals = Arrivals(cfg, self.sources[Src.GAP].dist, rng)   # bursts may aim at a table
         self.p_conflict = cfg.workload.vo_conflict_probability
         self.m = self._model(cfg, p, delays, n_guess, slots)
 
@@ -95,7 +96,10 @@ class Run:
             wr=_writers(p), bo_srv=delays.server,
             hints=np.zeros(n_tables, dtype=np.int64), bo_lock=delays.lock,
             lk=_free_locks(n_locks), pl=_pools(cfg, p),
-            lr=np.zeros(0, dtype=np.float64), lr_n=np.zeros(0, dtype=np.int64))   # built once a read can be long
+            lr=np.zeros(0, dtype=np.float64), lr_n=np.zeros(0, dtype=np.int64),   # built once a read can be long
+            ring_op=np.zeros(n_tables * (min(counted, RING) if p.ops else 1), dtype=np.int64),
+            ring_parts=np.zeros(n_tables * (min(counted, RING) if p.ops else 1), dtype=np.int64),
+            jobs=_jobs(cfg))
 
     @property
     def n_txn(self) -> int:
@@ -132,6 +136,8 @@ class Run:
             fresh["lr_n"], fresh["lr"] = counts.copy(), flat.copy()
         if need & (1 << Need.EPOCHS):   # room for twice what a read may need now (`draws.epochs_needed`)
             fresh["epochs"] = np.zeros(2 * int(epochs_needed(view)))
+        if need & (1 << Need.RING):
+            fresh["ring_op"], fresh["ring_parts"] = _grown_ring(m)
         if need & (1 << Need.BUCKETS):
             n = len(m.bk_prev)
             fresh["bk"] = np.concatenate([m.bk, _full_buckets(n, m.p.mutation_burst)])
@@ -146,8 +152,8 @@ class Run:
         tx = m.tx[list(VALIDATION_FIELDS)]
         pc = tx["pc"]
         live = (tx["txn"] >= 0) & (pc != PC.DONE) & (pc != PC.INIT) & (pc != PC.BASE) & (pc != PC.LOG_BASE)
-        if not m.p.log:
-            live &= tx["is_vo"] != 0
+        if not m.p.log:                              # (an append validates nothing)
+            live &= tx["op"] != Op.FA
         val = m.versions[tx["table"][live]] - tx["validated"][live]
         r = m.run[0]
         r["validate_max"] = max(0, int(val.max())) if len(val) else 0
@@ -163,7 +169,7 @@ class Run:
             slots_mod.flush(m, self.sink, finished_only=True)
             if r["free_slots"] < rows // 2 + 1:
                 fresh.update(slots_mod.grown(m, 2 * rows))
-        a = int(r["next_txn"] - r["arrivals_base"])
+        a = int(r["drawn_next"] - r["arrivals_base"])
         if a >= len(m.arrivals):
             fresh["arrivals"] = np.concatenate([m.arrivals[a:], _drawn(*self.arrivals.draw(ARRIVAL_CHUNK))])
             r["arrivals_base"] += a
@@ -240,16 +246,39 @@ def _pools(cfg: Config, p: Params) -> np.ndarray:
     return pl
 
 
-def _drawn(tables: np.ndarray, isvo: np.ndarray, runtimes: np.ndarray) -> np.ndarray:
+def _drawn(tables: np.ndarray, ops: np.ndarray, parts: np.ndarray, runtimes: np.ndarray) -> np.ndarray:
     """Arrivals drawn ahead as ARRIVAL rows."""
     out = np.empty(len(tables), dtype=ARRIVAL)
-    out["table"], out["is_vo"], out["runtime_ms"] = tables, isvo, runtimes
+    out["table"], out["op"], out["parts"], out["runtime_ms"] = tables, ops, parts, runtimes
     return out
 
 
+def _jobs(cfg: Config) -> np.ndarray:
+    """One JOB row per maintenance job and table, job by job (`sim.model.jobs`)."""
+    rows = [(getattr(Op, name.upper()), t, job.every_ms, job.median_ms, job.sigma, job.partitions or 0)
+            for name, job in jobs_of(cfg) for t in range(cfg.workload.num_tables)]
+    return np.array(rows, dtype=JOB)
+
+
+def _grown_ring(m) -> tuple[np.ndarray, np.ndarray]:
+    """Each table's ring of commits twice as long, the last R commits of each where they belong in it
+    (`sim.model.operations`: table t's version v at t * R + (v - 1) % R)."""
+    n = len(m.versions)
+    R = len(m.ring_op) // n
+    out = []
+    for ring in (m.ring_op, m.ring_parts):
+        old, new = ring.reshape(n, R), np.zeros((n, 2 * R), dtype=np.int64)
+        for t in range(n):
+            v = np.arange(max(1, int(m.versions[t]) - R + 1), int(m.versions[t]) + 1)
+            new[t, (v - 1) % (2 * R)] = old[t, (v - 1) % R]
+        out.append(new.ravel())
+    return out[0], out[1]
+
+
 def _writers(p: Params) -> np.ndarray:
-    """One row per writer (one blank row under open-loop arrivals), its client's bucket full."""
-    wr = np.zeros(max(1, p.writers), dtype=WR)
+    """One row per writer, then per maintenance job and table (one blank row if none), its client's bucket
+    full."""
+    wr = np.zeros(max(1, p.starters), dtype=WR)
     wr["client_tokens"], wr["client_last_ms"] = p.client_burst, -np.inf
     return wr
 

@@ -8,6 +8,7 @@ way (under scope `table` it is no one's CAS version).
 """
 from .draws import take
 from .jit import model_function
+from .operations import landed
 from .state import Src
 
 
@@ -25,12 +26,14 @@ def read_version(m, t):
 
 
 @model_function
-def cas(m, t, expected):
-    """Commit table t iff its object still has version `expected` (the whole catalog's, or t's pointer's)."""
+def cas(m, j, t, expected):
+    """Transaction j commits table t iff its object still has version `expected` (the whole catalog's, or t's
+    pointer's); its operation goes into t's ring (`sim.model.operations`)."""
     if read_seq(m, t) != expected:
         return False
     m.run[0].seq += 1
     m.versions[t] += 1
+    landed(m, j, t)
     return True
 
 

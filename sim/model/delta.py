@@ -18,7 +18,7 @@ from .draws import take
 from .io import gets_ms, gets_on_lanes_ms, list_ms
 from .jit import handler, model_function
 from .retry import delay_ms
-from .state import LIST_PAGE_KEYS, PC, LogCleanup, Outcome, Reason, Src
+from .state import LIST_PAGE_KEYS, PC, LogCleanup, Op, Outcome, Reason, Src
 from .transaction import admitted, end, first_read, next_read, next_write, read_catalog, real_conflict, resend
 
 
@@ -97,7 +97,7 @@ def on_list(m, j, now):
         checks += d
     tx.validated = v
     tx.prepared = v
-    aborted = tx.is_vo != 0 and real_conflict(m, n)
+    aborted = tx.op == Op.VO and real_conflict(m, n)
     if n > 0 and m.p.snapshot_update and not aborted and not m.p.object_shape:
         d = _update_ms(m, j, n)
         pending += d
@@ -170,7 +170,7 @@ def on_create(m, j, now):
     L = tx.op_latency_ms
     attempts = tx.attempts + 1
     tx.attempts = attempts
-    ok = catalog.cas(m, t, expected)
+    ok = catalog.cas(m, j, t, expected)
     answer = now + m.p.cg * L
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)

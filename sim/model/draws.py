@@ -10,6 +10,7 @@ runtimes, the conflict table, a throttled log's buckets and the long-read table 
 """
 from ..long_reads import EXACT_MAX
 from .jit import model_function
+from .operations import ring_len
 from .state import HIST_ROWS_PER_EVENT, LIST_PAGE_KEYS, N_SRC, LogCleanup, Need, Src
 
 # a GET refill leaves room for at least this many events, and one is asked for before there is room for fewer:
@@ -83,6 +84,8 @@ def gets_in_event(m):
     or with no checkpoints every entry of the table. Grows by at most one per event."""
     r = m.run[0]
     n = r.validate_max + r.seq - r.seq_at_stop
+    if m.p.ops:                                      # a snapshot's manifest list and added manifest each
+        n = 2 * n
     if m.p.log and not m.p.object_shape and not m.p.hudi:   # (Hudi reads no snapshot)
         ci = m.p.checkpoint_interval
         snap = ci + 1 if ci > 0 else r.seq
@@ -117,8 +120,8 @@ def draws_per_event(m, s):
 @model_function
 def gets_for(m, n):
     """GETs that n events may draw at most (`max_gets_per_event` grows by at most one per event, two with
-    a log's snapshot update)."""
-    growth = 2 if m.p.log and m.p.snapshot_update else 1
+    a log's snapshot update or operations' validations)."""
+    growth = 2 if (m.p.log and m.p.snapshot_update) or m.p.ops else 1
     return n * max_gets_per_event(m) + growth * (n * (n - 1) // 2)
 
 
@@ -132,11 +135,22 @@ def _left(m, s):
 
 @model_function
 def _arrivals_left(m):
-    """Arrivals that can start before no slot is free or the drawn tables run out (all, once arrivals ended)."""
+    """Arrivals that can start before no slot is free or the drawn tables run out (all, once arrivals ended, unless
+    maintenance jobs still start transactions: then the slots free)."""
     r = m.run[0]
     if r.arrivals_done != 0:
+        return r.free_slots if m.p.jobs > 0 else 1 << 62
+    return min(r.free_slots, len(m.arrivals) - (r.drawn_next - r.arrivals_base))
+
+
+@model_function
+def _ring_left(m):
+    """Events before a validation could read a commit older than its table's ring holds: it reads back at most
+    validate_max commits from the last stop's versions, plus one per event since (`gets_in_event`'s bound)."""
+    if not m.p.ops:
         return 1 << 62
-    return min(r.free_slots, len(m.arrivals) - (r.next_txn - r.arrivals_base))
+    r = m.run[0]
+    return ring_len(m) - (r.validate_max + r.seq - r.seq_at_stop) - 1
 
 
 @model_function
@@ -187,6 +201,8 @@ def needs(m):
         need |= 1 << Need.TXN
     if _thr_left(m) < 1:
         need |= 1 << Need.THR
+    if _ring_left(m) < 1:
+        need |= 1 << Need.RING
     if _buckets_left(m) < 1:
         need |= 1 << Need.BUCKETS
     if _long_reads_left(m) < 1:
@@ -203,7 +219,7 @@ def events_before_refill(m):
     each source but GET, at most `max_gets_per_event` GETs (which grows by at most one per event), at most
     HIST_ROWS_PER_EVENT history rows, one arrival and one commit."""
     n = min(_arrivals_left(m), _thr_left(m), _buckets_left(m), _hist_left(m), _long_reads_left(m),
-            _epochs_left(m))
+            _epochs_left(m), _ring_left(m))
     for s in range(N_SRC):
         if s != Src.GET:
             n = min(n, _left(m, s) // draws_per_event(m, s))

@@ -7,12 +7,12 @@ The client reads its base, runs, refreshes, prepares, and then hands the prepare
 attempt at `PC.COMMIT` with `tx.commit_in_ms` saying when the commit request goes out, and answers `AGAIN`, so
 the design's `step` starts its commit in the same event. A lost attempt comes back here (`after_conflict`).
 """
-from . import catalog, history
+from . import catalog, history, operations
 from .draws import take
 from .io import gets_ms
 from .jit import handler, model_function
 from .retry import conflict_delay
-from .state import PC, Outcome, Reason, Src
+from .state import PC, Op, Outcome, Reason, Src
 from .transaction import AGAIN, admitted, end, first_read, next_read, next_write, read_catalog, real_conflict, resend
 
 
@@ -60,12 +60,20 @@ def prepare(m, j, now, v):
     vfrom = -1
     vto = -1
     aborted = False
-    if tx.is_vo != 0:
+    if tx.op == Op.VO:
         vfrom = tx.validated
         vto = v
         cost += _validate(m, j, v)
         tx.validated = v
         aborted = real_conflict(m, v - vfrom)
+    elif operations.validates(m, j):
+        vfrom = tx.validated
+        vto = v
+        aborted, n = operations.validate(m, j, vfrom, v)
+        if n > 0:                                    # each snapshot's manifest list and added manifest
+            tx.manifest_lists_read += n
+            cost += gets_ms(m, j, 2 * n)
+        tx.validated = v
     if not aborted:
         cost += take(m, Src.PUT_ML)
         tx.puts += 1
@@ -138,7 +146,7 @@ def swap(m, j, now):
     attempts = tx.attempts + 1
     tx.attempts = attempts
     expected = tx.seq
-    ok = catalog.cas(m, t, expected)
+    ok = catalog.cas(m, j, t, expected)
     answer = now + m.p.cg * L
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)
@@ -163,7 +171,7 @@ def lost(m, j, now, answer):
     """A conditional write that did not swap, answered at `answer`: retries_exhausted, or the next attempt's
     read, which tells the conflict's class."""
     tx = m.tx[j]
-    if tx.attempts >= m.p.max_attempts:
+    if tx.attempts >= operations.attempts_allowed(m, j):
         return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, answer)
     return next_read(m, j, PC.CONFLICT_READ, m.p.cg * tx.op_latency_ms)
 
@@ -190,7 +198,7 @@ def on_reread(m, j, now):
         return next_write(m, j, PC.CAS, m.p.g * L)
     attempts = tx.attempts + 1
     tx.attempts = attempts
-    if attempts >= m.p.max_attempts:
+    if attempts >= operations.attempts_allowed(m, j):
         return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, now + m.p.g * L)
     return _after_conflict(m, j, now, v, m.p.g * L)
 

@@ -5,7 +5,7 @@ from typing import NamedTuple, get_type_hints
 
 import numpy as np
 
-from ..config import Config, RetryPolicy
+from ..config import Config, RetryPolicy, jobs_of, operations_on
 from ..providers import profile_of
 from ..rules import client_limit, mutation_limit, store_read_limit
 from .retry import delay_table
@@ -61,7 +61,8 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg), **_resends(cfg),
         **_server(cfg, pol_srv, jit_srv),
         version_files=cat.version_files, reread_before_cas=cfg.commit.reread_before_cas, **_log(cfg),
-        **_lock(cfg, pol_lock, jit_lock))
+        **_lock(cfg, pol_lock, jit_lock), **_operations(cfg))
+    p["starters"] = p["writers"] + p["jobs"]
     p["parks"] = p["lock"] or p["server"] or p["object_queue"]
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
     return (Params(**{k: _FIELD_TYPES[k](v) for k, v in p.items()}),
@@ -152,6 +153,15 @@ def _shape(cfg: Config) -> dict:
     cas_object = cfg.catalog.backend == "storage" and cfg.commit.protocol == "rewrite" and not cfg.catalog.version_files
     return dict(object_shape=obj, head=head, own_head=own, object_queue=cas_object and bool(prof.cas_one_at_a_time),
                 head_version=own and cas_object and bool(prof.version_from_head))
+
+
+def _operations(cfg: Config) -> dict:
+    """Operations with read and write sets and maintenance jobs (`sim.model.operations`, `sim.model.jobs`): one job
+    row per job and table."""
+    ops = cfg.workload.operations
+    return dict(ops=operations_on(cfg), serializable=ops.isolation == "serializable",
+                equality_deletes=ops.row_delta_deletes == "equality",
+                partitions=ops.partitions or 1, jobs=len(jobs_of(cfg)) * cfg.workload.num_tables)
 
 
 def _writers(cfg: Config) -> dict:

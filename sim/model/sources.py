@@ -15,10 +15,11 @@ import math
 
 import numpy as np
 
-from ..config import Config
+from ..config import Config, operations_on
 from ..latency import BATCH, LogNormal, latency_model
-from ..workload import Constant, IsValidatedOverwrite, inter_arrival_dist, runtime_dist, table_dist, think_dist
-from .state import SRC_SOURCES, Params
+from ..workload import (Constant, IsValidatedOverwrite, OperationMix, Partitions, StandardNormal, inter_arrival_dist,
+                        runtime_dist, table_dist, think_dist)
+from .state import SRC_SOURCES, Op, Params
 
 CHUNK = 1 << 20           # draws per refill of a source, at most (beyond what one event needs)
 ARRIVAL_CHUNK = 1 << 16   # arrivals' tables, operations and runtimes drawn per refill, at most
@@ -102,29 +103,37 @@ def _dist(draws: str, cfg: Config, p: Params, lat):
         return Constant(math.inf) if p.writers else inter_arrival_dist(cfg.workload, cfg.duration_ms)
     if draws == "workload.think":
         return think_dist(cfg.workload.writers)
+    if draws == "workload.job_runtime":
+        return StandardNormal()
     raise ValueError(f"a model source draws {draws!r}: no such distribution")
 
 
 class Arrivals:
-    """The arrivals' own draws, chunk by chunk: table, operation and runtime of each arrival in id order."""
+    """The arrivals' own draws, chunk by chunk: table, operation, partitions and runtime of each arrival in order."""
 
-    def __init__(self, w, gap_dist, rng):
+    def __init__(self, cfg: Config, gap_dist, rng):
+        w = cfg.workload
         self.tc = table_dist(w, gap_dist)   # bursts may be aimed at one table
-        self.op = IsValidatedOverwrite(w.fast_append_ratio)
+        self.ops = operations_on(cfg)
+        self.op = (OperationMix(w.operations, (Op.FA, Op.OVERWRITE, Op.ROW_DELTA)) if self.ops
+                   else IsValidatedOverwrite(w.fast_append_ratio))
+        self.parts = Partitions(w.operations.partitions or 1, w.operations.touches)
         self.rt = runtime_dist(w)
         self.rng_table, self.rng_op, self.rng_rt = rng["table"], rng["operation"], rng["runtime"]
+        self.rng_parts = rng["partitions"]
         self.rt_const = Source(self.rt, self.rng_rt).values[0] if getattr(self.rt, "is_constant", False) else None
 
-    def draw(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The next n (a multiple of BATCH) arrivals' tables, operations and runtimes."""
+    def draw(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The next n (a multiple of BATCH) arrivals' tables, operations, partitions and runtimes."""
         k = n // BATCH
         tables = np.concatenate([self.tc.draw(self.rng_table, BATCH) for _ in range(k)]).astype(np.int64)
-        isvo = np.concatenate([self.op.draw(self.rng_op, BATCH) for _ in range(k)]).astype(np.int64)
+        ops = np.concatenate([self.op.draw(self.rng_op, BATCH) for _ in range(k)]).astype(np.int64)
+        parts = self.parts.draw(self.rng_parts, n) if self.ops else np.zeros(n, dtype=np.int64)
         if self.rt_const is not None:
             runtimes = np.full(n, self.rt_const)
         else:
             runtimes = np.ascontiguousarray(self.rt.draw(self.rng_rt, n), dtype=np.float64)
-        return tables, isvo, runtimes
+        return tables, ops, parts, runtimes
 
 
 def conflict_table(p: float, lo: int, hi: int) -> np.ndarray:

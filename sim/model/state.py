@@ -18,7 +18,11 @@ I, F = np.int64, np.float64
 # one transaction slot (a row of `Model.tx`): whose it is, where it waits, what it has done
 TX = np.dtype([
     ("txn", I),                  # transaction id; -1 in a free slot
-    ("table", I), ("is_vo", I), ("in_window", I),
+    ("table", I),
+    ("op", I),                   # its operation (Op): a FastAppend, a ValidatedOverwrite, or with
+                                 # `workload.operations` or a maintenance job an operation of docs/MODEL.md's table
+    ("parts", I),                # ... and the partitions it reads and writes, one bit each (`sim.model.operations`)
+    ("in_window", I),
     ("pc", I),                   # the effect point it waits for (PC)
     ("seq", I),                  # the version its next conditional write expects (catalog seq, or v[t])
     ("version", I),              # v[t] at its last read
@@ -35,6 +39,7 @@ TX = np.dtype([
     ("op_latency_ms", F),        # latency of the catalog operation in flight
     ("backoff_ms", F),
     ("writer", I),               # its writer (docs/MODEL.md, "Writers"); -1 under open-loop arrivals
+    ("job", I),                  # its maintenance job's row (`Model.jobs`; -1: a writer's or an arrival's)
     ("due_ms", F),               # periodic writers: the tick it serves (NaN otherwise)
     ("missed", I),               # periodic writers: the writer's ticks that got no commit of their own just before
     # a client's token bucket under open-loop arrivals (each transaction its own client; `sim.model.throttle`)
@@ -82,10 +87,15 @@ WR = np.dtype([
     ("due_ms", F),               # the next transaction's tick (NaN: closed loop) ...
     ("missed", I),               # ... and the ticks missed before it
     ("client_tokens", F), ("client_last_ms", F),   # its client's token bucket (`sim.model.throttle`)
+    ("runs", I),                 # a maintenance job: its runs so far (a partition rotation's position)
 ])
 
 # one arrival drawn ahead (a row of `Model.arrivals`): its table, operation and runtime
-ARRIVAL = np.dtype([("table", I), ("is_vo", I), ("runtime_ms", F)])
+ARRIVAL = np.dtype([("table", I), ("op", I), ("parts", I), ("runtime_ms", F)])
+
+# one maintenance job on one table (a row of `Model.jobs`; `sim.model.jobs`): its operation, table, schedule, the
+# lognormal of its run time before its commit, and the partitions each run reads (a rotation of `touches`; 0: all)
+JOB = np.dtype([("op", I), ("table", I), ("every_ms", F), ("median_ms", F), ("sigma", F), ("touches", I)])
 
 # one object's token bucket (a row of `Model.bk`; `sim.model.throttle`)
 BUCKET = np.dtype([("tokens", F), ("last_ms", F)])
@@ -112,7 +122,8 @@ RUN = np.dtype([
     ("arrivals_done", I), ("arrivals_next", I), ("next_txn", I), ("stop", I),
     ("hist_rows", I),            # rows used in the history buffer
     ("free_slots", I),           # free slots, the top of the `free` stack
-    ("arrivals_base", I),        # the id of the arrival `tables[0]` was drawn for
+    ("arrivals_base", I),        # the index of the drawn arrival `arrivals[0]` is
+    ("drawn_next", I),           # the index of the next drawn arrival to open (maintenance jobs draw none of them)
     ("validate_max", I),         # at the last stop between events, the most snapshots a transaction in flight
     ("seq_at_stop", I),          # had yet to validate; and `seq` then
     ("writers_active", I),       # writers that will start another transaction
@@ -226,6 +237,13 @@ class Params(NamedTuple):
     read_burst: float
     hms_row_share: float         # HMS: each lock() holds the NEXT_LOCK_ID row this share of its round trip (0: none)
     hms_mutex_share: float       # HMS, Hive 3: each checkLock holds the checkLock mutex this share of its round trip
+    # operations with read and write sets (`sim.model.operations`) and maintenance jobs (`sim.model.jobs`)
+    ops: bool                    # conflicts decided by the format's rules against every commit since the base
+    serializable: bool           # ... an overwrite or row delta's isolation (else snapshot isolation)
+    equality_deletes: bool       # ... a row delta writes equality deletes (else position deletes)
+    partitions: int              # ... a table's partitions (at most 62)
+    jobs: int                    # maintenance job rows, after the writers' in `Model.wr` (one a job and a table)
+    starters: int                # writers + jobs: rows of `Model.wr`, each with at most one pending start
     parks: bool                  # a mechanism may park a transaction, hand a parked one on or set its timer (a lock,
                                  # a server's pools and row locks, a per-object queue): the engine reads run.wake and
                                  # run.timer after each step
@@ -278,7 +296,10 @@ OUTCOMES = ("", "committed", "aborted", "unfinished")
 Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED THROTTLED LOCK_TIMEOUT POOL_TIMEOUT", kind=I)
 REASONS = ("", "retries_exhausted", "validation_failed", "unfinished", "throttled", "lock_timeout",
            "pool_timeout")
-OPS = ("fa", "vo")
+# operations: a FastAppend and a ValidatedOverwrite (whose conflicts are drawn), then the operations whose conflicts
+# the format's rules decide (`sim.model.operations`; docs/MODEL.md, "Operations and maintenance")
+Op = _codes("Op", "FA VO OVERWRITE ROW_DELTA COMPACTION REWRITE_MANIFESTS EXPIRE_SNAPSHOTS SCHEMA_CHANGE", kind=I)
+OPS = tuple(o.lower() for o in Op._fields)
 NA, FALSE, TRUE = I(-1), I(0), I(1)
 # retry policies; the last two only as storage clients' resend policies (`sim.model.resend`)
 Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA AWS_DYNAMODB GAX AZURE_JAVA")
@@ -289,8 +310,8 @@ N_SRC = len(Src)
 # bits of the `needs` mask past the sources': the history buffer is full; the next arrival has no free slot or no
 # drawn table; the conflict table could be indexed past its end; a throttled log's next entry has no bucket; a
 # read could be long (`sim.long_reads`) and its table is not built yet; a long read on lanes could outgrow its
-# scratch (`Model.epochs`)
-Need = _codes("Need", "HISTORY TXN THR BUCKETS LONG_READS EPOCHS", first=N_SRC)
+# scratch (`Model.epochs`); a validation could read a commit its table's ring (`Model.ring_op`) no longer holds
+Need = _codes("Need", "HISTORY TXN THR BUCKETS LONG_READS EPOCHS RING", first=N_SRC)
 ArrivalsAt = _codes("ArrivalsAt", "NEXT CLOSE", first=1)   # the arrivals' pending event
 # log fidelity: when the expired-log cleanup LISTs the log (`commit.log_cleanup`)
 LogCleanup = _codes("LogCleanup", "NONE EVERY_COMMIT CHECKPOINT")
@@ -313,7 +334,7 @@ class Model(NamedTuple):
     draw_n: np.ndarray      # (0: a constant source, its one value reused)
     cur: np.ndarray
     step: np.ndarray
-    arrivals: np.ndarray    # ARRIVAL, per arrival from id run.arrivals_base on: its table, operation, runtime
+    arrivals: np.ndarray    # ARRIVAL, per drawn arrival from index run.arrivals_base on: its table, operation, runtime
     thr: np.ndarray         # P(a real conflict among n snapshots) for n = 0, 1, ... (the last one for any larger n
                             # once it is 1.0)
     bo_cat: np.ndarray      # backoff before jitter for the k-th catalog conflict
@@ -333,3 +354,6 @@ class Model(NamedTuple):
     pl: np.ndarray          # POOL, a server's connection pools then its tables' row locks (`sim.model.capacity`)
     lr: np.ndarray          # the GET profile's long-read table (`sim.long_reads`: header, then rows of quantiles) ...
     lr_n: np.ndarray        # ... and the counts its rows tabulate (empty: not built yet)
+    ring_op: np.ndarray     # operations: per table, its last commits' operations (Op) and partitions, table t's
+    ring_parts: np.ndarray  # version v at t * R + (v - 1) % R, R = len // tables (`sim.model.operations`)
+    jobs: np.ndarray        # JOB, one row per maintenance job and table (`sim.model.jobs`)

@@ -17,6 +17,7 @@ import numpy as np
 from . import catalog, history, throttle
 from .draws import take
 from .jit import model_function
+from .operations import attempts_allowed
 from .resend import GIVE_UP, next_delay_ms
 from .state import PC, Outcome, Reason, Src
 
@@ -24,35 +25,45 @@ from .state import PC, Outcome, Reason, Src
 @model_function
 def begin(m, now, writer):
     """A new transaction starts now (an open-loop arrival, writer -1, or `writer`'s next): the slot it takes. Its
-    id is the next one, and its table, operation and runtime were drawn ahead for that id (a writer that owns a
-    table commits to it instead)."""
+    table, operation, partitions and runtime are the next drawn arrival's, drawn ahead (a writer that owns a table
+    commits to it instead)."""
     r = m.run[0]
-    i = r.next_txn
-    r.next_txn = i + 1
-    a = i - r.arrivals_base
-    f = r.free_slots - 1
-    r.free_slots = f
-    j = m.free[f]
-    drawn = m.arrivals[a]
+    drawn = m.arrivals[r.drawn_next - r.arrivals_base]
+    r.drawn_next += 1
     t = drawn.table
     if writer >= 0 and m.p.owned:
         t = writer % m.p.num_tables
+    return opened(m, now, writer, -1, t, drawn.op, drawn.parts, drawn.runtime_ms)
+
+
+@model_function
+def opened(m, now, writer, job, t, op, parts, runtime_ms):
+    """Transaction with the next id opens now on table t, its operation, partitions and runtime given: the slot it
+    takes. A writer's (`writer` >= 0), a maintenance job's (`job` >= 0, `sim.model.jobs`) or an arrival's."""
+    r = m.run[0]
+    i = r.next_txn
+    r.next_txn = i + 1
+    f = r.free_slots - 1
+    r.free_slots = f
+    j = m.free[f]
     inwin = m.p.window_lo_ms <= now < m.p.window_hi_ms
     tx = m.tx[j]
     tx.txn = i
     tx.table = t
-    tx.is_vo = drawn.is_vo
+    tx.op = op
+    tx.parts = parts
     tx.in_window = 1 if inwin else 0
     tx.pc = PC.INIT
     tx.arrival_ms = now
-    tx.runtime_ms = drawn.runtime_ms
+    tx.runtime_ms = runtime_ms
     tx.writer = writer
+    tx.job = job
     tx.client_tokens = m.p.client_burst      # under open-loop arrivals a transaction is its own client
     tx.client_last_ms = -np.inf
     if inwin:
         r.open_in_window += 1
     if history.on(m):
-        history.begin(m, now, j, t, m.p.max_attempts)
+        history.begin(m, now, j, t, attempts_allowed(m, j))
     return j
 
 

@@ -6,10 +6,12 @@ commits are due at ticks phase + k interval; one starts U(0, jitter) after its t
 still runs then, as soon as it ends (`wait`: the ticks passed meanwhile merge into it) or at the next tick after
 it ends (`skip`: the ticks passed are dropped). A writer with a budget stops after that many transactions; none
 starts at or after duration_ms. Each writer has at most one pending event, its next start: the engine schedules
-it where `first_due` and `on_end` say and calls `on_due` there.
+it where `first_due` and `on_end` say and calls `on_due` there. Maintenance jobs (`sim.model.jobs`) are starters
+too, rows after the writers': these three hand a job's row on to it.
 """
 import numpy as np
 
+from . import jobs
 from .draws import take
 from .jit import model_function
 from .state import Src
@@ -17,8 +19,19 @@ from .transaction import begin
 
 
 @model_function
+def starter(m, j):
+    """The row of `Model.wr` whose transaction j is: its writer's, or its maintenance job's (-1: an arrival's)."""
+    tx = m.tx[j]
+    if tx.job >= 0:
+        return m.p.writers + tx.job
+    return tx.writer
+
+
+@model_function
 def first_due(m, w):
     """Writer w's first start (closed) or first trigger (periodic), from 0: its phase U(0, start_spread_ms)."""
+    if w >= m.p.writers:
+        return jobs.first_due(m, w - m.p.writers)
     wr = m.wr[w]
     phase = take(m, Src.WRITER) * m.p.spread_ms
     wr.missed = 0
@@ -46,6 +59,8 @@ def _stopped(m):
 @model_function
 def on_due(m, w, now):
     """Writer w's next transaction starts now: the slot it takes, or -1 (it stops) at or after duration_ms."""
+    if w >= m.p.writers:
+        return jobs.on_due(m, w - m.p.writers, now)
     if now >= m.p.duration_ms:
         _stopped(m)
         return -1
@@ -88,6 +103,8 @@ def on_end(m, j, now):
     """Transaction j of a writer ended (its handler returned DONE now): the delay from now to the writer's
     next start, or -1 if the writer stops."""
     tx = m.tx[j]
+    if tx.job >= 0:
+        return jobs.on_end(m, j, now)
     wr = m.wr[tx.writer]
     if m.p.budget > 0 and wr.started >= m.p.budget:
         return _stopped(m)

@@ -27,6 +27,7 @@ from .. import capacity, catalog, history, iceberg, lock
 from ..capacity import CHECK_LOCK_MUTEX, NEXT_LOCK_ID
 from ..draws import take
 from ..jit import handler, model_function
+from ..operations import attempts_allowed
 from ..retry import conflict_delay
 from ..state import PC, Outcome, Reason, Src
 from ..transaction import AGAIN, PARKED, end, next_read, next_write, read_catalog
@@ -81,7 +82,7 @@ def on_unlocked(m, j, now):
     if tx.lock_failed != 0:                          # its unlock() finds no lock id: showLocks, then the DELETE
         tx.deletes += 1
         answer_in += take(m, Src.LOCK_READ) + take(m, Src.DELETE)
-    if tx.attempts >= m.p.max_attempts:
+    if tx.attempts >= attempts_allowed(m, j):
         reason = Reason.LOCK_TIMEOUT if tx.lock_failed != 0 else Reason.EXHAUSTED
         return end(m, j, now, Outcome.ABORTED, reason, now + answer_in)
     delay = conflict_delay(m, j, catalog.read_version(m, tx.table) != tx.prepared)

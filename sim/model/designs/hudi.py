@@ -18,7 +18,7 @@ from .. import catalog, history, lock
 from ..draws import take
 from ..io import gets_ms, list_ms
 from ..jit import handler, model_function
-from ..state import PC, Outcome, Reason, Src
+from ..state import PC, Op, Outcome, Reason, Src
 from ..transaction import AGAIN, end, next_read, read_catalog, real_conflict, start
 
 METADATA_TABLE_PUTS = 4   # a metadata-table deltacommit: requested, log block, inflight, completed (est.)
@@ -94,7 +94,7 @@ def on_check(m, j, now):
         pending += gets_ms(m, j, n)
     tx.validated = v
     tx.prepared = v
-    conflict = tx.is_vo != 0 and real_conflict(m, n)
+    conflict = tx.op == Op.VO and real_conflict(m, n)
     if history.on(m):
         history.prepare(m, now, j, tx.table, v, checked, v)
     if conflict:

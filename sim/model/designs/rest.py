@@ -30,6 +30,7 @@ from .. import capacity, catalog, history, iceberg
 from ..capacity import SERVER_POOL
 from ..draws import take
 from ..jit import handler, model_function
+from ..operations import attempts_allowed, requirement_holds, server_rebases
 from ..retry import conflict_delay, delay_ms
 from ..state import PC, Outcome, Reason, Src
 from ..transaction import AGAIN, PARKED, end, next_read, pooled, start
@@ -54,7 +55,7 @@ def _rejected(m, j, now, answer_in):
     """The client gets a 409 `answer_in` ms from now: out of attempts, or its policy's sleep then a refresh (a
     table moved since the prepare counts as a table conflict)."""
     tx = m.tx[j]
-    if tx.attempts >= m.p.max_attempts:
+    if tx.attempts >= attempts_allowed(m, j):
         return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, now + answer_in)
     delay = conflict_delay(m, j, catalog.read_version(m, tx.table) != tx.prepared)
     tx.backoff_ms += delay
@@ -73,7 +74,9 @@ def on_load(m, j, now):
     tx.catalog_reads += 1
     seq = catalog.read_seq(m, t)
     answer_in = catalog.read_answer_ms(m, j, tx.op_latency_ms)   # (its load's metadata.json GET, if any)
-    if seq == tx.seq:
+    if requirement_holds(m, j, seq):
+        if seq != tx.seq:                            # an expiry, a schema change: applied to the table as it loaded it
+            _rebased(m, j, now, seq, answer_in)
         if m.p.row_locks:
             capacity.keep(m, j, True)
             if capacity.lock_row(m, j, now, t):
@@ -90,6 +93,21 @@ def on_load(m, j, now):
         else:
             history.read(m, now, j, t, seq, v, now + answer_in)
     return _rejected(m, j, now, answer_in)
+
+
+@model_function
+def _rebased(m, j, now, seq, answer_in):
+    """The server applies an update whose requirements do not pin the table's version (an expiry's, a schema
+    change's) to the table as its load saw it: its metadata.json is prepared on that version, and its CAS
+    expects it."""
+    tx = m.tx[j]
+    t = tx.table
+    v = catalog.read_version(m, t)
+    tx.seq = seq
+    tx.prepared = v
+    if history.on(m):
+        history.read(m, now, j, t, seq, v, now + answer_in)
+        history.prepare(m, now, j, t, v, -1, -1)
 
 
 @model_function
@@ -191,7 +209,7 @@ def _failed(m, j, now, seq, answer_in):
     """The POST's check found the table moved (its re-read, or Lakekeeper 0.9's updates): the attempt is lost
     here, recorded as its failed CAS."""
     tx = m.tx[j]
-    if tx.server_retries == 0:
+    if tx.server_retries == 0 or server_rebases(m, j):
         tx.attempts += 1
     if history.on(m):
         t = tx.table
@@ -204,10 +222,10 @@ def on_cas(m, j, now):
     it releases): committed, or a lost race that the server retries while it has retries left, else a 409."""
     tx = m.tx[j]
     t = tx.table
-    if tx.server_retries == 0:                       # (a re-load's check never passes: see the module's doc)
+    if tx.server_retries == 0 or server_rebases(m, j):   # (a re-load's check never passes but for those)
         tx.attempts += 1
     expected = tx.seq
-    ok = catalog.cas(m, t, expected)
+    ok = catalog.cas(m, j, t, expected)
     answer_in = m.p.g * tx.op_latency_ms
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, now + answer_in)

@@ -1,0 +1,56 @@
+"""Invariant 8, operations with read and write sets: no committed operation has a commit landed on its table
+since its base read that the format's rules make fatal to it (docs/MODEL.md, "Operations and maintenance"). The
+rules are written here again, as the table in MODEL.md states them, not imported: the checker shares no code
+with the engine."""
+
+from __future__ import annotations
+
+from .rows import Event
+from .state import Ledger, Txn
+
+# the operations that add no snapshot (their commits change metadata only), and those that remove or delete from
+# the data files of their partitions
+METADATA_ONLY = {"expire_snapshots", "schema_change"}
+REMOVERS = {"overwrite", "row_delta", "compaction"}
+# the operations whose commit must have validated every snapshot since its base read (invariant 4, as a VO's)
+VALIDATED = {"vo", "overwrite", "row_delta", "compaction", "rewrite_manifests"}
+
+
+def fatal(x: str, y: str, overlap: bool, serializable: bool, server: bool, equality: bool) -> bool:
+    """Iceberg's table (MODEL.md): X, committing after Y landed, fails for good."""
+    if x == "schema_change":
+        return y == "schema_change" or not server
+    if x in ("fa", "vo", "expire_snapshots") or y in METADATA_ONLY:
+        return False
+    if x == "rewrite_manifests":
+        return y in REMOVERS or y == "rewrite_manifests"
+    if not overlap:
+        return False
+    if x in ("overwrite", "row_delta"):
+        return y in REMOVERS or (y == "fa" and serializable)
+    return x == "compaction" and y in REMOVERS and not (y == "row_delta" and equality)
+
+
+class Conflicts:
+    """Each table's commits (operation, partitions) in version order, and the check at each commit."""
+
+    def __init__(self, ledger: Ledger, rules: dict | None):
+        self.ledger, self.rules = ledger, rules
+        self.landed: dict[int, list[tuple[str, int]]] = {}
+
+    def committed(self, e: Event, x: Txn, v_before: int) -> None:
+        """X's commit replaces v[t] = v_before: none of the commits since its base read may be fatal to it."""
+        if self.rules is None:
+            return
+        log = self.landed.setdefault(e.table, [])
+        if x.base_read_version is not None:
+            for v in range(x.base_read_version + 1, v_before + 1):
+                y, parts = log[v - 1]
+                if fatal(x.op, y, (parts & x.parts) != 0, self.rules["serializable"], self.rules["server"],
+                         self.rules["equality"]):
+                    self.ledger.flag(8, e, f"{x.op} commits over v[{e.table}]={v_before}, but v[{e.table}]={v} "
+                                           f"({y}, partitions {parts:#x}) landed after its base read "
+                                           f"(v[{e.table}]={x.base_read_version}) and fails it (partitions "
+                                           f"{x.parts:#x})")
+                    break
+        log.append((x.op, x.parts))

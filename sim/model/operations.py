@@ -1,0 +1,172 @@
+"""Operations with read and write sets, and Iceberg's rules between them (docs/MODEL.md, "Operations and
+maintenance"; `workload.operations`, `maintenance`).
+
+A table is `partitions` partitions; an operation reads and writes a set of them (`tx.parts`, one bit each): the
+files an append adds, an overwrite or a row delta rewrites or deletes from, a compaction rewrites. Every commit
+leaves its operation and partitions in its table's ring (`Model.ring_op`, `ring_parts`), so that a later
+attempt's validation can walk what landed since its base, as Iceberg's `validationHistory` walks the snapshots
+between its starting snapshot and the current one. For each commit that landed, the rule of the pair (the second
+committer X against Y, which landed first) says: rebase (refresh and commit the same work again: the loop's
+ordinary retry) or fatal (a ValidationException: the operation fails for good, its work lost). The rules
+(`fatal`) are table 1b of the research on Iceberg's source (apache/iceberg @7f879b1):
+- an append validates nothing: it only rebases (`FastAppend`);
+- an overwrite (copy-on-write) or a row delta (merge-on-read deletes) under serializable isolation fails when Y
+  added data files into its partitions (`MergingSnapshotProducer.validateAddedDataFiles`, L391-412; Spark's
+  `SparkPositionDeltaWrite`, L277-291), and under either isolation when Y removed or deleted from the files it
+  reads (Y an overwrite, a row delta or a compaction of its partitions: "Missing required files to delete",
+  `ManifestFilterManager` L281-291; `validateNoNewDeletesForDataFiles`, L475-551; `validateAddedDVs`, L825+);
+- a compaction (`RewriteDataFiles`, one commit) never fails for an append, and fails when Y deleted from or
+  rewrote its input files (an overwrite, a row delta or a compaction of its partitions; `BaseRewriteFiles.validate`
+  L135-142, `failMissingDeletePaths`), but not for a row delta's equality deletes, which it ignores from its
+  starting sequence number (`use-starting-sequence-number`, MergingSnapshotProducer L478, L538-543);
+- a manifest rewrite (`BaseRewriteManifests`, L170-174, L286-298) fails when Y rewrote one of the manifests it
+  replaces (an overwrite, a row delta or a compaction filter manifests; another manifest rewrite replaces them),
+  not for a FastAppend's new manifest;
+- an expiry (`RemoveSnapshots`) recomputes what it removes on every attempt: it never fails (L360-373);
+- a schema change (`SchemaUpdate`, L473-476) commits once, against the base it read, with no retry loop
+  (`attempts_allowed`): on a storage catalog any commit since its base fails it (CommitFailedException); through a
+  REST server only another schema change does (its requirement is the current schema: `requirement_holds`).
+A partition stands for the files an operation touches together: two operations conflict at file level only where
+their partitions meet, so a table of one partition gives every pair its worst case.
+
+Validation reads: for each commit that landed whose snapshot X's rules read (`reads`), its manifest list and the
+manifest it added, two GETs, drawn as one read (`sim.model.io.gets_ms`); an expiry's and a schema change's commits
+add no snapshot and are read by no one.
+"""
+from .jit import model_function
+from .state import Op
+
+
+@model_function
+def ring_len(m):
+    """Commits a table's ring holds (the last R of each table's versions)."""
+    return len(m.ring_op) // len(m.versions)
+
+
+@model_function
+def landed(m, j, t):
+    """Transaction j's commit to table t just took effect (its version is v[t] now): its operation and partitions
+    go into t's ring."""
+    if not m.p.ops:
+        return
+    R = ring_len(m)
+    i = t * R + (m.versions[t] - 1) % R
+    tx = m.tx[j]
+    m.ring_op[i] = tx.op
+    m.ring_parts[i] = tx.parts
+
+
+@model_function
+def snapshot_of(y):
+    """Whether a commit of operation y adds a snapshot (an expiry and a schema change change metadata only)."""
+    return y != Op.EXPIRE_SNAPSHOTS and y != Op.SCHEMA_CHANGE
+
+
+@model_function
+def removes(y):
+    """Whether operation y removes or deletes from the data files of its partitions (rewrites their manifests)."""
+    return y == Op.OVERWRITE or y == Op.ROW_DELTA or y == Op.COMPACTION
+
+
+@model_function
+def fatal(x, y, overlap, serializable, server, equality):
+    """Iceberg's rule for X committing after Y landed (the module's doc): True if X fails for good. `overlap`: their
+    partitions meet; `serializable`: an overwrite's and a row delta's isolation; `server`: a REST server commits;
+    `equality`: row deltas write equality deletes."""
+    if x == Op.SCHEMA_CHANGE:   # (on a storage catalog it commits against its base: any commit since fails it)
+        return y == Op.SCHEMA_CHANGE or not server
+    if x == Op.FA or x == Op.EXPIRE_SNAPSHOTS or not snapshot_of(y):
+        return False
+    if x == Op.REWRITE_MANIFESTS:               # the manifests it replaces were rewritten
+        return removes(y) or y == Op.REWRITE_MANIFESTS
+    if not overlap:
+        return False
+    if x == Op.OVERWRITE or x == Op.ROW_DELTA:
+        return removes(y) or (y == Op.FA and serializable)
+    if x == Op.COMPACTION:                      # (equality deletes: not validated from its starting sequence number)
+        return removes(y) and not (y == Op.ROW_DELTA and equality)
+    return False
+
+
+@model_function
+def reads(x, y):
+    """Whether X's validation reads Y's snapshot (its manifest list and added manifests): an overwrite's and a row
+    delta's read every snapshot's added files and deletes, a compaction's and a manifest rewrite's only those of
+    snapshots that removed or deleted (`VALIDATE_ADDED_DELETE_FILES_OPERATIONS`); appends, expiries and schema
+    changes validate nothing."""
+    if not snapshot_of(y):
+        return False
+    if x == Op.OVERWRITE or x == Op.ROW_DELTA:
+        return True
+    if x == Op.COMPACTION or x == Op.REWRITE_MANIFESTS:
+        return removes(y)
+    return False
+
+
+@model_function
+def validate(m, j, vfrom, vto):
+    """Transaction j validates its table's commits (vfrom, vto]: (whether one is fatal to it, how many snapshots
+    it reads). It stops at the first fatal one, as Iceberg's validation throws there."""
+    tx = m.tx[j]
+    x = tx.op
+    t = tx.table
+    R = ring_len(m)
+    n = 0
+    for v in range(vfrom + 1, vto + 1):
+        i = t * R + (v - 1) % R
+        y = m.ring_op[i]
+        if reads(x, y):
+            n += 1
+        if fatal(x, y, (m.ring_parts[i] & tx.parts) != 0, m.p.serializable, m.p.server, m.p.equality_deletes):
+            return True, n
+    return False, n
+
+
+@model_function
+def validates(m, j):
+    """Whether transaction j's prepare runs the rules (an operation of `workload.operations` or a job other than an
+    append)."""
+    return m.p.ops and m.tx[j].op != Op.FA
+
+
+@model_function
+def server_rebases(m, j):
+    """Whether a REST server applies transaction j's update to the table as it loads it (an expiry, a schema change:
+    their requirements do not pin the version), so that its own retry of a lost database CAS can commit: each of
+    its CASes is then an attempt of its own."""
+    op = m.tx[j].op
+    return m.p.ops and m.p.server and (op == Op.EXPIRE_SNAPSHOTS or op == Op.SCHEMA_CHANGE)
+
+
+@model_function
+def attempts_allowed(m, j):
+    """Attempts transaction j may make: a schema change commits once (`SchemaUpdate.commit` has no retry loop); where
+    a REST server rebases it, each request's CASes (the server's retries) count."""
+    n = m.p.max_attempts
+    if m.p.ops and m.tx[j].op == Op.SCHEMA_CHANGE:
+        n = 1
+    if server_rebases(m, j):
+        n *= 1 + m.p.server_retries
+    return n
+
+
+@model_function
+def requirement_holds(m, j, seq):
+    """A REST server's check of the client's requirements against its load (table version `seq`): the table
+    unmoved (`assert-ref-snapshot-id`), but an expiry asserts only the table's uuid and a schema change only the
+    current schema (`UpdateRequirements`, L92-210): the server then applies them to the table as it loaded it."""
+    tx = m.tx[j]
+    if not m.p.ops or (tx.op != Op.EXPIRE_SNAPSHOTS and tx.op != Op.SCHEMA_CHANGE):
+        return seq == tx.seq
+    if tx.op == Op.SCHEMA_CHANGE:
+        t = tx.table
+        R = ring_len(m)
+        for v in range(tx.version + 1, m.versions[t] + 1):
+            if m.ring_op[t * R + (v - 1) % R] == Op.SCHEMA_CHANGE:
+                return False
+    return True
+
+
+# what operations own: their transaction field and parameters (the ring is `Model.ring_op`, `ring_parts`)
+OWNS = dict(effect_points=(), fields=("op", "parts"),
+            params=("ops", "serializable", "equality_deletes", "partitions"), sources=())

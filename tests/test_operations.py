@@ -1,0 +1,176 @@
+"""Operations with read and write sets and maintenance jobs (docs/MODEL.md, "Operations and maintenance").
+
+The conflict table cell by cell: two transactions on one table, constant latencies, Y landing while X works; X's
+outcome is the rule's (committed after a rebase, or failed for good), on both engines. Then what the rules imply
+over whole runs (appends never fail for a compaction; an expiry through a REST server never gets a 409), the
+checker's invariant 8 on recorded histories, and the jobs' schedule."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from sim.api import config, run
+from sim.checker import check_history
+from sim.engines import make_engine
+from sim.model.state import OPS, Op
+from sim.records import records_frame
+from sim.rules import checker_rules
+from sim.providers import profile_of
+
+KINDS = ("fa", "overwrite", "row_delta", "compaction", "rewrite_manifests", "expire_snapshots", "schema_change")
+
+# the cells where X (row) fails for good after Y (column) landed in the same partitions, serializable isolation,
+# on a storage catalog (design file): docs/MODEL.md's table
+FATAL = ({(x, y) for x in ("overwrite", "row_delta") for y in ("fa", "overwrite", "row_delta", "compaction")}
+         | {("compaction", y) for y in ("overwrite", "row_delta", "compaction")}
+         | {("rewrite_manifests", y) for y in ("overwrite", "row_delta", "compaction", "rewrite_manifests")}
+         | {("schema_change", y) for y in KINDS})
+# through a REST server a schema change's requirement is the current schema only
+FATAL_REST = {c for c in FATAL if c[0] != "schema_change"} | {("schema_change", "schema_change")}
+
+SCRIPT = {"duration_ms": 2500, "warmup_ms": 0, "cooldown_ms": 100, "drain_limit_ms": 60_000,
+          "storage": {"provider": "instant"},
+          "workload": {"inter_arrival": {"distribution": "constant", "mean_ms": 1000},
+                       "runtime": {"median_ms": 0, "sigma": 0, "min_ms": 0},
+                       "operations": {"partitions": 2}}}
+
+
+def _scripted(x: str, y: str, engine: str, x_parts: int = 1, y_parts: int = 1, **keys):
+    """X arrives at 1 s and works 5 s; Y arrives at 2 s and commits at once: the records, in id order (X first)."""
+    cfg = config(SCRIPT, **keys)
+    eng = make_engine(cfg, 0, history=True, engine=engine)
+    arr = eng.r.m.arrivals
+    arr[0] = (0, OPS.index(x), x_parts, 5000.0)
+    arr[1] = (0, OPS.index(y), y_parts, 0.0)
+    eng.run()
+    rec = records_frame(eng.r)
+    violations = check_history(eng.history_frame(), **checker_rules(cfg, profile_of(cfg)))
+    assert not violations, violations[:3]
+    assert list(rec["txn"]) == [0, 1] and rec["outcome"].iloc[1] == "committed"
+    return rec.iloc[0]
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+@pytest.mark.parametrize("x, y", list(itertools.product(KINDS, KINDS)))
+def test_cell_on_a_storage_catalog(x, y, engine):
+    """Design file (Iceberg's client, a catalog object): X rebases or fails for good, as the table says."""
+    got = _scripted(x, y, engine)
+    if (x, y) in FATAL:
+        assert (got.outcome, got.reason) == ("aborted", "validation_failed")
+    else:
+        assert got.outcome == "committed"
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+@pytest.mark.parametrize("x, y", [(x, y) for x in ("schema_change", "expire_snapshots", "compaction", "overwrite")
+                                  for y in ("fa", "overwrite", "schema_change")])
+def test_cell_through_a_rest_server(x, y, engine):
+    """Through a REST server the client's rules are the same, but a schema change fails only for another."""
+    got = _scripted(x, y, engine, design="rest", **{"catalog.latency_ms": 1.0})
+    assert (got.outcome == "aborted") == ((x, y) in FATAL_REST)
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+@pytest.mark.parametrize("x", ["overwrite", "row_delta", "compaction", "rewrite_manifests"])
+def test_other_partitions_rebase(x, engine):
+    """Y in other partitions than X's: X rebases, but for a manifest rewrite (manifests span partitions)."""
+    got = _scripted(x, "overwrite", engine, x_parts=1, y_parts=2)
+    assert (got.outcome == "aborted") == (x == "rewrite_manifests")
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+def test_snapshot_isolation_lets_an_overwrite_rebase_over_an_append(engine):
+    got = _scripted("overwrite", "fa", engine, **{"workload.operations.isolation": "snapshot"})
+    assert got.outcome == "committed"
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+def test_a_compaction_rebases_over_equality_deletes(engine):
+    """Flink's upserts write equality deletes, which RewriteDataFiles does not validate from its starting sequence
+    number; Spark's position deletes fail it."""
+    keys = {"workload.operations.row_delta_deletes": "equality"}
+    assert _scripted("compaction", "row_delta", engine, **keys).outcome == "committed"
+    assert _scripted("overwrite", "row_delta", engine, **keys).outcome == "aborted"
+
+
+@pytest.mark.parametrize("design", ["fs-table", "hive"])
+def test_cells_on_other_iceberg_designs(design):
+    """Version files and a Hive lock run the same client: a fatal and a rebase cell each."""
+    keys = {"design": design, **({"catalog.latency_ms": 1.0} if design == "hive" else {})}
+    assert _scripted("compaction", "overwrite", "fast", **keys).reason == "validation_failed"
+    assert _scripted("compaction", "fa", "fast", **keys).outcome == "committed"
+
+
+BUSY = {"duration_ms": 900_000, "warmup_ms": 60_000, "cooldown_ms": 60_000,
+        "workload": {"inter_arrival": {"distribution": "exponential", "mean_ms": 1000},
+                     "runtime": {"median_ms": 2000, "sigma": 0.5, "min_ms": 100},
+                     "operations": {"partitions": 4, "overwrite_share": 0.1, "row_delta_share": 0.05}},
+        "commit": {"max_retries": 30},
+        "maintenance": {"compaction": {"every_ms": 120_000, "median_ms": 60_000, "sigma": 0.5},
+                        "rewrite_manifests": {"every_ms": 300_000, "median_ms": 10_000},
+                        "expire_snapshots": {"every_ms": 200_000, "median_ms": 1_000},
+                        "schema_change": {"every_ms": 250_000}}}
+
+
+@pytest.mark.parametrize("design, keys", [("file", {}), ("rest", {"catalog.latency_ms": 5.0}),
+                                          ("fs-table", {}), ("hive", {"catalog.latency_ms": 5.0})])
+def test_whole_runs_keep_the_rules(design, keys):
+    """Busy runs of every operation and job: the checker's invariants hold (8: no committed operation over a
+    commit its rules make fatal), appends never fail for the rules, and jobs fail only by them or by attempts."""
+    cfg = config(BUSY, design=design, **keys)
+    r = run(cfg, history=True, stream=False)
+    assert not check_history(r.history, **checker_rules(cfg, profile_of(cfg)))
+    rec = r.records
+    assert set(rec["op"]) >= {"fa", "overwrite", "row_delta", "compaction", "expire_snapshots"}
+    assert not ((rec["op"] == "fa") & (rec["reason"] == "validation_failed")).any()
+    assert ((rec["op"] == "compaction") & (rec["reason"] == "validation_failed")).any()
+
+
+def test_an_expiry_through_a_rest_server_never_gets_a_409():
+    """Its requirement is the table's uuid: however busy the table, it commits with no 409 (the server's own retries
+    of a lost database CAS re-apply it to the table as it is then)."""
+    cfg = config(BUSY, design="rest", **{"catalog.latency_ms": 5.0, "workload.inter_arrival.mean_ms": 200})
+    rec = run(cfg, stream=False).records
+    exp = rec[(rec["op"] == "expire_snapshots") & (rec["outcome"] != "unfinished")]
+    assert len(exp) >= 3 and (exp["outcome"] == "committed").all()
+    assert (exp["catalog_conflicts"] + exp["table_conflicts"] == 0).all() and (exp["backoff_ms"] == 0).all()
+    assert (exp["attempts"] > 1).any()             # a server retry did commit one
+    fa = rec[rec["op"] == "fa"]
+    assert (fa["attempts"] > 1).mean() > 0.1     # the appends did conflict with each other
+
+
+def test_jobs_run_one_at_a_time_on_their_ticks():
+    """A job longer than its period: a run starts at the first tick after the last one ended, one per table."""
+    cfg = config({"duration_ms": 3_600_000, "warmup_ms": 0, "cooldown_ms": 1000,
+                  "storage": {"provider": "instant"},
+                  "workload": {"num_tables": 3, "inter_arrival": {"distribution": "constant", "mean_ms": 3_600_000}},
+                  "maintenance": {"compaction": {"every_ms": 100_000, "median_ms": 250_000}}})
+    rec = run(cfg, stream=False).records
+    jobs = rec[rec["op"] == "compaction"].sort_values("arrival_ms")
+    for _, runs in jobs.groupby("table"):
+        starts, ends = runs["arrival_ms"].to_numpy(), runs["end_ms"].to_numpy()
+        phase = starts[0]
+        assert np.all(starts[1:] > ends[:-1])                       # one at a time
+        ticks = (starts - phase) / 100_000
+        assert np.allclose(ticks, np.round(ticks))                   # on its ticks
+        assert np.all(np.ceil((ends[:-1] - phase) / 100_000) == ticks[1:])   # the first tick after the last ended
+    assert jobs["table"].nunique() == 3
+
+
+def test_jobs_draw_none_of_the_arrivals_draws():
+    """With common random numbers, the arrivals' tables, operations, partitions and times are the same with and
+    without jobs (a job's run takes a transaction id, not an arrival's draws)."""
+    a = run(config({**BUSY, "maintenance": {}, "common_random_numbers": True}), stream=False).records
+    b = run(config({**BUSY, "common_random_numbers": True}), stream=False).records
+    cols = ["table", "op", "parts", "arrival_ms"]
+    mine = b[~b["op"].isin(["compaction", "rewrite_manifests", "expire_snapshots", "schema_change"])]
+    assert np.array_equal(a[cols].to_numpy(), mine[cols].to_numpy())
+
+
+def test_operations_off_keep_the_fixed_summary():
+    """Without operations a summary has the FastAppend's and ValidatedOverwrite's blocks only (goldens pin them)."""
+    s = run(config({"duration_ms": 120_000, "warmup_ms": 10_000, "cooldown_ms": 10_000})).summary
+    assert "fa_success_rate" in s and "vo_success_rate" in s and "compaction_success_rate" not in s
+    assert Op.FA == 0 and Op.VO == 1
