@@ -14,6 +14,8 @@
 """
 from __future__ import annotations
 
+import copy
+
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,7 @@ def config(source: str | Path | dict | Config | None = None, **overrides: Any) -
     if isinstance(source, Config):
         return source.replace(**overrides) if overrides else source
     if source is None or isinstance(source, dict):
-        data = dict(source or {})
+        data = copy.deepcopy(source or {})           # an override never writes into the caller's dict
         for path, value in overrides.items():
             _config.set_path(data, path, value)
         return _config.from_dict(data)

@@ -49,3 +49,14 @@ def test_knee_sweep_returns_the_knees_table(tmp_path):
     pd.testing.assert_frame_equal(knees, pd.read_parquet(tmp_path / "out" / "knees.parquet"))
     with pytest.raises(ValueError, match="not a knee sweep"):
         api.knee_sweep({"name": "plain", "base": base}, tmp_path / "plain")
+
+
+def test_config_overrides_leave_the_callers_dict_as_it_was():
+    """A dotted override into a nested section writes into a copy: a base dict reused for several configs (a
+    notebook's loop) gives each its own overrides only."""
+    base = {"workload": {"runtime": {"median_ms": 1000, "sigma": 0, "min_ms": 0}}}
+    a = api.config(base, **{"workload.runtime.median_ms": 5, "workload.num_tables": 3})
+    b = api.config(base)
+    assert base == {"workload": {"runtime": {"median_ms": 1000, "sigma": 0, "min_ms": 0}}}
+    assert (a.workload.runtime.median_ms, a.workload.num_tables) == (5, 3)
+    assert (b.workload.runtime.median_ms, b.workload.num_tables) == (1000, 1)

@@ -367,6 +367,23 @@ def _check_operations(cfg: Config) -> None:
             raise ConfigError(f"maintenance.{name}.sigma", "a run of median 0 is no work at all: set sigma 0")
 
 
+def _check_metadata(cfg: Config) -> None:
+    """Metadata growth is Iceberg's table metadata; an expiry's max age is the expiry's alone."""
+    md = cfg.metadata
+    for name in JOBS:
+        if name != "expire_snapshots" and getattr(cfg.maintenance, name).max_age_ms is not None:
+            raise ConfigError(f"maintenance.{name}.max_age_ms", "only an expiry keeps snapshots by age; remove it")
+    if not md.growth:
+        from .types import Metadata
+        for f in dataclasses.fields(Metadata):
+            if f.name != "growth" and getattr(md, f.name) != f.default:
+                raise ConfigError(f"metadata.{f.name}", "not used unless metadata.growth is true; remove it")
+        return
+    if cfg.commit.protocol != "rewrite" or cfg.commit.shape != "table":
+        raise ConfigError("metadata.growth", "Iceberg's metadata only so far: commit.protocol rewrite, commit.shape "
+                                             "table (a Delta log's growth is its checkpoint interval)")
+
+
 def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread;
     `provider_known=False` leaves the provider unchecked (the defaults, which name s3 but never run)."""
@@ -379,6 +396,7 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     _check_clock_skew(cfg)
     _check_tables(cfg.workload)
     _check_operations(cfg)
+    _check_metadata(cfg)
     try:
         if provider_known:
             profile_of(cfg)

@@ -228,6 +228,8 @@ class Job:
     median_ms: float = _spec(0.0, ge=0)
     sigma: float = _spec(0.0, ge=0)
     partitions: int = _spec(None, ge=1, le=62)
+    # expire_snapshots: the snapshots it keeps (history.expire.max-snapshot-age-ms; unset: 5 days)
+    max_age_ms: float = _spec(None, gt=0)
 
 
 @dataclass(frozen=True)
@@ -238,6 +240,28 @@ class Maintenance:
     rewrite_manifests: Job = _nested(Job)
     expire_snapshots: Job = _nested(Job)
     schema_change: Job = _nested(Job)
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """Metadata that grows with the table's age (docs/MODEL.md, "Metadata that grows"), Iceberg's: metadata.json
+    holds every retained snapshot and the last metadata-log entries, the manifest list one entry per live manifest;
+    every PUT and GET of them costs by its size. Off unless `growth`. Sizes in bytes; the defaults from seed 003
+    (an empty table's metadata.json 1,289 B, 2,188 B after one snapshot; its manifest list of one entry 3,727 B)
+    and Iceberg's defaults; a table may start with snapshots of an age."""
+    growth: bool = _spec(False)
+    base_bytes: float = _spec(1289.0, ge=0)
+    snapshot_bytes: float = _spec(681.0, ge=0)
+    snapshot_log_bytes: float = _spec(65.0, ge=0)
+    metadata_log_bytes: float = _spec(153.0, ge=0)
+    metadata_log_max: int = _spec(100, ge=0)            # write.metadata.previous-versions-max
+    list_base_bytes: float = _spec(3527.0, ge=0)
+    manifest_entry_bytes: float = _spec(200.0, ge=0)
+    manifest_merge_min_count: int = _spec(None, ge=2)   # Java's MergeAppend (commit.manifest.min-count-to-merge);
+                                                        # unset: FastAppend, never merged
+    snapshots_at_start: int = _spec(0, ge=0)
+    age_at_start_ms: float = _spec(0.0, ge=0)           # their commit times, evenly spread over it
+    transfer_ms_per_mib: float = _spec(None, ge=0)      # a GET's per-byte cost (unset: the PUT's ms_per_mib)
 
 
 @dataclass(frozen=True)
@@ -331,6 +355,8 @@ class Config:
     log_store: LogStore = _nested(LogStore, late=True)
     # maintenance jobs beside the writers; none by default
     maintenance: Maintenance = _nested(Maintenance, late=True)
+    # metadata that grows with the table's age; off by default
+    metadata: Metadata = _nested(Metadata, late=True)
 
     def to_dict(self) -> dict:
         """The resolved config as plain data; keys that do not apply (None) are left out."""

@@ -15,6 +15,7 @@ from ..config import Config, jobs_of
 from ..latency import BATCH
 from .. import long_reads
 from ..rng import run_streams
+from . import growth
 from . import slots as slots_mod
 from .designs import design_of
 from .draws import GET_EVENTS, draws_per_event, epochs_needed, gets_for
@@ -22,7 +23,7 @@ from .params import Delays, params_of
 from .sources import ARRIVAL_CHUNK, Arrivals, conflict_table, expected_arrivals, sources_of
 from .capacity import CHECK_LOCK_MUTEX, NEXT_LOCK_ID, ROW_LOCKS
 from .log_store import READ_BUCKET
-from .state import ARRIVAL, BUCKET, HIST, JOB, LK, N_SRC, PC, POOL, RUN, WR, Model, Need, Op, Params, Src
+from .state import ARRIVAL, BUCKET, HIST, JOB, LK, N_SRC, PC, POOL, RUN, TABLE, WR, Model, Need, Op, Params, Src
 
 HIST_CHUNK = 1 << 20      # history rows per buffer
 SLOTS = 1 << 14           # transaction slots at the start, at most (fewer for a run expected to be smaller)
@@ -73,6 +74,7 @@ class Run:
         run = np.zeros(1, dtype=RUN)
         run["free_slots"] = n_slots
         run["writers_active"] = p.writers
+        run["snapshots_max"] = cfg.metadata.snapshots_at_start
         run["wake"] = run["timer"] = -1
         n_locks = n_tables if p.lock and p.lock_per_table else 1
         lanes = max(1, cfg.io.max_parallel, p.snapshot_max_parallel)
@@ -99,7 +101,7 @@ class Run:
             lr=np.zeros(0, dtype=np.float64), lr_n=np.zeros(0, dtype=np.int64),   # built once a read can be long
             ring_op=np.zeros(n_tables * (min(counted, RING) if p.ops else 1), dtype=np.int64),
             ring_parts=np.zeros(n_tables * (min(counted, RING) if p.ops else 1), dtype=np.int64),
-            jobs=_jobs(cfg))
+            jobs=_jobs(cfg), tables=_tables(cfg), snap_ms=_snapshot_times(cfg, p))
 
     @property
     def n_txn(self) -> int:
@@ -138,6 +140,8 @@ class Run:
             fresh["epochs"] = np.zeros(2 * int(epochs_needed(view)))
         if need & (1 << Need.RING):
             fresh["ring_op"], fresh["ring_parts"] = _grown_ring(m)
+        if need & (1 << Need.SNAPSHOTS):
+            fresh["snap_ms"] = _grown_snapshot_times(m)
         if need & (1 << Need.BUCKETS):
             n = len(m.bk_prev)
             fresh["bk"] = np.concatenate([m.bk, _full_buckets(n, m.p.mutation_burst)])
@@ -258,6 +262,41 @@ def _jobs(cfg: Config) -> np.ndarray:
     rows = [(getattr(Op, name.upper()), t, job.every_ms, job.median_ms, job.sigma, job.partitions or 0)
             for name, job in jobs_of(cfg) for t in range(cfg.workload.num_tables)]
     return np.array(rows, dtype=JOB)
+
+
+def _tables(cfg: Config) -> np.ndarray:
+    """One TABLE row per table, of the age the config starts it at (`sim.model.growth`)."""
+    md = cfg.metadata
+    tb = np.zeros(cfg.workload.num_tables, dtype=TABLE)
+    n = md.snapshots_at_start
+    merge = md.manifest_merge_min_count
+    tb["snapshots"] = tb["total"] = tb["versions"] = n
+    tb["manifests"] = n if not merge else (n - 1) % (merge - 1) + 1 if n else 0   # (a merge leaves one)
+    return tb
+
+
+def _snapshot_times(cfg: Config, p: Params) -> np.ndarray:
+    """With an expiry: each table's ring of its snapshots' commit times, its start snapshots' filled in."""
+    n_tables = cfg.workload.num_tables
+    if not p.expiring:
+        return np.zeros(n_tables, dtype=np.float64)
+    n = cfg.metadata.snapshots_at_start
+    Q = max(RING, 1 << int(n + RING).bit_length())
+    ring = np.zeros((n_tables, Q), dtype=np.float64)
+    ring[:, :n] = growth.initial_times(n, cfg.metadata.age_at_start_ms)
+    return ring.ravel()
+
+
+def _grown_snapshot_times(m) -> np.ndarray:
+    """Each table's ring of snapshot times twice as long, its retained snapshots' times where they belong in it."""
+    n = len(m.tables)
+    Q = len(m.snap_ms) // n
+    old, new = m.snap_ms.reshape(n, Q), np.zeros((n, 2 * Q), dtype=np.float64)
+    for t in range(n):
+        total, kept = int(m.tables[t]["total"]), int(m.tables[t]["snapshots"])
+        k = np.arange(total - kept + 1, total + 1)
+        new[t, (k - 1) % (2 * Q)] = old[t, (k - 1) % Q]
+    return new.ravel()
 
 
 def _grown_ring(m) -> tuple[np.ndarray, np.ndarray]:

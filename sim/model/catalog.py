@@ -7,8 +7,8 @@ CAS_t(expected v[t]), and commits to other tables never make it fail. `run.seq` 
 way (under scope `table` it is no one's CAS version).
 """
 from .draws import take
+from . import growth, operations
 from .jit import model_function
-from .operations import landed
 from .state import Src
 
 
@@ -26,14 +26,16 @@ def read_version(m, t):
 
 
 @model_function
-def cas(m, j, t, expected):
-    """Transaction j commits table t iff its object still has version `expected` (the whole catalog's, or t's
-    pointer's); its operation goes into t's ring (`sim.model.operations`)."""
+def cas(m, j, t, expected, now):
+    """Transaction j commits table t now iff its object still has version `expected` (the whole catalog's, or t's
+    pointer's); its operation goes into t's ring (`sim.model.operations`), its snapshot into t's metadata
+    (`sim.model.growth`)."""
     if read_seq(m, t) != expected:
         return False
     m.run[0].seq += 1
     m.versions[t] += 1
-    landed(m, j, t)
+    operations.landed(m, j, t)
+    growth.landed(m, j, t, now)
     return True
 
 
@@ -52,5 +54,5 @@ def read_answer_ms(m, j, L):
     pending = m.p.g * L
     if m.p.server and m.p.server_get:
         m.tx[j].gets += 1
-        pending += take(m, Src.GET)
+        pending += growth.get_metadata_ms(m, m.tx[j].table)
     return pending

@@ -170,7 +170,7 @@ def on_create(m, j, now):
     L = tx.op_latency_ms
     attempts = tx.attempts + 1
     tx.attempts = attempts
-    ok = catalog.cas(m, j, t, expected)
+    ok = catalog.cas(m, j, t, expected, now)
     answer = now + m.p.cg * L
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)

@@ -154,6 +154,15 @@ def _ring_left(m):
 
 
 @model_function
+def snapshots_left(m):
+    """Events before a table could retain more snapshots than its ring of their times holds (`sim.model.growth`: one
+    more per event at most)."""
+    if not m.p.expiring:
+        return 1 << 62
+    return len(m.snap_ms) // len(m.tables) - m.run[0].snapshots_max - 1
+
+
+@model_function
 def _thr_left(m):
     """Events before a prepare could index `thr` past its end (n <= commits, one more per event at most); a
     table ending in 1.0 serves every larger n."""
@@ -203,6 +212,8 @@ def needs(m):
         need |= 1 << Need.THR
     if _ring_left(m) < 1:
         need |= 1 << Need.RING
+    if snapshots_left(m) < 1:
+        need |= 1 << Need.SNAPSHOTS
     if _buckets_left(m) < 1:
         need |= 1 << Need.BUCKETS
     if _long_reads_left(m) < 1:
@@ -219,7 +230,7 @@ def events_before_refill(m):
     each source but GET, at most `max_gets_per_event` GETs (which grows by at most one per event), at most
     HIST_ROWS_PER_EVENT history rows, one arrival and one commit."""
     n = min(_arrivals_left(m), _thr_left(m), _buckets_left(m), _hist_left(m), _long_reads_left(m),
-            _epochs_left(m), _ring_left(m))
+            _epochs_left(m), _ring_left(m), snapshots_left(m))
     for s in range(N_SRC):
         if s != Src.GET:
             n = min(n, _left(m, s) // draws_per_event(m, s))

@@ -7,7 +7,7 @@ The client reads its base, runs, refreshes, prepares, and then hands the prepare
 attempt at `PC.COMMIT` with `tx.commit_in_ms` saying when the commit request goes out, and answers `AGAIN`, so
 the design's `step` starts its commit in the same event. A lost attempt comes back here (`after_conflict`).
 """
-from . import catalog, history, operations
+from . import catalog, growth, history, operations
 from .draws import take
 from .io import gets_ms
 from .jit import handler, model_function
@@ -51,10 +51,11 @@ def prepare(m, j, now, v):
             return take(m, Src.READ)
         return 0.0
     cost = 0.0
+    t = tx.table
     if not inlined:
-        cost += take(m, Src.GET)                     # table metadata
+        cost += growth.get_metadata_ms(m, t)         # table metadata
         tx.gets += 1
-    cost += take(m, Src.GET)                         # current manifest list
+    cost += growth.get_list_ms(m, t)                 # current manifest list
     tx.gets += 1
     tx.manifest_lists_read += 1
     vfrom = -1
@@ -75,10 +76,10 @@ def prepare(m, j, now, v):
             cost += gets_ms(m, j, 2 * n)
         tx.validated = v
     if not aborted:
-        cost += take(m, Src.PUT_ML)
+        cost += growth.put_list_ms(m, j)
         tx.puts += 1
         if not inlined:
-            cost += take(m, Src.PUT_TM)
+            cost += growth.put_metadata_ms(m, j, now)
             tx.puts += 1
     if history.on(m):
         history.prepare(m, now, j, tx.table, v, vfrom, vto)
@@ -146,7 +147,7 @@ def swap(m, j, now):
     attempts = tx.attempts + 1
     tx.attempts = attempts
     expected = tx.seq
-    ok = catalog.cas(m, j, t, expected)
+    ok = catalog.cas(m, j, t, expected, now)
     answer = now + m.p.cg * L
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)
@@ -211,7 +212,7 @@ def _after_conflict(m, j, now, v, pending):
     moved = v != tx.prepared
     delay = conflict_delay(m, j, moved)
     if m.p.metadata_read_on_failure:
-        pending += take(m, Src.GET)
+        pending += growth.get_metadata_ms(m, tx.table)
         tx.gets += 1
     if delay > 0.0:                                  # sleep, then refresh again before re-committing
         tx.backoff_ms += delay

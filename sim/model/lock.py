@@ -308,7 +308,7 @@ def commit(m, j, now, after_fail):
     answer_in = m.p.g * tx.op_latency_ms
     tx.attempts += 1
     expected = tx.seq
-    ok = catalog.cas(m, j, t, expected)
+    ok = catalog.cas(m, j, t, expected, now)
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, now + answer_in)
     if ok:

@@ -9,6 +9,8 @@ from ..config import Config, RetryPolicy, jobs_of, operations_on
 from ..providers import profile_of
 from ..rules import client_limit, mutation_limit, store_read_limit
 from .retry import delay_table
+
+EXPIRE_MAX_AGE_MS = 5 * 24 * 3600 * 1000.0   # Iceberg's history.expire.max-snapshot-age-ms (TableProperties L420-427)
 from .state import DISCIPLINES, LogCleanup, Params
 
 THROTTLE_RESENDS = 64     # the resend delay table's length; later 429s in a row sleep its last (capped) delay
@@ -61,7 +63,7 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg), **_resends(cfg),
         **_server(cfg, pol_srv, jit_srv),
         version_files=cat.version_files, reread_before_cas=cfg.commit.reread_before_cas, **_log(cfg),
-        **_lock(cfg, pol_lock, jit_lock), **_operations(cfg))
+        **_lock(cfg, pol_lock, jit_lock), **_operations(cfg), **_growth(cfg, profile))
     p["starters"] = p["writers"] + p["jobs"]
     p["parks"] = p["lock"] or p["server"] or p["object_queue"]
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
@@ -162,6 +164,22 @@ def _operations(cfg: Config) -> dict:
     return dict(ops=operations_on(cfg), serializable=ops.isolation == "serializable",
                 equality_deletes=ops.row_delta_deletes == "equality",
                 partitions=ops.partitions or 1, jobs=len(jobs_of(cfg)) * cfg.workload.num_tables)
+
+
+def _growth(cfg: Config, profile) -> dict:
+    """Metadata that grows (`sim.model.growth`): the table's sizes, and the PUT profile that prices them."""
+    md, expire = cfg.metadata, cfg.maintenance.expire_snapshots
+    mib = 1024.0 * 1024.0
+    per_byte = profile.put_ms_per_mib / mib
+    return dict(growth=md.growth, expiring=md.growth and expire.every_ms is not None,
+                md_base_bytes=md.base_bytes, md_snapshot_bytes=md.snapshot_bytes,
+                md_snapshot_log_bytes=md.snapshot_log_bytes, md_log_bytes=md.metadata_log_bytes,
+                md_log_max=md.metadata_log_max, ml_base_bytes=md.list_base_bytes,
+                ml_entry_bytes=md.manifest_entry_bytes, merge_min_count=md.manifest_merge_min_count or 0,
+                expire_max_age_ms=expire.max_age_ms or EXPIRE_MAX_AGE_MS,
+                tm_bytes=cfg.io.table_metadata_bytes, ml_bytes=cfg.io.manifest_list_bytes,
+                put_fixed_ms=profile.put_fixed_ms or 0.0, put_base_ms=profile.put_base_ms, put_ms_per_byte=per_byte,
+                get_ms_per_byte=per_byte if md.transfer_ms_per_mib is None else md.transfer_ms_per_mib / mib)
 
 
 def _writers(cfg: Config) -> dict:

@@ -40,6 +40,7 @@ TX = np.dtype([
     ("backoff_ms", F),
     ("writer", I),               # its writer (docs/MODEL.md, "Writers"); -1 under open-loop arrivals
     ("job", I),                  # its maintenance job's row (`Model.jobs`; -1: a writer's or an arrival's)
+    ("metadata_bytes", F),       # metadata growth: the size of the metadata.json its last attempt wrote (0: none)
     ("due_ms", F),               # periodic writers: the tick it serves (NaN otherwise)
     ("missed", I),               # periodic writers: the writer's ticks that got no commit of their own just before
     # a client's token bucket under open-loop arrivals (each transaction its own client; `sim.model.throttle`)
@@ -93,6 +94,10 @@ WR = np.dtype([
 # one arrival drawn ahead (a row of `Model.arrivals`): its table, operation and runtime
 ARRIVAL = np.dtype([("table", I), ("op", I), ("parts", I), ("runtime_ms", F)])
 
+# one table's metadata (a row of `Model.tables`; `sim.model.growth`): snapshots retained, snapshots committed, metadata
+# versions written, live manifests
+TABLE = np.dtype([("snapshots", I), ("total", I), ("versions", I), ("manifests", I)])
+
 # one maintenance job on one table (a row of `Model.jobs`; `sim.model.jobs`): its operation, table, schedule, the
 # lognormal of its run time before its commit, and the partitions each run reads (a rotation of `touches`; 0: all)
 JOB = np.dtype([("op", I), ("table", I), ("every_ms", F), ("median_ms", F), ("sigma", F), ("touches", I)])
@@ -127,6 +132,7 @@ RUN = np.dtype([
     ("validate_max", I),         # at the last stop between events, the most snapshots a transaction in flight
     ("seq_at_stop", I),          # had yet to validate; and `seq` then
     ("writers_active", I),       # writers that will start another transaction
+    ("snapshots_max", I),        # metadata growth with an expiry: the most snapshots a table has retained
     # locks and server capacity: what the last handler asks of the engine besides its own next event (-1: nothing)
     ("wake", I),                 # the parked slot to run now (a FIFO-notify grant; a connection or row lock handed on)
     ("timer", I),                # the slot whose timer to set, `timer_ms` from now (a parked waiter's timeout)
@@ -244,6 +250,24 @@ class Params(NamedTuple):
     partitions: int              # ... a table's partitions (at most 62)
     jobs: int                    # maintenance job rows, after the writers' in `Model.wr` (one a job and a table)
     starters: int                # writers + jobs: rows of `Model.wr`, each with at most one pending start
+    # metadata that grows (`sim.model.growth`): on; an expiry job keeps its snapshots' times
+    growth: bool
+    expiring: bool
+    md_base_bytes: float         # metadata.json: an empty table's, each snapshot's and its snapshot-log entry's, a
+    md_snapshot_bytes: float     # metadata-log entry's, and the entries kept
+    md_snapshot_log_bytes: float
+    md_log_bytes: float
+    md_log_max: int
+    ml_base_bytes: float         # the manifest list: its header and schema, each live manifest's entry
+    ml_entry_bytes: float
+    merge_min_count: int         # a MergeAppend merges the manifests once this many are live (0: never, FastAppend)
+    expire_max_age_ms: float
+    tm_bytes: float              # the sizes the PUT and GET draws are the profile's at (io.table_metadata_bytes, ...)
+    ml_bytes: float
+    put_fixed_ms: float          # the PUT profile: its fixed part, median base and slope
+    put_base_ms: float
+    put_ms_per_byte: float
+    get_ms_per_byte: float       # a GET's transfer of the bytes above its draw's size
     parks: bool                  # a mechanism may park a transaction, hand a parked one on or set its timer (a lock,
                                  # a server's pools and row locks, a per-object queue): the engine reads run.wake and
                                  # run.timer after each step
@@ -310,8 +334,9 @@ N_SRC = len(Src)
 # bits of the `needs` mask past the sources': the history buffer is full; the next arrival has no free slot or no
 # drawn table; the conflict table could be indexed past its end; a throttled log's next entry has no bucket; a
 # read could be long (`sim.long_reads`) and its table is not built yet; a long read on lanes could outgrow its
-# scratch (`Model.epochs`); a validation could read a commit its table's ring (`Model.ring_op`) no longer holds
-Need = _codes("Need", "HISTORY TXN THR BUCKETS LONG_READS EPOCHS RING", first=N_SRC)
+# scratch (`Model.epochs`); a validation could read a commit its table's ring (`Model.ring_op`) no longer holds; a
+# table could retain more snapshots than its ring of their times (`Model.snap_ms`) holds
+Need = _codes("Need", "HISTORY TXN THR BUCKETS LONG_READS EPOCHS RING SNAPSHOTS", first=N_SRC)
 ArrivalsAt = _codes("ArrivalsAt", "NEXT CLOSE", first=1)   # the arrivals' pending event
 # log fidelity: when the expired-log cleanup LISTs the log (`commit.log_cleanup`)
 LogCleanup = _codes("LogCleanup", "NONE EVERY_COMMIT CHECKPOINT")
@@ -357,3 +382,5 @@ class Model(NamedTuple):
     ring_op: np.ndarray     # operations: per table, its last commits' operations (Op) and partitions, table t's
     ring_parts: np.ndarray  # version v at t * R + (v - 1) % R, R = len // tables (`sim.model.operations`)
     jobs: np.ndarray        # JOB, one row per maintenance job and table (`sim.model.jobs`)
+    tables: np.ndarray      # TABLE, one row per table (`sim.model.growth`)
+    snap_ms: np.ndarray     # with an expiry: table t's k-th snapshot's commit time at t * Q + (k - 1) % Q

@@ -26,7 +26,7 @@ On a 409 the Iceberg client sleeps its retry policy's delay, then refreshes (no 
 prepares and POSTs again. Request counts include the server's requests for the transaction: its database reads
 (`catalog_reads`), metadata.json GETs (`gets`), PUTs (`puts`) and DELETEs (`deletes`).
 """
-from .. import capacity, catalog, history, iceberg
+from .. import capacity, catalog, growth, history, iceberg
 from ..capacity import SERVER_POOL
 from ..draws import take
 from ..jit import handler, model_function
@@ -80,10 +80,10 @@ def on_load(m, j, now):
         if m.p.row_locks:
             capacity.keep(m, j, True)
             if capacity.lock_row(m, j, now, t):
-                return _write_then_commit(m, j, answer_in)
+                return _write_then_commit(m, j, now, answer_in)
             tx.pc = PC.SRV_ROW_WAIT
             return PARKED
-        return _write_then_cas(m, j, answer_in)
+        return _write_then_cas(m, j, now, answer_in)
     if first:                                        # the attempt ends here: counted where its outcome is
         tx.attempts += 1
     if history.on(m):
@@ -111,12 +111,12 @@ def _rebased(m, j, now, seq, answer_in):
 
 
 @model_function
-def _write_then_cas(m, j, answer_in):
+def _write_then_cas(m, j, now, answer_in):
     """The requirement held: PUT metadata.json with no database request open, then (where the server does) re-read
     the row, then the database CAS, each on a connection of the pool."""
     tx = m.tx[j]
     tx.puts += 1
-    put = answer_in + take(m, Src.PUT_TM)
+    put = answer_in + growth.put_metadata_ms(m, j, now)
     if m.p.server_reread:
         return pooled(m, j, SERVER_POOL, Src.READ, PC.SRV_REREAD, put)
     return _cas(m, j, put)
@@ -130,12 +130,12 @@ def _cas(m, j, before):
 
 
 @model_function
-def _write_then_commit(m, j, answer_in):
+def _write_then_commit(m, j, now, answer_in):
     """Lakekeeper 0.9: its updates hold the row lock; it PUTs metadata.json inside its transaction, then COMMITs on
     the same connection (the CAS's effect point: the new version becomes visible and the lock is released)."""
     tx = m.tx[j]
     tx.puts += 1
-    return start(m, j, Src.CAS, PC.SRV_CAS, answer_in + take(m, Src.PUT_TM))
+    return start(m, j, Src.CAS, PC.SRV_CAS, answer_in + growth.put_metadata_ms(m, j, now))
 
 
 @handler
@@ -151,7 +151,7 @@ def on_row_lock(m, j, now):
         return _checked(m, j, now, answer_in)
     seq = catalog.read_seq(m, t)
     if seq == tx.seq:
-        return _write_then_commit(m, j, answer_in)
+        return _write_then_commit(m, j, now, answer_in)
     _failed(m, j, now, seq, answer_in)
     capacity.unlock_row(m, j, now, t)
     capacity.keep(m, j, False)
@@ -225,7 +225,7 @@ def on_cas(m, j, now):
     if tx.server_retries == 0 or server_rebases(m, j):   # (a re-load's check never passes but for those)
         tx.attempts += 1
     expected = tx.seq
-    ok = catalog.cas(m, j, t, expected)
+    ok = catalog.cas(m, j, t, expected, now)
     answer_in = m.p.g * tx.op_latency_ms
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, now + answer_in)

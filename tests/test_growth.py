@@ -1,0 +1,97 @@
+"""Metadata that grows with the table's age (docs/MODEL.md, "Metadata that grows"): metadata.json's size follows its
+formula commit by commit and falls at an expiry, a table can start old, a PUT costs by its size as the provider's
+profile says, commits get slower as the table ages, both engines agree."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sim.api import config, run
+from sim.checker import check_history
+from sim.providers import profile_of
+from sim.rules import checker_rules
+
+DAY_MS = 86_400_000.0
+SNAP = 681 + 65          # a snapshot and its snapshot-log entry (seed 003's table, Iceberg's format)
+LOG = 153                # a metadata-log entry
+
+ONE_A_MINUTE = {"duration_ms": 3 * DAY_MS, "warmup_ms": 3_600_000, "cooldown_ms": 3_600_000,
+                "storage": {"provider": "instant"},
+                "workload": {"writers": {"count": 1, "mode": "periodic", "interval_ms": 60_000},
+                             "runtime": {"median_ms": 0, "sigma": 0, "min_ms": 0}},
+                "metadata": {"growth": True}}
+
+
+def _size(snapshots: int, versions: int) -> int:
+    return 1289 + snapshots * SNAP + min(versions, 100) * LOG
+
+
+def test_metadata_bytes_follow_the_formula_commit_by_commit():
+    """One writer alone: its k-th commit writes the metadata.json of k snapshots and k versions."""
+    rec = run(config(ONE_A_MINUTE, duration_ms=DAY_MS, warmup_ms=0, cooldown_ms=1000), stream=False).records
+    assert (rec["outcome"] == "committed").all() and (rec["attempts"] == 1).all()
+    k = np.arange(1, len(rec) + 1)
+    assert np.array_equal(rec["metadata_bytes"].to_numpy(), 1289 + k * SNAP + np.minimum(k, 100) * LOG)
+
+
+def test_a_table_can_start_old():
+    cfg = config(ONE_A_MINUTE, duration_ms=600_000, warmup_ms=0, cooldown_ms=1000,
+                 **{"metadata.snapshots_at_start": 5000, "metadata.age_at_start_ms": 5 * DAY_MS})
+    first = run(cfg, stream=False).records.iloc[0]
+    assert first.metadata_bytes == _size(5001, 5001)
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+def test_an_expiry_keeps_its_max_age_and_the_size_falls(engine):
+    """Daily expiry keeping one day: a commit a minute leaves 1,440 snapshots (plus the one committed at the
+    expiry's own instant, at most) after each expiry a day into the run (the first one's day holds start snapshots,
+    spread thinner), and the next commit's metadata.json is that size."""
+    cfg = config(ONE_A_MINUTE, **{"metadata.snapshots_at_start": 5000, "metadata.age_at_start_ms": 5 * DAY_MS,
+                                  "maintenance.expire_snapshots": {"every_ms": DAY_MS, "max_age_ms": DAY_MS}})
+    r = run(cfg, history=True, stream=False, engine=engine)
+    assert not check_history(r.history, **checker_rules(cfg, profile_of(cfg)))
+    rec = r.records.sort_values("end_ms")
+    exp = rec[rec["op"] == "expire_snapshots"]
+    assert len(exp) == 3 and (exp["outcome"] == "committed").all()
+    for i, (_, e) in enumerate(exp.iterrows()):
+        after = rec[(rec["op"] == "fa") & (rec["end_ms"] > e.end_ms)].iloc[0]
+        kept = (after.metadata_bytes - 1289 - 100 * LOG) / SNAP - 1
+        assert (1439 <= kept <= 1442) if i > 0 else (1000 < kept < 1440), (i, kept)
+        before = rec[(rec["op"] == "fa") & (rec["end_ms"] < e.end_ms)].iloc[-1]
+        assert before.metadata_bytes > after.metadata_bytes
+        assert e.metadata_bytes < before.metadata_bytes          # the expiry writes the shrunk metadata.json
+
+
+def test_a_put_costs_by_size_as_the_profile_says():
+    """On s3's measured set a PUT's median is base + 20 ms/MiB x size, and a GET pays the same slope for the bytes
+    above its draw's: a table of 40,000 snapshots (~28 MiB of metadata.json, read then written by each commit)
+    pays about twice 20 ms/MiB x 28 MiB more per commit than a young one (the PUT's lognormal skews it up)."""
+    young = run(config(ONE_A_MINUTE, duration_ms=DAY_MS / 2, **{"storage.provider": "s3"})).summary
+    old = run(config(ONE_A_MINUTE, duration_ms=DAY_MS / 2, **{"storage.provider": "s3",
+                                                                "metadata.snapshots_at_start": 40_000})).summary
+    mib = _size(40_000, 40_000) / 2 ** 20
+    extra = old["commit_latency_p50_ms"] - young["commit_latency_p50_ms"]
+    assert 0.9 * 40 * mib < extra < 1.4 * 40 * mib, (extra, 40 * mib)
+
+
+def test_commits_get_slower_as_the_table_ages():
+    """No expiry: every commit rewrites a larger metadata.json, so the mean commit latency rises day by day; with a
+    daily expiry keeping a day metadata.json stops growing, and only the manifest list still does (a FastAppend's
+    manifests are never merged: 1,440 entries a day), a fraction of the rise."""
+    def daily_mean(extra):
+        rec = run(config(ONE_A_MINUTE, duration_ms=6 * DAY_MS, **{"storage.provider": "s3"}, **extra),
+                  stream=False).records
+        fa = rec[(rec["op"] == "fa") & (rec["outcome"] == "committed")]
+        return ((fa["end_ms"] - fa["runtime_end_ms"]).groupby(fa["arrival_ms"] // DAY_MS).mean()).to_numpy()
+    grow = daily_mean({})
+    assert np.all(np.diff(grow) > 0), grow
+    kept = daily_mean({"maintenance.expire_snapshots": {"every_ms": DAY_MS, "max_age_ms": DAY_MS}})
+    assert kept[-1] < grow[-1] and 0 < kept[-1] - kept[2] < 0.25 * (grow[-1] - grow[2]), (kept, grow)
+
+
+def test_growth_needs_its_switch():
+    from sim.config import ConfigError
+    with pytest.raises(ConfigError, match="metadata.snapshots_at_start: not used unless metadata.growth"):
+        config({"metadata": {"snapshots_at_start": 10}})
+    with pytest.raises(ConfigError, match="maintenance.compaction.max_age_ms"):
+        config({"maintenance": {"compaction": {"every_ms": 1000, "max_age_ms": 5}}})
