@@ -64,7 +64,8 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
              "lock_object": lock.variant == "storage", "read_rate_per_s": None, "read_burst": 1.0,
              "operations": ({"serializable": cfg.workload.operations.isolation == "serializable",
                              "server": catalog.server.variant is not None,
-                             "equality": cfg.workload.operations.row_delta_deletes == "equality"}
+                             "equality": cfg.workload.operations.row_delta_deletes == "equality",
+                             "format": "delta" if commit.protocol == "log" else "iceberg"}
                             if operations_on(cfg) else None)}
     reads = store_read_limit(cfg)
     if reads is not None:

@@ -1,5 +1,5 @@
 """Invariant 8, operations with read and write sets: no committed operation has a commit landed on its table
-since its base read that the format's rules make fatal to it (docs/MODEL.md, "Operations and maintenance"). The
+since its base read that the format's rules (Iceberg's, or Delta's on a log) make fatal to it (docs/MODEL.md, "Operations and maintenance"). The
 rules are written here again, as the table in MODEL.md states them, not imported: the checker shares no code
 with the engine."""
 
@@ -20,7 +20,7 @@ def fatal(x: str, y: str, overlap: bool, serializable: bool, server: bool, equal
     """Iceberg's table (MODEL.md): X, committing after Y landed, fails for good."""
     if x == "schema_change":
         return y == "schema_change" or not server
-    if x in ("fa", "vo", "expire_snapshots") or y in METADATA_ONLY:
+    if x in ("fa", "vo", "expire_snapshots") or y in METADATA_ONLY or (x == "row_delta" and equality):
         return False
     if x == "rewrite_manifests":
         return y in REMOVERS or y == "rewrite_manifests"
@@ -29,6 +29,19 @@ def fatal(x: str, y: str, overlap: bool, serializable: bool, server: bool, equal
     if x in ("overwrite", "row_delta"):
         return y in REMOVERS or (y == "fa" and serializable)
     return x == "compaction" and y in REMOVERS and not (y == "row_delta" and equality)
+
+
+def fatal_delta(x: str, y: str, overlap: bool) -> bool:
+    """Delta's table (MODEL.md): a metadata change fails every commit after it but an OPTIMIZE's (which recommits),
+    and fails for any commit since its own base; a blind append fails for nothing else; a DELETE/UPDATE/MERGE and
+    an OPTIMIZE fail when Y removed files of their partitions."""
+    if x == "schema_change":
+        return True
+    if y == "schema_change":
+        return x != "compaction"
+    if x == "fa":
+        return False
+    return overlap and y in ("overwrite", "compaction")
 
 
 class Conflicts:
@@ -46,8 +59,10 @@ class Conflicts:
         if x.base_read_version is not None:
             for v in range(x.base_read_version + 1, v_before + 1):
                 y, parts = log[v - 1]
-                if fatal(x.op, y, (parts & x.parts) != 0, self.rules["serializable"], self.rules["server"],
-                         self.rules["equality"]):
+                overlap = (parts & x.parts) != 0
+                if (fatal_delta(x.op, y, overlap) if self.rules.get("format") == "delta" else
+                        fatal(x.op, y, overlap, self.rules["serializable"], self.rules["server"],
+                              self.rules["equality"])):
                     self.ledger.flag(8, e, f"{x.op} commits over v[{e.table}]={v_before}, but v[{e.table}]={v} "
                                            f"({y}, partitions {parts:#x}) landed after its base read "
                                            f"(v[{e.table}]={x.base_read_version}) and fails it (partitions "

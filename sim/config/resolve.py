@@ -345,6 +345,7 @@ def _check_operations(cfg: Config) -> None:
     if not operations_on(cfg):
         return
     w, ops, path = cfg.workload, cfg.workload.operations, "workload.operations"
+    delta = cfg.commit.protocol == "log"
     for wrong, key, why in (
             (w.vo_conflict_probability > 0, "workload.vo_conflict_probability",
              "drawn conflicts are not used with operations (the format's rules decide); remove it"),
@@ -354,12 +355,17 @@ def _check_operations(cfg: Config) -> None:
              "overwrite_share + row_delta_share must be at most 1 (appends are the rest)"),
             (ops.touches > (ops.partitions or 1), f"{path}.touches",
              f"an operation touches at most the table's {ops.partitions or 1} partitions"),
-            (cfg.commit.protocol != "rewrite" or cfg.commit.shape != "table", "commit.protocol",
-             "operations follow Iceberg's rules only so far: commit.protocol rewrite, commit.shape table (designs "
-             "file, fs-table, rest, rest-lakekeeper, hive, ...); Delta's and Hudi's rules are not modelled yet")):
+            (cfg.commit.shape != "table", "commit.shape", "operations need a table (commit.shape table)"),
+            (delta and cfg.lock.variant is not None, "lock.variant",
+             "operations follow Iceberg's and Delta's rules so far; Hudi's are not modelled yet"),
+            (delta and ops.row_delta_share > 0, f"{path}.row_delta_share",
+             "Delta's DELETE/UPDATE/MERGE is an overwrite here (overwrite_share); deletion vectors are not modelled")):
         if wrong:
             raise ConfigError(key, why)
     for name, job in jobs_of(cfg):
+        if delta and name in ("rewrite_manifests", "expire_snapshots"):
+            raise ConfigError(f"maintenance.{name}", "Iceberg's; a Delta log has no such commit (OPTIMIZE is "
+                                                     "maintenance.compaction)")
         if (job.partitions or 0) > (ops.partitions or 1):
             raise ConfigError(f"maintenance.{name}.partitions",
                               f"more than the table's {ops.partitions or 1} partitions ({path}.partitions)")

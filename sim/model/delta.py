@@ -13,7 +13,7 @@ run on their own lanes (`snapshot_max_parallel`); the post-commit work rebuilds 
 snapshot (`checkpoint_rebuild`) and LISTs the whole log for expired entries (`log_cleanup`). A LIST outside an
 effect point is drawn as a GET, one per page of LIST_PAGE_KEYS keys.
 """
-from . import catalog, history, log_store, throttle
+from . import catalog, history, log_store, operations, throttle
 from .draws import take
 from .io import gets_ms, gets_on_lanes_ms, list_ms
 from .jit import handler, model_function
@@ -98,6 +98,8 @@ def on_list(m, j, now):
     tx.validated = v
     tx.prepared = v
     aborted = tx.op == Op.VO and real_conflict(m, n)
+    if operations.validates(m, j):                   # the entries it read now, by Delta's rules
+        aborted, _ = operations.validate(m, j, checked, v)
     if n > 0 and m.p.snapshot_update and not aborted and not m.p.object_shape:
         d = _update_ms(m, j, n)
         pending += d

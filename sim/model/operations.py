@@ -1,5 +1,5 @@
-"""Operations with read and write sets, and Iceberg's rules between them (docs/MODEL.md, "Operations and
-maintenance"; `workload.operations`, `maintenance`).
+"""Operations with read and write sets, and Iceberg's and Delta's rules between them (docs/MODEL.md, "Operations
+and maintenance"; `workload.operations`, `maintenance`).
 
 A table is `partitions` partitions; an operation reads and writes a set of them (`tx.parts`, one bit each): the
 files an append adds, an overwrite or a row delta rewrites or deletes from, a compaction rewrites. Every commit
@@ -15,6 +15,9 @@ ordinary retry) or fatal (a ValidationException: the operation fails for good, i
   `SparkPositionDeltaWrite`, L277-291), and under either isolation when Y removed or deleted from the files it
   reads (Y an overwrite, a row delta or a compaction of its partitions: "Missing required files to delete",
   `ManifestFilterManager` L281-291; `validateNoNewDeletesForDataFiles`, L475-551; `validateAddedDVs`, L825+);
+  but a row delta of equality deletes (Flink's streaming upserts) asks for no validation at all: it only rebases
+  (Flink's `IcebergFilesCommitter`: "Row delta validations are not needed for streaming changes that write
+  equality deletes");
 - a compaction (`RewriteDataFiles`, one commit) never fails for an append, and fails when Y deleted from or
   rewrote its input files (an overwrite, a row delta or a compaction of its partitions; `BaseRewriteFiles.validate`
   L135-142, `failMissingDeletePaths`), but not for a row delta's equality deletes, which it ignores from its
@@ -26,6 +29,8 @@ ordinary retry) or fatal (a ValidationException: the operation fails for good, i
 - a schema change (`SchemaUpdate`, L473-476) commits once, against the base it read, with no retry loop
   (`attempts_allowed`): on a storage catalog any commit since its base fails it (CommitFailedException); through a
   REST server only another schema change does (its requirement is the current schema: `requirement_holds`).
+Delta's rules are `fatal_delta`'s (a DELETE/UPDATE/MERGE is an overwrite, an OPTIMIZE a compaction, a metadata
+change a schema change); its commits are checked as the log's attempts read them (`sim.model.delta`).
 A partition stands for the files an operation touches together: two operations conflict at file level only where
 their partitions meet, so a table of one partition gives every pair its worst case.
 
@@ -75,7 +80,7 @@ def fatal(x, y, overlap, serializable, server, equality):
     `equality`: row deltas write equality deletes."""
     if x == Op.SCHEMA_CHANGE:   # (on a storage catalog it commits against its base: any commit since fails it)
         return y == Op.SCHEMA_CHANGE or not server
-    if x == Op.FA or x == Op.EXPIRE_SNAPSHOTS or not snapshot_of(y):
+    if x == Op.FA or x == Op.EXPIRE_SNAPSHOTS or not snapshot_of(y) or (x == Op.ROW_DELTA and equality):
         return False
     if x == Op.REWRITE_MANIFESTS:               # the manifests it replaces were rewritten
         return removes(y) or y == Op.REWRITE_MANIFESTS
@@ -86,6 +91,20 @@ def fatal(x, y, overlap, serializable, server, equality):
     if x == Op.COMPACTION:                      # (equality deletes: not validated from its starting sequence number)
         return removes(y) and not (y == Op.ROW_DELTA and equality)
     return False
+
+
+@model_function
+def fatal_delta(x, y, overlap):
+    """Delta's rule (Spark's ConflictChecker, L281-323; research table 1b) for X committing after Y landed: a blind
+    append reads nothing and fails only for a metadata change; a DELETE/UPDATE/MERGE (WriteSerializable) fails
+    when Y removed files it read (ConcurrentDeleteReadException: an overwrite's or an OPTIMIZE's on its
+    partitions) or changed the metadata; an OPTIMIZE recommits unless Y removed its inputs
+    (OptimizeTableCommand L472-504); a metadata change fails for any commit since (MetadataChangedException)."""
+    if x == Op.SCHEMA_CHANGE or (y == Op.SCHEMA_CHANGE and x != Op.COMPACTION):
+        return True
+    if x == Op.FA or y == Op.SCHEMA_CHANGE:
+        return False
+    return overlap and (y == Op.OVERWRITE or y == Op.COMPACTION)
 
 
 @model_function
@@ -117,16 +136,20 @@ def validate(m, j, vfrom, vto):
         y = m.ring_op[i]
         if reads(x, y):
             n += 1
-        if fatal(x, y, (m.ring_parts[i] & tx.parts) != 0, m.p.serializable, m.p.server, m.p.equality_deletes):
+        overlap = (m.ring_parts[i] & tx.parts) != 0
+        if m.p.log:
+            if fatal_delta(x, y, overlap):
+                return True, n
+        elif fatal(x, y, overlap, m.p.serializable, m.p.server, m.p.equality_deletes):
             return True, n
     return False, n
 
 
 @model_function
 def validates(m, j):
-    """Whether transaction j's prepare runs the rules (an operation of `workload.operations` or a job other than an
-    append)."""
-    return m.p.ops and m.tx[j].op != Op.FA
+    """Whether transaction j's attempts run the rules: with operations, any but an Iceberg append (a Delta blind
+    append still fails for a metadata change)."""
+    return m.p.ops and (m.tx[j].op != Op.FA or m.p.log)
 
 
 @model_function
@@ -140,10 +163,11 @@ def server_rebases(m, j):
 
 @model_function
 def attempts_allowed(m, j):
-    """Attempts transaction j may make: a schema change commits once (`SchemaUpdate.commit` has no retry loop); where
+    """Attempts transaction j may make: an Iceberg schema change commits once (`SchemaUpdate.commit` has no retry
+    loop; Delta's metadata change runs the log's loop like any commit); where
     a REST server rebases it, each request's CASes (the server's retries) count."""
     n = m.p.max_attempts
-    if m.p.ops and m.tx[j].op == Op.SCHEMA_CHANGE:
+    if m.p.ops and m.tx[j].op == Op.SCHEMA_CHANGE and not m.p.log:
         n = 1
     if server_rebases(m, j):
         n *= 1 + m.p.server_retries
