@@ -144,7 +144,7 @@ def aggregate(df: pd.DataFrame, by: list[str] | None = None,
     df = ok_rows(df)
     if by is None:
         by = parameter_columns(df) + (["config_hash"] if "config_hash" in df.columns else [])
-    by = list(by)
+    by = list(dict.fromkeys(by))                     # a key named twice (a report's load that is a group key) once
     missing = [c for c in by if c not in df.columns]
     if missing:
         raise KeyError(f"aggregate: grouping columns not in the table: {missing}")
