@@ -33,18 +33,28 @@ def _close(a: float, b: float, rel: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= rel * abs(a)
 
 
-def test_streamed_summary_matches_in_memory():
-    """Counts and integer sums exact; means within 1e-12 relative (float summation order); percentiles within
-    ALPHA_SUMMARY relative, per-table p99 within ALPHA_TABLE (plus float rounding)."""
-    cfg = from_dict(ZIPF_VO)
+# operations with read and write sets and maintenance jobs: their blocks and work lost
+OPERATIONS = merge(ZIPF_VO, {"workload": {"fast_append_ratio": 1.0, "vo_conflict_probability": 0.0,
+                                          "operations": {"partitions": 2, "overwrite_share": 0.2,
+                                                         "row_delta_share": 0.1}},
+                             "maintenance": {"compaction": {"every_ms": 20_000, "median_ms": 5_000},
+                                             "expire_snapshots": {"every_ms": 30_000}}})
+
+
+@pytest.mark.parametrize("spec, aborted", [(ZIPF_VO, "vo_aborted"), (OPERATIONS, "compaction_aborted")])
+def test_streamed_summary_matches_in_memory(spec, aborted):
+    """Counts and integer sums exact; means and work lost within 1e-12 relative (float summation order);
+    percentiles within ALPHA_SUMMARY relative, per-table p99 within ALPHA_TABLE (plus float rounding)."""
+    cfg = from_dict(spec)
     exact = run(cfg, 0, stream=False)
     streamed = run(cfg, 0, stream=True, slots=2)
     assert streamed.columns is None and exact.columns is not None
     a, b = exact.summary, streamed.summary
     assert list(a) == list(b)
-    assert a["committed"] > 500 and a["vo_aborted"] > 0
+    assert a["committed"] > 500 and a[aborted] > 0
     pct = [k for k in a if "latency_p" in k]
-    means = [k for k in a if k.endswith("_mean_ms") or k.endswith("_per_commit") or k == "mean_attempts"]
+    means = [k for k in a if k.endswith("_mean_ms") or k.endswith("_per_commit") or k.endswith("mean_attempts")
+             or k.endswith("_work_lost_s")]
     for k in a:
         if k == "wall_s":
             continue
