@@ -65,7 +65,8 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
              "operations": ({"serializable": cfg.workload.operations.isolation == "serializable",
                              "server": catalog.server.variant is not None,
                              "equality": cfg.workload.operations.row_delta_deletes == "equality",
-                             "format": "delta" if commit.protocol == "log" else "iceberg"}
+                             "format": ("iceberg" if commit.protocol != "log" else
+                                        "hudi" if lock.variant is not None else "delta")}
                             if operations_on(cfg) else None)}
     reads = store_read_limit(cfg)
     if reads is not None:

@@ -101,6 +101,18 @@ def test_cell_on_a_delta_log(x, y, engine):
     assert (got.outcome == "aborted") == ((x, y) in DELTA_FATAL)
 
 
+HUDI_FATAL = {(x, y) for x in ("overwrite", "compaction") for y in ("overwrite", "compaction")}
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+@pytest.mark.parametrize("x, y", list(itertools.product(DELTA_KINDS, DELTA_KINDS)))
+def test_cell_on_a_hudi_timeline(x, y, engine):
+    """Hudi's OCC: an upsert (overwrite) and a clustering (compaction) fail where the file groups they mutated meet;
+    an insert (append) writes new file groups and a schema change none."""
+    got = _scripted(x, y, engine, design="hudi", **{"lock.latency_ms": 1.0})
+    assert (got.outcome == "aborted") == ((x, y) in HUDI_FATAL)
+
+
 def test_delta_cells_on_other_partitions_and_its_dynamodb_store():
     """An OPTIMIZE recommits over a MERGE elsewhere in the table; the DynamoDB log store runs the same checks."""
     assert _scripted("compaction", "overwrite", "fast", x_parts=1, y_parts=2, design="log").outcome == "committed"
@@ -145,7 +157,10 @@ BUSY = {"duration_ms": 900_000, "warmup_ms": 60_000, "cooldown_ms": 60_000,
                                           ("log", {"workload.operations.row_delta_share": 0.0,
                                                    "maintenance.rewrite_manifests": {},
                                                    "maintenance.expire_snapshots": {},
-                                                   "maintenance.schema_change": {}})])
+                                                   "maintenance.schema_change": {}}),
+                                          ("hudi", {"lock.latency_ms": 5.0, "workload.operations.row_delta_share": 0.0,
+                                                    "maintenance.rewrite_manifests": {},
+                                                    "maintenance.expire_snapshots": {}})])
 def test_whole_runs_keep_the_rules(design, keys):
     """Busy runs of every operation and job the format has: the checker's invariants hold (8: no committed operation
     over a commit its rules make fatal), appends never fail for the rules (on a Delta log, with no metadata change:

@@ -1,5 +1,5 @@
 """Invariant 8, operations with read and write sets: no committed operation has a commit landed on its table
-since its base read that the format's rules (Iceberg's, or Delta's on a log) make fatal to it (docs/MODEL.md, "Operations and maintenance"). The
+since its base read that the format's rules (Iceberg's, Delta's, Hudi's) make fatal to it (docs/MODEL.md, "Operations and maintenance"). The
 rules are written here again, as the table in MODEL.md states them, not imported: the checker shares no code
 with the engine."""
 
@@ -44,6 +44,12 @@ def fatal_delta(x: str, y: str, overlap: bool) -> bool:
     return overlap and y in ("overwrite", "compaction")
 
 
+def fatal_hudi(x: str, y: str, overlap: bool) -> bool:
+    """Hudi's (MODEL.md): two writes conflict iff the file groups they mutated meet; an insert writes new ones and a
+    schema change none."""
+    return overlap and "fa" not in (x, y) and "schema_change" not in (x, y)
+
+
 class Conflicts:
     """Each table's commits (operation, partitions) in version order, and the check at each commit."""
 
@@ -60,9 +66,10 @@ class Conflicts:
             for v in range(x.base_read_version + 1, v_before + 1):
                 y, parts = log[v - 1]
                 overlap = (parts & x.parts) != 0
-                if (fatal_delta(x.op, y, overlap) if self.rules.get("format") == "delta" else
-                        fatal(x.op, y, overlap, self.rules["serializable"], self.rules["server"],
-                              self.rules["equality"])):
+                fmt = self.rules.get("format")
+                if (fatal_hudi(x.op, y, overlap) if fmt == "hudi" else fatal_delta(x.op, y, overlap)
+                        if fmt == "delta" else fatal(x.op, y, overlap, self.rules["serializable"],
+                                                     self.rules["server"], self.rules["equality"])):
                     self.ledger.flag(8, e, f"{x.op} commits over v[{e.table}]={v_before}, but v[{e.table}]={v} "
                                            f"({y}, partitions {parts:#x}) landed after its base read "
                                            f"(v[{e.table}]={x.base_read_version}) and fails it (partitions "

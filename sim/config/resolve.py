@@ -356,16 +356,15 @@ def _check_operations(cfg: Config) -> None:
             (ops.touches > (ops.partitions or 1), f"{path}.touches",
              f"an operation touches at most the table's {ops.partitions or 1} partitions"),
             (cfg.commit.shape != "table", "commit.shape", "operations need a table (commit.shape table)"),
-            (delta and cfg.lock.variant is not None, "lock.variant",
-             "operations follow Iceberg's and Delta's rules so far; Hudi's are not modelled yet"),
             (delta and ops.row_delta_share > 0, f"{path}.row_delta_share",
-             "Delta's DELETE/UPDATE/MERGE is an overwrite here (overwrite_share); deletion vectors are not modelled")):
+             "on a log (Delta, Hudi) a DELETE/UPDATE/MERGE or an upsert is an overwrite here (overwrite_share); "
+             "deletion vectors and merge-on-read log files are not modelled")):
         if wrong:
             raise ConfigError(key, why)
     for name, job in jobs_of(cfg):
         if delta and name in ("rewrite_manifests", "expire_snapshots"):
-            raise ConfigError(f"maintenance.{name}", "Iceberg's; a Delta log has no such commit (OPTIMIZE is "
-                                                     "maintenance.compaction)")
+            raise ConfigError(f"maintenance.{name}", "Iceberg's; a Delta log or Hudi timeline has no such commit "
+                                                     "(OPTIMIZE, clustering: maintenance.compaction)")
         if (job.partitions or 0) > (ops.partitions or 1):
             raise ConfigError(f"maintenance.{name}.partitions",
                               f"more than the table's {ops.partitions or 1} partitions ({path}.partitions)")

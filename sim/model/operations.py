@@ -1,5 +1,5 @@
-"""Operations with read and write sets, and Iceberg's and Delta's rules between them (docs/MODEL.md, "Operations
-and maintenance"; `workload.operations`, `maintenance`).
+"""Operations with read and write sets, and Iceberg's, Delta's and Hudi's rules between them (docs/MODEL.md,
+"Operations and maintenance"; `workload.operations`, `maintenance`).
 
 A table is `partitions` partitions; an operation reads and writes a set of them (`tx.parts`, one bit each): the
 files an append adds, an overwrite or a row delta rewrites or deletes from, a compaction rewrites. Every commit
@@ -30,7 +30,9 @@ ordinary retry) or fatal (a ValidationException: the operation fails for good, i
   (`attempts_allowed`): on a storage catalog any commit since its base fails it (CommitFailedException); through a
   REST server only another schema change does (its requirement is the current schema: `requirement_holds`).
 Delta's rules are `fatal_delta`'s (a DELETE/UPDATE/MERGE is an overwrite, an OPTIMIZE a compaction, a metadata
-change a schema change); its commits are checked as the log's attempts read them (`sim.model.delta`).
+change a schema change); its commits are checked as the log's attempts read them (`sim.model.delta`). Hudi's are
+`fatal_hudi`'s (an upsert is an overwrite, a clustering a compaction), checked under its commit lock
+(`sim.model.designs.hudi`).
 A partition stands for the files an operation touches together: two operations conflict at file level only where
 their partitions meet, so a table of one partition gives every pair its worst case.
 
@@ -108,6 +110,17 @@ def fatal_delta(x, y, overlap):
 
 
 @model_function
+def fatal_hudi(x, y, overlap):
+    """Hudi's rule (SimpleConcurrentFileWritesConflictResolutionStrategy; research table 1b): two writes conflict iff
+    the file groups they mutated meet. An insert (an append) writes new file groups and a schema change none, so
+    neither conflicts; an upsert (an overwrite) and a clustering (a compaction) conflict where their partitions
+    meet, whichever landed first."""
+    if x == Op.FA or y == Op.FA or x == Op.SCHEMA_CHANGE or y == Op.SCHEMA_CHANGE:
+        return False
+    return overlap
+
+
+@model_function
 def reads(x, y):
     """Whether X's validation reads Y's snapshot (its manifest list and added manifests): an overwrite's and a row
     delta's read every snapshot's added files and deletes, a compaction's and a manifest rewrite's only those of
@@ -137,7 +150,10 @@ def validate(m, j, vfrom, vto):
         if reads(x, y):
             n += 1
         overlap = (m.ring_parts[i] & tx.parts) != 0
-        if m.p.log:
+        if m.p.hudi:
+            if fatal_hudi(x, y, overlap):
+                return True, n
+        elif m.p.log:
             if fatal_delta(x, y, overlap):
                 return True, n
         elif fatal(x, y, overlap, m.p.serializable, m.p.server, m.p.equality_deletes):

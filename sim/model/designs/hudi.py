@@ -14,7 +14,7 @@ A table's timeline is a log of completed instants (`v[t]`: how many); a write ta
   checks the completed instant does not exist (a HEAD) and PUTs it: the commit point; then it unlocks.
 A lock call that gives up (51 tries of 60 s by default) fails the write (HoodieLockException).
 """
-from .. import catalog, history, lock
+from .. import catalog, history, lock, operations
 from ..draws import take
 from ..io import gets_ms, list_ms
 from ..jit import handler, model_function
@@ -95,6 +95,8 @@ def on_check(m, j, now):
     tx.validated = v
     tx.prepared = v
     conflict = tx.op == Op.VO and real_conflict(m, n)
+    if operations.validates(m, j):                   # the instants it read now, by Hudi's rule
+        conflict, _ = operations.validate(m, j, checked, v)
     if history.on(m):
         history.prepare(m, now, j, tx.table, v, checked, v)
     if conflict:
