@@ -433,10 +433,10 @@ SLOW_IDENTITY = {"hive_ties_zookeeper", "hive_dynamodb_race", "ties_zero_latency
                  "service_constant_zero", "parallel_4_constant_get", "scope_table_stale", "log_service",
                  "throttle_pointer", "throttle_refusal_cost_log", "throttle_clients_log",
                  "rest_lakekeeper_09_pool_timeout", "all_fa", "fs_table_throttle",
-                 # and, once Hudi's rule sat under its commit too: service_constant, ties_instant, rest_polaris_pool,
-                 # log, throttle_file, throttle_object_store_count stay
-                 "service_lognormal", "ties_closed", "rest_reference_lognormal", "log_vo_conflicts_backoff",
-                 "throttle_off", "throttle_exponential_limited"}
+                 # and, once Hudi's rule sat under its commit too: service_constant, rest_polaris_pool, log,
+                 # throttle_file, throttle_object_store_count stay
+                 "service_lognormal", "rest_reference_lognormal", "log_vo_conflicts_backoff", "throttle_off",
+                 "throttle_exponential_limited"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_IDENTITY else n
