@@ -95,3 +95,23 @@ def test_growth_needs_its_switch():
         config({"metadata": {"snapshots_at_start": 10}})
     with pytest.raises(ConfigError, match="maintenance.compaction.max_age_ms"):
         config({"maintenance": {"compaction": {"every_ms": 1000, "max_age_ms": 5}}})
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+def test_rings_grown_between_events_change_nothing(monkeypatch, engine):
+    """The per-table rings (commits for the rules, snapshot times for an expiry) start at 4 entries and double between
+    events as a compaction's window and the retained snapshots need: the records are those of rings that never grow."""
+    from sim.model import build
+    cfg = config(ONE_A_MINUTE, duration_ms=DAY_MS / 2, **{
+        "workload.operations": {"partitions": 2, "overwrite_share": 0.3},
+        "maintenance.compaction": {"every_ms": 3_600_000, "median_ms": 1_800_000},
+        "maintenance.expire_snapshots": {"every_ms": 7_200_000, "max_age_ms": 3_600_000}})
+    wide = run(cfg, stream=False, engine=engine).records
+    monkeypatch.setattr(build, "RING", 4)
+    grown = []
+    for name in ("_grown_ring", "_grown_snapshot_times"):
+        f = getattr(build, name)
+        monkeypatch.setattr(build, name, lambda m, f=f, name=name: (grown.append(name), f(m))[1])
+    narrow = run(cfg, stream=False, engine=engine).records
+    assert {"_grown_ring", "_grown_snapshot_times"} <= set(grown)
+    assert narrow.equals(wide) and (wide["op"] == "compaction").any()

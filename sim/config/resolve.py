@@ -8,7 +8,8 @@ from ..providers import ProviderError, profile_of
 from ..schema import ConfigError
 from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETRY, HMS_CHECK_LOCK_MUTEX_SHARE,
                        LOCK_VARIANTS, LOG_STORE_DEFAULTS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
-from .types import Catalog, Commit, Config, InterArrival, Lock, LogStore, Retry, RetryPolicy, Server, Workload, Writers
+from .types import (Catalog, Commit, Config, InterArrival, Lock, LogStore, Metadata, Retry, RetryPolicy, Server,
+                    Workload, Writers)
 
 
 def _require(obj, path: str, needed: tuple[str, ...], forbidden: tuple[str, ...], why: str):
@@ -379,7 +380,6 @@ def _check_metadata(cfg: Config) -> None:
         if name != "expire_snapshots" and getattr(cfg.maintenance, name).max_age_ms is not None:
             raise ConfigError(f"maintenance.{name}.max_age_ms", "only an expiry keeps snapshots by age; remove it")
     if not md.growth:
-        from .types import Metadata
         for f in dataclasses.fields(Metadata):
             if f.name != "growth" and getattr(md, f.name) != f.default:
                 raise ConfigError(f"metadata.{f.name}", "not used unless metadata.growth is true; remove it")

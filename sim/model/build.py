@@ -289,29 +289,27 @@ def _snapshot_times(cfg: Config, p: Params) -> np.ndarray:
 
 def _grown_snapshot_times(m) -> np.ndarray:
     """Each table's ring of snapshot times twice as long, its retained snapshots' times where they belong in it."""
-    n = len(m.tables)
-    Q = len(m.snap_ms) // n
-    old, new = m.snap_ms.reshape(n, Q), np.zeros((n, 2 * Q), dtype=np.float64)
-    for t in range(n):
-        total, kept = int(m.tables[t]["total"]), int(m.tables[t]["snapshots"])
-        k = np.arange(total - kept + 1, total + 1)
-        new[t, (k - 1) % (2 * Q)] = old[t, (k - 1) % Q]
-    return new.ravel()
+    return _doubled(m.snap_ms, m.tables["total"], m.tables["snapshots"])
 
 
 def _grown_ring(m) -> tuple[np.ndarray, np.ndarray]:
     """Each table's ring of commits twice as long, the last R commits of each where they belong in it
     (`sim.model.operations`: table t's version v at t * R + (v - 1) % R)."""
-    n = len(m.versions)
-    R = len(m.ring_op) // n
-    out = []
-    for ring in (m.ring_op, m.ring_parts):
-        old, new = ring.reshape(n, R), np.zeros((n, 2 * R), dtype=np.int64)
-        for t in range(n):
-            v = np.arange(max(1, int(m.versions[t]) - R + 1), int(m.versions[t]) + 1)
-            new[t, (v - 1) % (2 * R)] = old[t, (v - 1) % R]
-        out.append(new.ravel())
-    return out[0], out[1]
+    R = len(m.ring_op) // len(m.versions)
+    kept = np.minimum(m.versions, R)
+    return _doubled(m.ring_op, m.versions, kept), _doubled(m.ring_parts, m.versions, kept)
+
+
+def _doubled(ring: np.ndarray, newest, kept) -> np.ndarray:
+    """A flat ring of per-table rows (table t's entry k at t * R + (k - 1) % R) twice as long: each table's entries
+    newest[t] - kept[t] + 1 .. newest[t] where they belong in it."""
+    n = len(newest)
+    R = len(ring) // n
+    old, new = ring.reshape(n, R), np.zeros((n, 2 * R), dtype=ring.dtype)
+    for t in range(n):
+        k = np.arange(int(newest[t]) - int(kept[t]) + 1, int(newest[t]) + 1)
+        new[t, (k - 1) % (2 * R)] = old[t, (k - 1) % R]
+    return new.ravel()
 
 
 def _writers(p: Params) -> np.ndarray:

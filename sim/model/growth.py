@@ -20,6 +20,7 @@ snapshots committed within its `max_age_ms` (at least one): their commit times a
 """
 from .draws import take
 from .jit import model_function
+from .operations import snapshot_of
 from .state import Op, Src
 
 
@@ -41,10 +42,8 @@ def list_bytes(m, t):
 @model_function
 def _put_ms(m, src, size, at_size):
     """A PUT of `size` bytes from source `src`, whose draws are the profile's at `at_size` bytes."""
-    d = take(m, src)
-    if not m.p.growth:
-        return d
     p = m.p
+    d = take(m, src)
     scale = (p.put_base_ms + size * p.put_ms_per_byte) / (p.put_base_ms + at_size * p.put_ms_per_byte)
     return p.put_fixed_ms + (d - p.put_fixed_ms) * scale
 
@@ -53,7 +52,7 @@ def _put_ms(m, src, size, at_size):
 def _get_ms(m, size, at_size):
     """A GET of `size` bytes: a GET draw, plus the transfer of what it has above `at_size`."""
     d = take(m, Src.GET)
-    if m.p.growth and size > at_size:
+    if size > at_size:
         d += (size - at_size) * m.p.get_ms_per_byte
     return d
 
@@ -61,8 +60,10 @@ def _get_ms(m, size, at_size):
 @model_function
 def put_metadata_ms(m, j, now):
     """Transaction j's PUT now of its table's new metadata.json (its size: the table's with its commit in it)."""
+    if not m.p.growth:
+        return take(m, Src.PUT_TM)
     tx = m.tx[j]
-    size = _new_size(m, tx.table, tx.op, now) if m.p.growth else 0.0
+    size = _new_size(m, tx.table, tx.op, now)
     tx.metadata_bytes = size
     return _put_ms(m, Src.PUT_TM, size, m.p.tm_bytes)
 
@@ -79,7 +80,7 @@ def _new_size(m, t, op, now):
     size += p.md_log_bytes
     if op == Op.EXPIRE_SNAPSHOTS:
         return size - (tb.snapshots - _kept(m, t, now)) * (p.md_snapshot_bytes + p.md_snapshot_log_bytes)
-    if op == Op.SCHEMA_CHANGE:
+    if not snapshot_of(op):
         return size
     return size + p.md_snapshot_bytes + p.md_snapshot_log_bytes
 
@@ -87,20 +88,25 @@ def _new_size(m, t, op, now):
 @model_function
 def put_list_ms(m, j):
     """Transaction j's PUT of its new manifest list (the live manifests and its own)."""
-    t = m.tx[j].table
-    return _put_ms(m, Src.PUT_ML, list_bytes(m, t) + m.p.ml_entry_bytes if m.p.growth else 0.0, m.p.ml_bytes)
+    if not m.p.growth:
+        return take(m, Src.PUT_ML)
+    return _put_ms(m, Src.PUT_ML, list_bytes(m, m.tx[j].table) + m.p.ml_entry_bytes, m.p.ml_bytes)
 
 
 @model_function
 def get_metadata_ms(m, t):
     """A GET of table t's metadata.json."""
-    return _get_ms(m, metadata_bytes(m, t) if m.p.growth else 0.0, m.p.tm_bytes)
+    if not m.p.growth:
+        return take(m, Src.GET)
+    return _get_ms(m, metadata_bytes(m, t), m.p.tm_bytes)
 
 
 @model_function
 def get_list_ms(m, t):
     """A GET of table t's current manifest list."""
-    return _get_ms(m, list_bytes(m, t) if m.p.growth else 0.0, m.p.ml_bytes)
+    if not m.p.growth:
+        return take(m, Src.GET)
+    return _get_ms(m, list_bytes(m, t), m.p.ml_bytes)
 
 
 @model_function
@@ -115,7 +121,7 @@ def landed(m, j, t, now):
     if op == Op.EXPIRE_SNAPSHOTS:
         tb.snapshots = _kept(m, t, now)
         return
-    if op == Op.SCHEMA_CHANGE:
+    if not snapshot_of(op):
         return
     tb.snapshots += 1
     tb.total += 1

@@ -30,7 +30,6 @@ def first_due(m, k):
     phase = take(m, Src.JOB_PHASE) * jb.every_ms
     wr.phase_ms = phase
     wr.tick = 1
-    wr.runs = 0
     return phase
 
 
@@ -56,8 +55,7 @@ def on_due(m, k, now):
     jb = m.jobs[k]
     wr = m.wr[m.p.writers + k]
     runtime = jb.median_ms * math.exp(jb.sigma * take(m, Src.JOB_RUNTIME))
-    j = opened(m, now, -1, k, jb.table, jb.op, parts_of(m, k, wr.runs), runtime)
-    wr.runs += 1
+    j = opened(m, now, -1, k, jb.table, jb.op, parts_of(m, k, wr.started), runtime)
     wr.started += 1
     return j
 

@@ -82,13 +82,12 @@ TX = np.dtype([
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
 WR = np.dtype([
-    ("started", I),              # its transactions so far
+    ("started", I),              # its transactions so far (a maintenance job: its runs, its partitions' rotation)
     ("phase_ms", F),             # periodic: its ticks are at phase_ms + k interval_ms
     ("tick", I),                 # periodic: the first tick no commit has served yet
     ("due_ms", F),               # the next transaction's tick (NaN: closed loop) ...
     ("missed", I),               # ... and the ticks missed before it
     ("client_tokens", F), ("client_last_ms", F),   # its client's token bucket (`sim.model.throttle`)
-    ("runs", I),                 # a maintenance job: its runs so far (a partition rotation's position)
 ])
 
 # one arrival drawn ahead (a row of `Model.arrivals`): its table, operation and runtime
