@@ -62,7 +62,7 @@ def test_a_design_routes_its_own_effect_points(name):
     for pc in mod.OWNS["effect_points"]:
         assert f"PC.{pc}" in step, f"design {name} owns {pc} but its step does not route it"
     assert callable(mod.timer)
-    # a later design: <= 30 s more (measured 2026-11-28: rest 20, hive 20, log 26 s once operations and metadata
+    # a later design: <= 30 s more (measured 2026-11-28: rest 17, hive 18, log 22 s once operations and metadata
     # growth sat under every prepare and commit; 9, 10, 8 s before)
     assert isinstance(mod.COMPILE_S, int) and 0 < mod.COMPILE_S <= 30
 

@@ -297,7 +297,7 @@ def _params_record(p):
 # the first use of a design after an install compiles its loop: about this long on a 2-core machine for the first
 # design (with every mechanism), benchmarks/compile.py (2026-11-28); a later one, its module's `COMPILE_S` (its own
 # handlers and mechanisms, the rest loaded from the cache)
-FIRST_COMPILE_S = 45
+FIRST_COMPILE_S = 42
 
 
 def _compile_estimate_s(design: str) -> int:
