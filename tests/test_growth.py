@@ -98,13 +98,15 @@ def test_growth_needs_its_switch():
 
 
 @pytest.mark.parametrize("engine", ["fast", "simpy"])
-def test_rings_grown_between_events_change_nothing(monkeypatch, engine):
+@pytest.mark.parametrize("partial", [{}, {"partial_progress": True, "groups": 12}])
+def test_rings_grown_between_events_change_nothing(monkeypatch, engine, partial):
     """The per-table rings (commits for the rules, snapshot times for an expiry) start at 4 entries and double between
-    events as a compaction's window and the retained snapshots need: the records are those of rings that never grow."""
+    events as a compaction's window and the retained snapshots need (in partial progress, from its run's start,
+    batches not yet open included): the records are those of rings that never grow."""
     from sim.model import build
     cfg = config(ONE_A_MINUTE, duration_ms=DAY_MS / 2, **{
         "workload.operations": {"partitions": 2, "overwrite_share": 0.3},
-        "maintenance.compaction": {"every_ms": 3_600_000, "median_ms": 1_800_000},
+        "maintenance.compaction": {"every_ms": 3_600_000, "median_ms": 1_800_000, **partial},
         "maintenance.expire_snapshots": {"every_ms": 7_200_000, "max_age_ms": 3_600_000}})
     wide = run(cfg, stream=False, engine=engine).records
     monkeypatch.setattr(build, "RING", 4)

@@ -10,6 +10,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sim.api import config, run
 from sim.checker import check_history
@@ -154,6 +156,8 @@ BUSY = {"duration_ms": 900_000, "warmup_ms": 60_000, "cooldown_ms": 60_000,
 
 @pytest.mark.parametrize("design, keys", [("file", {}), ("rest", {"catalog.latency_ms": 5.0}),
                                           ("fs-table", {}), ("hive", {"catalog.latency_ms": 5.0}),
+                                          ("file", {"maintenance.compaction.partial_progress": True,
+                                                    "maintenance.compaction.groups": 12}),
                                           ("log", {"workload.operations.row_delta_share": 0.0,
                                                    "maintenance.rewrite_manifests": {},
                                                    "maintenance.expire_snapshots": {},
@@ -220,3 +224,84 @@ def test_operations_off_keep_the_fixed_summary():
     s = run(config({"duration_ms": 120_000, "warmup_ms": 10_000, "cooldown_ms": 10_000})).summary
     assert "fa_success_rate" in s and "vo_success_rate" in s and "compaction_success_rate" not in s
     assert Op.FA == 0 and Op.VO == 1
+
+
+def _partial_run(engine: str, threads: int, row_delta_parts: int = 0):
+    """One compaction run in partial progress (20 s of work, 10 file groups, a batch each, from `threads` threads,
+    its start within the first second) beside appends every second on a table of two partitions: the run's first
+    five groups are partition 0's, the last five partition 1's. With `row_delta_parts`, the arrival at 11 s is a
+    row delta of those partitions. Returns the first run's batches, in commit order, and all records."""
+    cfg = config(SCRIPT, **{"duration_ms": 30_000, "maintenance.compaction": {
+        "every_ms": 1000, "median_ms": 20_000, "partial_progress": True, "groups": 10, "threads": threads}})
+    eng = make_engine(cfg, 0, history=True, engine=engine)
+    arr = eng.r.m.arrivals
+    arr["op"], arr["parts"], arr["runtime_ms"], arr["table"] = Op.FA, 1, 0.0, 0
+    if row_delta_parts:
+        arr[10] = (0, Op.ROW_DELTA, row_delta_parts, 0.0)
+    eng.run()
+    assert not check_history(eng.history_frame(), **checker_rules(cfg, profile_of(cfg)))
+    rec = records_frame(eng.r)
+    batches = rec[(rec["op"] == "compaction") & (rec["arrival_ms"] < 20_000)].sort_values("end_ms")
+    assert len(batches) == 10
+    return batches, rec
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+@pytest.mark.parametrize("row_delta_parts, failed", [(0b11, [5, 6, 7, 8, 9]), (0b10, [5, 6, 7, 8, 9]),
+                                                     (0b01, [])])
+def test_partial_progress_loses_only_the_failed_batches(engine, row_delta_parts, failed):
+    """A row delta lands at 11 s, between batch 4's commit (ready by 10 s) and batch 5's (12 s): the batches before
+    it stay committed, those after it fail where their partitions meet its (each validates from the run's starting
+    snapshot), and each failed batch loses its own share of the run's work (2 s) and its commit, not the run's."""
+    batches, rec = _partial_run(engine, threads=1, row_delta_parts=row_delta_parts)
+    delta = rec[rec["op"] == "row_delta"].iloc[0]
+    assert delta["outcome"] == "committed" and 10_000 < delta["end_ms"] < 12_000
+    assert (batches["end_ms"].iloc[:5] < delta["end_ms"]).all() and (batches["end_ms"].iloc[5:] > delta["end_ms"]).all()
+    assert [i for i, o in enumerate(batches["outcome"]) if o == "aborted"] == failed
+    lost = (batches["end_ms"] - batches["arrival_ms"])[batches["outcome"] == "aborted"]
+    assert np.all((lost >= 2000) & (lost < 2100))   # its 2 s of the run's 20 s, and its commit
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+def test_partial_progress_batches_done_together_race_but_rebase(engine):
+    """Five threads finish five groups at once: their five batches commit at once, conflict with each other on
+    the catalog and rebase (their files are apart, though in one partition), all ten committed."""
+    batches, _ = _partial_run(engine, threads=5)
+    assert (batches["outcome"] == "committed").all()
+    assert (batches["attempts"] > 1).sum() >= 4     # of five at once, the first wins each round
+
+
+@pytest.mark.parametrize("keys, path", [
+    ({"maintenance.expire_snapshots": {"every_ms": 1000, "partial_progress": True, "groups": 4}},
+     "maintenance.expire_snapshots.partial_progress"),
+    ({"maintenance.compaction": {"every_ms": 1000, "partial_progress": True}}, "maintenance.compaction.groups"),
+    ({"maintenance.compaction": {"every_ms": 1000, "groups": 4}}, "maintenance.compaction.groups"),
+    ({"design": "log", "maintenance.compaction": {"every_ms": 1000, "partial_progress": True, "groups": 4}},
+     "maintenance.compaction.partial_progress")])
+def test_partial_progress_is_a_compactions_and_icebergs(keys, path):
+    with pytest.raises(Exception, match=path.replace(".", r"\.")):
+        config(SCRIPT, **keys)
+
+
+@settings(deadline=None)
+@given(groups=st.integers(1, 200), max_commits=st.integers(1, 20), threads=st.integers(1, 16),
+       partitions=st.integers(1, 62), work_ms=st.floats(0.0, 1e7))
+def test_partial_progress_batches_cover_the_run(groups, max_commits, threads, partitions, work_ms):
+    """A run's batches: ceil(groups / ceil(groups / max_commits)) of them, their partitions cover the run's and
+    follow its order, each ready no earlier than the one before, the last at the end of the run's work, and no more
+    of them ready at once than the threads finish groups at once."""
+    from sim.model import jobs
+    from sim.model.state import JOB, WR
+    jb, wr = np.zeros(1, JOB).view(np.recarray)[0], np.zeros(1, WR).view(np.recarray)[0]
+    jb.groups, jb.max_commits, jb.threads = groups, max_commits, threads
+    wr.run_parts, wr.run_work_ms, wr.run_start_ms = (1 << partitions) - 1, work_ms, 0.0
+    per, n = jobs._batches.py_func(jb)
+    assert n == -(-groups // -(-groups // max_commits)) and n <= max_commits
+    parts = [jobs._batch_parts.py_func(jb, wr, b) for b in range(n)]
+    assert all(p != 0 for p in parts) and np.bitwise_or.reduce(parts) == wr.run_parts
+    high, low = (lambda p: int(p).bit_length() - 1), (lambda p: (int(p) & -int(p)).bit_length() - 1)
+    assert all(high(a) <= low(b) for a, b in zip(parts, parts[1:]))
+    ready = [jobs._ready_ms.py_func(jb, wr, b) for b in range(n)]
+    assert ready == sorted(ready) and ready[-1] == pytest.approx(work_ms)
+    _, counts = np.unique(ready, return_counts=True)
+    assert counts.max() <= threads

@@ -58,21 +58,25 @@ class Conflicts:
         self.landed: dict[int, list[tuple[str, int]]] = {}
 
     def committed(self, e: Event, x: Txn, v_before: int) -> None:
-        """X's commit replaces v[t] = v_before: none of the commits since its base read may be fatal to it."""
+        """X's commit replaces v[t] = v_before: none of the commits since its base read (or since the version it
+        validated from, if earlier: a compaction's batch in partial progress, from its run's start) may be fatal
+        to it. A batch's run's other batches rewrote other files: they are the only compactions in its window."""
         if self.rules is None:
             return
         log = self.landed.setdefault(e.table, [])
         if x.base_read_version is not None:
-            for v in range(x.base_read_version + 1, v_before + 1):
+            start = min([x.base_read_version] + [vf for vf, _ in x.validated])
+            for v in range(start + 1, v_before + 1):
                 y, parts = log[v - 1]
-                overlap = (parts & x.parts) != 0
+                sibling = self.rules.get("partial", False) and x.op == y == "compaction"
+                overlap = (parts & x.parts) != 0 and not sibling
                 fmt = self.rules.get("format")
                 if (fatal_hudi(x.op, y, overlap) if fmt == "hudi" else fatal_delta(x.op, y, overlap)
                         if fmt == "delta" else fatal(x.op, y, overlap, self.rules["serializable"],
                                                      self.rules["server"], self.rules["equality"])):
                     self.ledger.flag(8, e, f"{x.op} commits over v[{e.table}]={v_before}, but v[{e.table}]={v} "
                                            f"({y}, partitions {parts:#x}) landed after its base read "
-                                           f"(v[{e.table}]={x.base_read_version}) and fails it (partitions "
+                                           f"(v[{e.table}]={start}) and fails it (partitions "
                                            f"{x.parts:#x})")
                     break
         log.append((x.op, x.parts))

@@ -8,8 +8,8 @@ from ..providers import ProviderError, profile_of
 from ..schema import ConfigError
 from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETRY, HMS_CHECK_LOCK_MUTEX_SHARE,
                        LOCK_VARIANTS, LOG_STORE_DEFAULTS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
-from .types import (Catalog, Commit, Config, InterArrival, Lock, LogStore, Metadata, Retry, RetryPolicy, Server,
-                    Workload, Writers)
+from .types import (Catalog, Commit, Config, InterArrival, Job, Lock, LogStore, Metadata, Retry, RetryPolicy,
+                    Server, Workload, Writers)
 
 
 def _require(obj, path: str, needed: tuple[str, ...], forbidden: tuple[str, ...], why: str):
@@ -373,6 +373,28 @@ def _check_operations(cfg: Config) -> None:
             raise ConfigError(f"maintenance.{name}.sigma", "a run of median 0 is no work at all: set sigma 0")
 
 
+def _check_partial_progress(cfg: Config) -> None:
+    """Partial progress is Iceberg's RewriteDataFiles option: a compaction's, on a design that runs Iceberg's
+    client; its batches need the run's file groups."""
+    defaults = {f.name: f.default for f in dataclasses.fields(Job)}
+    for name in JOBS:
+        job, path = getattr(cfg.maintenance, name), f"maintenance.{name}"
+        if not job.partial_progress:
+            for key in ("groups", "max_commits", "threads"):
+                if getattr(job, key) != defaults[key]:
+                    raise ConfigError(f"{path}.{key}", "not used unless partial_progress is true; remove it")
+            continue
+        for wrong, key, why in (
+                (name != "compaction", f"{path}.partial_progress", "RewriteDataFiles' option: a compaction's only"),
+                (cfg.commit.protocol == "log", f"{path}.partial_progress",
+                 "Iceberg's RewriteDataFiles option; an OPTIMIZE or a clustering commits once"),
+                (job.groups is None, f"{path}.groups",
+                 "required with partial_progress: the file groups a run rewrites (its input bytes / "
+                 "max-file-group-size-bytes, 100 GB by default)")):
+            if wrong:
+                raise ConfigError(key, why)
+
+
 def _check_metadata(cfg: Config) -> None:
     """Metadata growth is Iceberg's table metadata; an expiry's max age is the expiry's alone."""
     md = cfg.metadata
@@ -402,6 +424,7 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     _check_tables(cfg.workload)
     _check_operations(cfg)
     _check_metadata(cfg)
+    _check_partial_progress(cfg)
     try:
         if provider_known:
             profile_of(cfg)

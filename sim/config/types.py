@@ -230,12 +230,21 @@ class Job:
     partitions: int = _spec(None, ge=1, le=62)
     # expire_snapshots: the snapshots it keeps (history.expire.max-snapshot-age-ms; unset: 5 days)
     max_age_ms: float = _spec(None, gt=0)
+    # compaction: RewriteDataFiles' partial progress (partial-progress.enabled): a run's `groups` file groups
+    # (its input bytes / max-file-group-size-bytes, 100 GB by default: no default here, it is the table's) are
+    # rewritten by `threads` threads (max-concurrent-file-group-rewrites) and committed in batches of
+    # ceil(groups / max_commits) (partial-progress.max-commits), each as its groups are done
+    partial_progress: bool = _spec(False, late=True)
+    groups: int = _spec(None, ge=1, late=True)
+    max_commits: int = _spec(10, ge=1, late=True)
+    threads: int = _spec(5, ge=1, late=True)
 
 
 @dataclass(frozen=True)
 class Maintenance:
     """Maintenance jobs beside the writers, each off unless its `every_ms` is given: Iceberg's RewriteDataFiles
-    (`compaction`, one commit, no partial progress), RewriteManifests, ExpireSnapshots and a schema change."""
+    (`compaction`, one commit, or batches with `partial_progress`), RewriteManifests, ExpireSnapshots and a schema
+    change."""
     compaction: Job = _nested(Job)
     rewrite_manifests: Job = _nested(Job)
     expire_snapshots: Job = _nested(Job)

@@ -143,6 +143,19 @@ def _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid):
 
 
 @handler
+def _starter_event(m, w, now, h_t, h_k, h_w, hsize, eid):
+    """Writer (or maintenance job) w's next transaction starts now, then another start of w is scheduled if it
+    asks for one (a compaction's next batch). Returns the heap's size, the next eid and the new transaction's slot
+    (-1: none), which starts in this same event."""
+    j = writers.on_due(m, w, now)
+    again = writers.again_ms(m, w, now)
+    if again >= 0.0:
+        hsize = _at(h_t, h_k, h_w, hsize, eid, now + again, NORMAL, W_WRITER0 - w)
+        eid += 1
+    return hsize, eid, j
+
+
+@handler
 def _start(m, e, h_t, h_k, h_w, hsize, eid, watchdog_ms):
     """The arrivals process starts (URGENT at 0), or each writer's first start is scheduled in writer order;
     then the watchdog, which bounds the run; the loop's state `e` says it started. Returns the heap's size and the
@@ -251,7 +264,7 @@ def _make_loop(step, on_timer):
                     hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, waiter)
                     eid += 1
             elif who <= W_WRITER0:   # writer (or job) w's next transaction starts now, its first step in this event
-                j = writers.on_due(m, W_WRITER0 - who, now)
+                hsize, eid, j = _starter_event(m, W_WRITER0 - who, now, h_t, h_k, h_w, hsize, eid)
             elif who == W_ARRIVALS or who == W_ARRIVALS_START:
                 hsize, eid, j = _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid)
             elif who == W_STOP:   # the run ends here

@@ -159,6 +159,10 @@ class Run:
         if not m.p.log:                              # (an append validates nothing)
             live &= tx["op"] != Op.FA
         val = m.versions[tx["table"][live]] - tx["validated"][live]
+        if m.p.partial:                              # a run in progress: its batches validate from its start
+            runs = m.wr[m.p.writers:]
+            running = runs["batch"] >= 0
+            val = np.concatenate([val, m.versions[m.jobs["table"][running]] - runs["run_version"][running]])
         r = m.run[0]
         r["validate_max"] = max(0, int(val.max())) if len(val) else 0
         r["seq_at_stop"] = r["seq"]
@@ -259,7 +263,8 @@ def _drawn(tables: np.ndarray, ops: np.ndarray, parts: np.ndarray, runtimes: np.
 
 def _jobs(cfg: Config) -> np.ndarray:
     """One JOB row per maintenance job and table, job by job (`sim.model.jobs`)."""
-    rows = [(getattr(Op, name.upper()), t, job.every_ms, job.median_ms, job.sigma, job.partitions or 0)
+    rows = [(getattr(Op, name.upper()), t, job.every_ms, job.median_ms, job.sigma, job.partitions or 0,
+             job.groups if job.partial_progress else 0, job.max_commits, job.threads)
             for name, job in jobs_of(cfg) for t in range(cfg.workload.num_tables)]
     return np.array(rows, dtype=JOB)
 
@@ -317,6 +322,7 @@ def _writers(p: Params) -> np.ndarray:
     full."""
     wr = np.zeros(max(1, p.starters), dtype=WR)
     wr["client_tokens"], wr["client_last_ms"] = p.client_burst, -np.inf
+    wr["batch"] = -1
     return wr
 
 

@@ -7,7 +7,7 @@ The client reads its base, runs, refreshes, prepares, and then hands the prepare
 attempt at `PC.COMMIT` with `tx.commit_in_ms` saying when the commit request goes out, and answers `AGAIN`, so
 the design's `step` starts its commit in the same event. A lost attempt comes back here (`after_conflict`).
 """
-from . import catalog, growth, history, operations
+from . import catalog, growth, history, jobs, operations
 from .draws import take
 from .io import gets_ms
 from .jit import handler, model_function
@@ -115,7 +115,7 @@ def on_base_read(m, j, now):
     tx = m.tx[j]
     L = tx.op_latency_ms
     v = read_catalog(m, j, now, L)
-    tx.validated = v
+    tx.validated = jobs.validated_from(m, j, v)
     runtime = tx.runtime_ms
     answer_in = catalog.read_answer_ms(m, j, L)
     tx.runtime_end_ms = now + answer_in + runtime

@@ -7,6 +7,9 @@ the next run starts at the first tick after it ended. A run is a transaction of 
 its work (a lognormal time, drawn per run), then the client's commit loop, whose rules say what a commit that
 landed meanwhile does to it (`sim.model.operations`). A run that fails loses its work. Its partitions rotate: run k
 reads and rewrites partitions k * touches .. (k + 1) * touches - 1 (mod the table's), or all of them.
+A compaction in partial progress (Iceberg's RewriteDataFiles) commits its run in batches instead: the run's start
+opens no transaction; each batch opens one when its file groups are done (the row's next start, `again_ms`, with
+none of its transactions' ends between), validating from the run's starting snapshot (`validated_from`).
 
 Each job row is a starter of its own after the writers' (`Model.wr` row writers + k), with at most one pending
 start: the engine schedules it where `first_due` and `on_end` say and calls `on_due` there. Jobs draw none of the
@@ -48,26 +51,115 @@ def parts_of(m, k, run):
 
 
 @model_function
+def _batches(jb):
+    """(file groups per batch, batches) of a run in partial progress: ceil(groups / max-commits) groups a commit."""
+    per = (jb.groups + jb.max_commits - 1) // jb.max_commits
+    return per, (jb.groups + per - 1) // per
+
+
+@model_function
+def _batch_groups(jb, b):
+    """(groups of batch b, its last group's index)."""
+    per, _ = _batches(jb)
+    last = min(jb.groups, (b + 1) * per)
+    return last - b * per, last - 1
+
+
+@model_function
+def _batch_parts(jb, wr, b):
+    """The partitions of batch b's groups: a run plans its groups partition by partition (RewriteDataFiles' file
+    groups are within one partition, in partition order), as many to each of its P partitions (group i in its
+    run's partitions i * P // groups .. ((i + 1) * P - 1) // groups: one, unless groups < P)."""
+    per, _ = _batches(jb)
+    n = 0
+    for i in range(63):
+        n += (wr.run_parts >> i) & 1
+    k0 = (b * per) * n // jb.groups
+    k1 = (min(jb.groups, (b + 1) * per) * n - 1) // jb.groups
+    parts = np.int64(0)
+    k = 0
+    for i in range(63):
+        if (wr.run_parts >> i) & 1:
+            if k0 <= k <= k1:
+                parts |= np.int64(1) << i
+            k += 1
+    return parts
+
+
+@model_function
+def _ready_ms(jb, wr, b):
+    """When batch b of the run in progress is ready to commit: its last group's end, the groups taken in order
+    by the run's threads in waves of equal time (the run's work W over its ceil(groups / threads) waves)."""
+    _, last = _batch_groups(jb, b)
+    waves = (jb.groups + jb.threads - 1) // jb.threads
+    return wr.run_start_ms + wr.run_work_ms * (last // jb.threads + 1) / waves
+
+
+@model_function
 def on_due(m, k, now):
-    """Job row k's next run starts now: the slot it takes, or -1 at or after duration_ms (the job stops)."""
+    """Job row k's next run starts now: the slot it takes, or -1 at or after duration_ms (the job stops). In
+    partial progress a run's start opens no transaction (its base is the table's version now, its work drawn);
+    each batch opens when its groups are done (`again_ms`), its work their share of the run's."""
     if now >= m.p.duration_ms:
         return -1
     jb = m.jobs[k]
     wr = m.wr[m.p.writers + k]
+    if jb.groups > 0 and wr.batch >= 0:
+        n_groups, _ = _batch_groups(jb, wr.batch)
+        j = opened(m, now, -1, k, jb.table, jb.op, _batch_parts(jb, wr, wr.batch), 0.0)
+        m.tx[j].arrival_ms = now - wr.run_work_ms * n_groups / jb.groups
+        wr.batch += 1
+        wr.open_batches += 1
+        return j
     runtime = jb.median_ms * math.exp(jb.sigma * take(m, Src.JOB_RUNTIME))
-    j = opened(m, now, -1, k, jb.table, jb.op, parts_of(m, k, wr.started), runtime)
+    parts = parts_of(m, k, wr.started)
     wr.started += 1
-    return j
+    if jb.groups > 0:
+        wr.batch = 0
+        wr.run_start_ms = now
+        wr.run_work_ms = runtime
+        wr.run_version = m.versions[jb.table]
+        wr.run_parts = parts
+        return -1
+    return opened(m, now, -1, k, jb.table, jb.op, parts, runtime)
+
+
+@model_function
+def again_ms(m, k, now):
+    """After job row k's start now: the delay to its run's next batch, if one is still to open (-1: none; its next
+    start then comes from its transactions' ends)."""
+    jb = m.jobs[k]
+    wr = m.wr[m.p.writers + k]
+    if jb.groups == 0 or wr.batch < 0 or now >= m.p.duration_ms or wr.batch >= _batches(jb)[1]:
+        return -1.0
+    return max(_ready_ms(jb, wr, wr.batch) - now, 0.0)
+
+
+@model_function
+def validated_from(m, j, v):
+    """The version transaction j, having read v, validates from: a batch of a run in partial progress from its
+    run's starting snapshot (RewriteDataFilesCommitManager's validateFromSnapshot), whatever it read at its own
+    start."""
+    tx = m.tx[j]
+    if not m.p.partial or tx.job < 0 or m.jobs[tx.job].groups == 0:
+        return v
+    return m.wr[m.p.writers + tx.job].run_version
 
 
 @model_function
 def on_end(m, j, now):
     """Job transaction j ended: the delay from now to its job's next run (the first tick after its end), or -1 if
-    that is at or after duration_ms."""
+    that is at or after duration_ms, or if its run goes on (a batch still to open or to end)."""
     tx = m.tx[j]
     k = tx.job
     wr = m.wr[m.p.writers + k]
-    every = m.jobs[k].every_ms
+    jb = m.jobs[k]
+    if jb.groups > 0:
+        wr.open_batches -= 1
+        if wr.batch < _batches(jb)[1] or wr.open_batches > 0:
+            return -1.0
+        wr.batch = -1
+    every = jb.every_ms
     due = wr.phase_ms + wr.tick * every
     if due <= tx.end_ms:                            # ticks passed while it ran: skipped
         wr.tick = np.int64((tx.end_ms - wr.phase_ms) // every) + 1
@@ -79,4 +171,5 @@ def on_end(m, j, now):
 
 
 # what maintenance jobs own: a job transaction's row, the rows' count, their draws
-OWNS = dict(effect_points=(), fields=("job",), params=("jobs", "starters"), sources=("JOB_PHASE", "JOB_RUNTIME"))
+OWNS = dict(effect_points=(), fields=("job",), params=("jobs", "starters", "partial"),
+            sources=("JOB_PHASE", "JOB_RUNTIME"))

@@ -88,6 +88,10 @@ WR = np.dtype([
     ("due_ms", F),               # the next transaction's tick (NaN: closed loop) ...
     ("missed", I),               # ... and the ticks missed before it
     ("client_tokens", F), ("client_last_ms", F),   # its client's token bucket (`sim.model.throttle`)
+    # a maintenance job's run in batches (partial progress, `sim.model.jobs`): the next batch to open (-1: no run
+    # in progress), its batches open, and the run's starting version, start, work and partitions
+    ("batch", I), ("open_batches", I), ("run_version", I), ("run_start_ms", F), ("run_work_ms", F),
+    ("run_parts", I),
 ])
 
 # one arrival drawn ahead (a row of `Model.arrivals`): its table, operation and runtime
@@ -99,7 +103,8 @@ TABLE = np.dtype([("snapshots", I), ("total", I), ("versions", I), ("manifests",
 
 # one maintenance job on one table (a row of `Model.jobs`; `sim.model.jobs`): its operation, table, schedule, the
 # lognormal of its run time before its commit, and the partitions each run reads (a rotation of `touches`; 0: all)
-JOB = np.dtype([("op", I), ("table", I), ("every_ms", F), ("median_ms", F), ("sigma", F), ("touches", I)])
+JOB = np.dtype([("op", I), ("table", I), ("every_ms", F), ("median_ms", F), ("sigma", F), ("touches", I),
+                ("groups", I), ("max_commits", I), ("threads", I)])   # partial progress (0 groups: one commit)
 
 # one object's token bucket (a row of `Model.bk`; `sim.model.throttle`)
 BUCKET = np.dtype([("tokens", F), ("last_ms", F)])
@@ -248,6 +253,7 @@ class Params(NamedTuple):
     equality_deletes: bool       # ... a row delta writes equality deletes (else position deletes)
     partitions: int              # ... a table's partitions (at most 62)
     jobs: int                    # maintenance job rows, after the writers' in `Model.wr` (one a job and a table)
+    partial: bool                # ... a compaction commits in batches (partial progress)
     starters: int                # writers + jobs: rows of `Model.wr`, each with at most one pending start
     # metadata that grows (`sim.model.growth`): on; an expiry job keeps its snapshots' times
     growth: bool
