@@ -117,3 +117,27 @@ def test_rings_grown_between_events_change_nothing(monkeypatch, engine, partial)
     narrow = run(cfg, stream=False, engine=engine).records
     assert {"_grown_ring", "_grown_snapshot_times"} <= set(grown)
     assert narrow.equals(wide) and (wide["op"] == "compaction").any()
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+@pytest.mark.parametrize("max_age_ms, outcome", [(5_000, "aborted"), (60_000, "committed")])
+def test_an_expiry_inside_a_compactions_window_fails_it(engine, max_age_ms, outcome):
+    """A 30 s compaction beside an append a second: an expiry that commits at about 20 s keeping 5 s removes the
+    snapshot right after the compaction's start, so its validation cannot walk back to it ("Cannot determine history
+    between starting snapshot", a ValidationException: its work lost, though appends alone never fail it); one
+    keeping 60 s removes nothing in the window. No metadata growth needed: with an expiry the snapshots are counted."""
+    cfg = config({"duration_ms": 40_000, "warmup_ms": 0, "cooldown_ms": 100, "storage": {"provider": "instant"},
+                  "workload": {"inter_arrival": {"distribution": "constant", "mean_ms": 1000},
+                               "runtime": {"median_ms": 0, "sigma": 0, "min_ms": 0},
+                               "operations": {"partitions": 1}},
+                  "maintenance": {"compaction": {"every_ms": 1000, "median_ms": 30_000},
+                                  "expire_snapshots": {"every_ms": 1000, "median_ms": 20_000,
+                                                       "max_age_ms": max_age_ms}}})
+    rec = run(cfg, stream=False, engine=engine).records
+    first = rec[rec["op"] == "compaction"].iloc[0]
+    expiry = rec[rec["op"] == "expire_snapshots"].iloc[0]
+    assert expiry["outcome"] == "committed" and expiry["end_ms"] < first["end_ms"]
+    assert first["outcome"] == outcome
+    if outcome == "aborted":
+        assert first["reason"] == "validation_failed"
+    assert (rec["op"] == "fa").sum() > 30 and (rec[rec["op"] == "fa"]["outcome"] == "committed").all()

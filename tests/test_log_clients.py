@@ -188,3 +188,21 @@ def test_log_switches_errors_name_the_key(data, path):
     with pytest.raises(ConfigError) as e:
         from_dict(data)
     assert e.value.path == path
+
+
+@pytest.mark.parametrize("engine, interval", [("fast", 0), ("simpy", 0), ("fast", 100)])
+def test_a_log_list_pages_over_the_entries_since_its_checkpoint(engine, interval):
+    """A LIST at an effect point lists from the newest checkpoint: 1000 keys a page, the pages before the last
+    read first. One closed-loop writer on a log with no checkpoint: past 1000 entries each of its two LISTs (the
+    snapshot's and the attempt's) reads (v - 1) // 1000 pages more; with a checkpoint every 100 versions, none."""
+    from sim.api import config, run
+    cfg = config({"duration_ms": 1_300_000, "warmup_ms": 0, "cooldown_ms": 0, "design": "log",
+                  "storage": {"provider": "instant"},
+                  "commit": {"checkpoint_interval": interval, "log_cleanup": "none", "checkpoint_rebuild": False},
+                  "workload": {"writers": {"count": 1, "think_ms": 1000},
+                               "runtime": {"median_ms": 0, "sigma": 0, "min_ms": 0}}})
+    rec = run(cfg, stream=False, engine=engine).records
+    v = rec["txn"].to_numpy()                        # one writer: transaction k starts on a log of k entries
+    assert len(rec) > 1100 and (rec["attempts"] == 1).all()
+    extra = 2 * (np.maximum(v - 1, 0) // 1000) if interval == 0 else 0 * v
+    assert np.array_equal(rec["lists"].to_numpy(), extra)

@@ -143,16 +143,14 @@ def _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid):
 
 
 @handler
-def _starter_event(m, w, now, h_t, h_k, h_w, hsize, eid):
-    """Writer (or maintenance job) w's next transaction starts now, then another start of w is scheduled if it
-    asks for one (a compaction's next batch). Returns the heap's size, the next eid and the new transaction's slot
-    (-1: none), which starts in this same event."""
-    j = writers.on_due(m, w, now)
-    again = writers.again_ms(m, w, now)
+def _again(h_t, h_k, h_w, hsize, eid, now, again, who):
+    """After a starter's start now (`who`: its heap code): its next start `again` ms later, if it asked for one (a
+    compaction's next batch: its row's `again_ms`; -1: none). Returns the heap's size and the next eid. (The model
+    is not handed over: a function that takes it costs seconds of the first compile.)"""
     if again >= 0.0:
-        hsize = _at(h_t, h_k, h_w, hsize, eid, now + again, NORMAL, W_WRITER0 - w)
+        hsize = _at(h_t, h_k, h_w, hsize, eid, now + again, NORMAL, who)
         eid += 1
-    return hsize, eid, j
+    return hsize, eid
 
 
 @handler
@@ -226,7 +224,6 @@ def _pause(e, eid, hsize, stopped):
 def _make_loop(step, on_timer):
     """The event loop around a design's `step` (and its lock timers' handler): a closure, so that numba compiles
     and caches one loop per design (its cache key holds the closure's functions)."""
-
     def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
         eid = e[E_EID]
         hsize = e[E_HEAP]
@@ -264,7 +261,8 @@ def _make_loop(step, on_timer):
                     hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, waiter)
                     eid += 1
             elif who <= W_WRITER0:   # writer (or job) w's next transaction starts now, its first step in this event
-                hsize, eid, j = _starter_event(m, W_WRITER0 - who, now, h_t, h_k, h_w, hsize, eid)
+                j = writers.on_due(m, W_WRITER0 - who, now)
+                hsize, eid = _again(h_t, h_k, h_w, hsize, eid, now, m.wr[W_WRITER0 - who].again_ms, who)
             elif who == W_ARRIVALS or who == W_ARRIVALS_START:
                 hsize, eid, j = _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid)
             elif who == W_STOP:   # the run ends here

@@ -90,7 +90,7 @@ class SimPyEngine(EngineBase):
 
     def _writer_due(self, w: int) -> None:
         j = writers.on_due(self._model(), w, self.env.now)
-        again = writers.again_ms(self.m, w, self.env.now)
+        again = self.m.wr[w].again_ms
         if again >= 0.0:   # (a compaction's next batch)
             self._writer_at(w, again)
         if j >= 0:

@@ -322,7 +322,7 @@ def _writers(p: Params) -> np.ndarray:
     full."""
     wr = np.zeros(max(1, p.starters), dtype=WR)
     wr["client_tokens"], wr["client_last_ms"] = p.client_burst, -np.inf
-    wr["batch"] = -1
+    wr["batch"], wr["again_ms"] = -1, -1.0
     return wr
 
 

@@ -15,7 +15,7 @@ effect point is drawn as a GET, one per page of LIST_PAGE_KEYS keys.
 """
 from . import catalog, history, log_store, operations, throttle
 from .draws import take
-from .io import gets_ms, gets_on_lanes_ms, list_ms
+from .io import gets_ms, gets_on_lanes_ms, list_ms, log_pages_ms
 from .jit import handler, model_function
 from .retry import delay_ms
 from .state import LIST_PAGE_KEYS, PC, LogCleanup, Op, Outcome, Reason, Src
@@ -24,7 +24,10 @@ from .transaction import admitted, end, first_read, next_read, next_write, read_
 
 @model_function
 def begin(m, j):
-    """INIT: the snapshot read (its LIST)."""
+    """INIT: the snapshot read (its LIST; of a long log without checkpoints, its pages before the last first)."""
+    before = log_pages_ms(m, j)
+    if before > 0.0:
+        return next_read(m, j, PC.LOG_BASE, before)
     return first_read(m, j, PC.LOG_BASE)
 
 
@@ -75,7 +78,7 @@ def on_log_base(m, j, now):
     tx.runtime_end_ms = now + pending + tx.runtime_ms
     pending += tx.runtime_ms
     if m.p.refresh_first:
-        return next_read(m, j, PC.LOG_LIST, pending)
+        return next_read(m, j, PC.LOG_LIST, pending + log_pages_ms(m, j))
     return _create(m, j, pending)
 
 
@@ -184,7 +187,7 @@ def on_create(m, j, now):
     tx.table_conflicts = k
     delay = delay_ms(m, m.p.policy_table, m.p.jitter_table, m.bo_tab, k, Src.BACKOFF)
     tx.backoff_ms += delay
-    return next_read(m, j, PC.LOG_LIST, m.p.cg * L + delay)
+    return next_read(m, j, PC.LOG_LIST, m.p.cg * L + delay + log_pages_ms(m, j))
 
 
 @handler

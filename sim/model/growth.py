@@ -16,7 +16,8 @@ Commits change the state at their effect point (`landed`): a snapshot (any opera
 change) adds one, and one manifest (merged into one once `manifest_merge_min_count` are live, Java's MergeAppend);
 a compaction or a manifest rewrite leaves one manifest; every commit writes a metadata version. An expiry keeps the
 snapshots committed within its `max_age_ms` (at least one): their commit times are kept per table in a ring
-(`Model.snap_ms`, grown between events), only when an expiry job runs.
+(`Model.snap_ms`, grown between events), only when an expiry job runs; with one, and growth off, the snapshots
+are still counted, for the validations an expiry can break (`history_gap`).
 """
 from .draws import take
 from .jit import model_function
@@ -112,8 +113,9 @@ def get_list_ms(m, t):
 @model_function
 def landed(m, j, t, now):
     """Transaction j's commit to table t took effect now: its snapshot, manifests, metadata version; an expiry
-    keeps the snapshots younger than its max age."""
-    if not m.p.growth:
+    keeps the snapshots younger than its max age. Kept with growth, or with an expiry job (whose removals can break
+    a validation's history: `history_gap`)."""
+    if not m.p.growth and not m.p.expiring:
         return
     tb = m.tables[t]
     op = m.tx[j].op
@@ -136,6 +138,17 @@ def landed(m, j, t, now):
         tb.manifests += 1
         if 0 < m.p.merge_min_count <= tb.manifests:
             tb.manifests = 1
+
+
+@model_function
+def history_gap(m, j):
+    """Whether an expiry removed the snapshot committed right after transaction j's starting snapshot, so that its
+    validation cannot walk from the current snapshot back to its start: Iceberg's "Cannot determine history between
+    starting snapshot ... and the last known ancestor" (MergingSnapshotProducer.validationHistory, a
+    ValidationException). The expired snapshots are a table's oldest."""
+    tx = m.tx[j]
+    tb = m.tables[tx.table]
+    return tb.total > tx.start_snapshots and tb.total - tb.snapshots > tx.start_snapshots
 
 
 @model_function
@@ -162,7 +175,7 @@ def initial_times(n: int, age_ms: float) -> list:
 
 
 # what metadata growth owns
-OWNS = dict(effect_points=(), fields=("metadata_bytes",),
+OWNS = dict(effect_points=(), fields=("metadata_bytes", "start_snapshots"),
             params=("growth", "expiring", "md_base_bytes", "md_snapshot_bytes", "md_snapshot_log_bytes", "md_log_bytes",
                     "md_log_max", "ml_base_bytes", "ml_entry_bytes", "merge_min_count", "expire_max_age_ms",
                     "tm_bytes", "ml_bytes", "put_fixed_ms", "put_base_ms", "put_ms_per_byte", "get_ms_per_byte"),

@@ -71,6 +71,8 @@ def prepare(m, j, now, v):
         vfrom = tx.validated
         vto = v
         aborted, n = operations.validate(m, j, vfrom, v)
+        if m.p.expiring and not aborted and operations.walks_history(m, j):
+            aborted = growth.history_gap(m, j)
         if n > 0:                                    # each snapshot's manifest list and added manifest
             tx.manifest_lists_read += n
             cost += gets_ms(m, j, 2 * n)
@@ -115,7 +117,7 @@ def on_base_read(m, j, now):
     tx = m.tx[j]
     L = tx.op_latency_ms
     v = read_catalog(m, j, now, L)
-    tx.validated = jobs.validated_from(m, j, v)
+    jobs.started(m, j, v)
     runtime = tx.runtime_ms
     answer_in = catalog.read_answer_ms(m, j, L)
     tx.runtime_end_ms = now + answer_in + runtime

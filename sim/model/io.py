@@ -11,7 +11,7 @@ import math
 from ..long_reads import EXACT_MAX, H_MEAN, H_MIN, H_SD, HEADER, LOGIT_HALF_RANGE, QUANTILES
 from .draws import take
 from .jit import model_function
-from .state import Src
+from .state import LIST_PAGE_KEYS, Src
 
 _COLUMN = (QUANTILES - 1) / (2.0 * LOGIT_HALF_RANGE)   # quantile columns per unit of logit
 
@@ -282,3 +282,19 @@ def list_ms(m, j, pages):
     """A LIST outside an effect point (of a log, a timeline), its pages one after another, each a GET's latency."""
     m.tx[j].lists += pages
     return reads_ms(m, pages, 1)
+
+
+@model_function
+def log_pages_ms(m, j):
+    """A LIST of transaction j's log at an effect point lists from its newest checkpoint (Delta's listFrom): the
+    entries since it, and the checkpoint, LIST_PAGE_KEYS keys a page. The pages before the last are read first
+    (`list_ms`); the last, with the newest entries, is the effect point. With a checkpoint every < 1000 versions
+    there is one page: nothing here. (The entries counted from the run's start, as the snapshot reads count them;
+    `log_entries_at_start` are the cleanup's, older than any checkpoint.)"""
+    ci = m.p.checkpoint_interval
+    v = m.versions[m.tx[j].table]
+    newest = (v // ci) * ci if ci > 0 else 0
+    keys = v - newest + (1 if newest > 0 else 0)
+    if keys <= LIST_PAGE_KEYS or m.p.object_shape:
+        return 0.0
+    return list_ms(m, j, (keys - 1) // LIST_PAGE_KEYS)

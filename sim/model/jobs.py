@@ -8,8 +8,9 @@ its work (a lognormal time, drawn per run), then the client's commit loop, whose
 landed meanwhile does to it (`sim.model.operations`). A run that fails loses its work. Its partitions rotate: run k
 reads and rewrites partitions k * touches .. (k + 1) * touches - 1 (mod the table's), or all of them.
 A compaction in partial progress (Iceberg's RewriteDataFiles) commits its run in batches instead: the run's start
-opens no transaction; each batch opens one when its file groups are done (the row's next start, `again_ms`, with
-none of its transactions' ends between), validating from the run's starting snapshot (`validated_from`).
+opens no transaction; each batch opens one when its file groups are done (the row's next start, asked for by its
+`again_ms` with none of its transactions' ends between), validating from the run's starting snapshot
+(`started`).
 
 Each job row is a starter of its own after the writers' (`Model.wr` row writers + k), with at most one pending
 start: the engine schedules it where `first_due` and `on_end` say and calls `on_due` there. Jobs draw none of the
@@ -99,17 +100,20 @@ def _ready_ms(jb, wr, b):
 def on_due(m, k, now):
     """Job row k's next run starts now: the slot it takes, or -1 at or after duration_ms (the job stops). In
     partial progress a run's start opens no transaction (its base is the table's version now, its work drawn);
-    each batch opens when its groups are done (`again_ms`), its work their share of the run's."""
-    if now >= m.p.duration_ms:
-        return -1
+    each batch opens when its groups are done, its work their share of the run's: the row's `again_ms` asks the
+    engine for its next start (-1: none; its next run then comes from its batches' ends, `on_end`)."""
     jb = m.jobs[k]
     wr = m.wr[m.p.writers + k]
+    wr.again_ms = -1.0
+    if now >= m.p.duration_ms:
+        return -1
     if jb.groups > 0 and wr.batch >= 0:
         n_groups, _ = _batch_groups(jb, wr.batch)
         j = opened(m, now, -1, k, jb.table, jb.op, _batch_parts(jb, wr, wr.batch), 0.0)
         m.tx[j].arrival_ms = now - wr.run_work_ms * n_groups / jb.groups
         wr.batch += 1
         wr.open_batches += 1
+        _next_batch(jb, wr, now)
         return j
     runtime = jb.median_ms * math.exp(jb.sigma * take(m, Src.JOB_RUNTIME))
     parts = parts_of(m, k, wr.started)
@@ -119,31 +123,33 @@ def on_due(m, k, now):
         wr.run_start_ms = now
         wr.run_work_ms = runtime
         wr.run_version = m.versions[jb.table]
+        wr.run_snapshots = m.tables[jb.table].total
         wr.run_parts = parts
+        _next_batch(jb, wr, now)
         return -1
     return opened(m, now, -1, k, jb.table, jb.op, parts, runtime)
 
 
 @model_function
-def again_ms(m, k, now):
-    """After job row k's start now: the delay to its run's next batch, if one is still to open (-1: none; its next
-    start then comes from its transactions' ends)."""
-    jb = m.jobs[k]
-    wr = m.wr[m.p.writers + k]
-    if jb.groups == 0 or wr.batch < 0 or now >= m.p.duration_ms or wr.batch >= _batches(jb)[1]:
-        return -1.0
-    return max(_ready_ms(jb, wr, wr.batch) - now, 0.0)
+def _next_batch(jb, wr, now):
+    """The row's `again_ms`: the delay from now to its run's next batch, if one is still to open."""
+    if wr.batch < _batches(jb)[1]:
+        wr.again_ms = max(_ready_ms(jb, wr, wr.batch) - now, 0.0)
 
 
 @model_function
-def validated_from(m, j, v):
-    """The version transaction j, having read v, validates from: a batch of a run in partial progress from its
-    run's starting snapshot (RewriteDataFilesCommitManager's validateFromSnapshot), whatever it read at its own
-    start."""
+def started(m, j, v):
+    """Transaction j read its base, table version v: it validates from v, and its start counts the snapshots its
+    table had committed (for `growth.history_gap`); a batch of a run in partial progress from its run's start
+    instead (RewriteDataFilesCommitManager's validateFromSnapshot), whatever it read at its own."""
     tx = m.tx[j]
-    if not m.p.partial or tx.job < 0 or m.jobs[tx.job].groups == 0:
-        return v
-    return m.wr[m.p.writers + tx.job].run_version
+    if m.p.partial and tx.job >= 0 and m.jobs[tx.job].groups > 0:
+        wr = m.wr[m.p.writers + tx.job]
+        tx.validated = wr.run_version
+        tx.start_snapshots = wr.run_snapshots
+    else:
+        tx.validated = v
+        tx.start_snapshots = m.tables[tx.table].total
 
 
 @model_function

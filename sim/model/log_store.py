@@ -10,6 +10,7 @@ import math
 
 from . import history, throttle
 from .draws import take
+from .io import log_pages_ms
 from .jit import handler, model_function
 from .resend import GIVE_UP
 from .state import PC, Outcome, Reason, Src
@@ -69,7 +70,7 @@ def on_read(m, j, now):
         tx.runtime_end_ms = now + answer
     nxt = tx.store_next
     if nxt == PC.LOG_LIST:
-        return next_read(m, j, PC.LOG_LIST, answer)
+        return next_read(m, j, PC.LOG_LIST, answer + log_pages_ms(m, j))
     if nxt == PC.DONE:
         return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + answer)
     return check_then_create(m, j, answer)

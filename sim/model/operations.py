@@ -165,6 +165,15 @@ def validate(m, j, vfrom, vto):
 
 
 @model_function
+def walks_history(m, j):
+    """Whether transaction j's validation walks the snapshots back to its starting one (`validationHistory`): an
+    overwrite's, a position-delete row delta's and a compaction's; an append, a manifest rewrite, an expiry, a
+    schema change and Flink's equality-delete row delta validate no history."""
+    x = m.tx[j].op
+    return x == Op.OVERWRITE or x == Op.COMPACTION or (x == Op.ROW_DELTA and not m.p.equality_deletes)
+
+
+@model_function
 def validates(m, j):
     """Whether transaction j's attempts run the rules: with operations, any but an Iceberg append (a Delta blind
     append still fails for a metadata change)."""

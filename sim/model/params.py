@@ -172,7 +172,7 @@ def _growth(cfg: Config, profile) -> dict:
     md, expire = cfg.metadata, cfg.maintenance.expire_snapshots
     mib = 1024.0 * 1024.0
     per_byte = profile.put_ms_per_mib / mib
-    return dict(growth=md.growth, expiring=md.growth and expire.every_ms is not None,
+    return dict(growth=md.growth, expiring=expire.every_ms is not None,
                 md_base_bytes=md.base_bytes, md_snapshot_bytes=md.snapshot_bytes,
                 md_snapshot_log_bytes=md.snapshot_log_bytes, md_log_bytes=md.metadata_log_bytes,
                 md_log_max=md.metadata_log_max, ml_base_bytes=md.list_base_bytes,

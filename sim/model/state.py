@@ -41,6 +41,7 @@ TX = np.dtype([
     ("writer", I),               # its writer (docs/MODEL.md, "Writers"); -1 under open-loop arrivals
     ("job", I),                  # its maintenance job's row (`Model.jobs`; -1: a writer's or an arrival's)
     ("metadata_bytes", F),       # metadata growth: the size of the metadata.json its last attempt wrote (0: none)
+    ("start_snapshots", I),      # ... and, with an expiry job, the snapshots its table had committed at its start
     ("due_ms", F),               # periodic writers: the tick it serves (NaN otherwise)
     ("missed", I),               # periodic writers: the writer's ticks that got no commit of their own just before
     # a client's token bucket under open-loop arrivals (each transaction its own client; `sim.model.throttle`)
@@ -91,7 +92,8 @@ WR = np.dtype([
     # a maintenance job's run in batches (partial progress, `sim.model.jobs`): the next batch to open (-1: no run
     # in progress), its batches open, and the run's starting version, start, work and partitions
     ("batch", I), ("open_batches", I), ("run_version", I), ("run_start_ms", F), ("run_work_ms", F),
-    ("run_parts", I),
+    ("run_parts", I), ("run_snapshots", I),
+    ("again_ms", F),             # after its last start, the delay to its next with no end between (-1: none)
 ])
 
 # one arrival drawn ahead (a row of `Model.arrivals`): its table, operation and runtime

@@ -99,15 +99,6 @@ def _next_tick(m, wr, end_ms):
 
 
 @model_function
-def again_ms(m, w, now):
-    """After row w's start now, the delay to another start of it with none of its transactions' ends between (a
-    compaction's next batch in partial progress, `sim.model.jobs`); -1: none (a writer's never)."""
-    if not m.p.partial or w < m.p.writers:
-        return -1.0
-    return jobs.again_ms(m, w - m.p.writers, now)
-
-
-@model_function
 def on_end(m, j, now):
     """Transaction j of a writer ended (its handler returned DONE now): the delay from now to the writer's
     next start, or -1 if the writer stops."""
