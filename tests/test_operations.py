@@ -39,18 +39,20 @@ SCRIPT = {"duration_ms": 2500, "warmup_ms": 0, "cooldown_ms": 100, "drain_limit_
                        "operations": {"partitions": 2}}}
 
 
-def _scripted(x: str, y: str, engine: str, x_parts: int = 1, y_parts: int = 1, **keys):
-    """X arrives at 1 s and works 5 s; Y arrives at 2 s and commits at once: the records, in id order (X first)."""
+def _scripted(x: str, y: str, engine: str, x_parts: int = 1, y_parts: int = 1, y_outcome: str = "committed",
+              **keys):
+    """X arrives at 1 s and works 5 s; Y arrives at 2 s and commits at once (or ends as `y_outcome` says): X's
+    record."""
     cfg = config(SCRIPT, **keys)
     eng = make_engine(cfg, 0, history=True, engine=engine)
     arr = eng.r.m.arrivals
     arr[0] = (0, OPS.index(x), x_parts, 5000.0)
-    arr[1] = (0, OPS.index(y), y_parts, 0.0)
+    arr[1] = (0, OPS.index(y), y_parts, 3000.0)
     eng.run()
     rec = records_frame(eng.r)
     violations = check_history(eng.history_frame(), **checker_rules(cfg, profile_of(cfg)))
     assert not violations, violations[:3]
-    assert list(rec["txn"]) == [0, 1] and rec["outcome"].iloc[1] == "committed"
+    assert list(rec["txn"]) == [0, 1] and rec["outcome"].iloc[1] == y_outcome
     return rec.iloc[0]
 
 
@@ -110,9 +112,36 @@ HUDI_FATAL = {(x, y) for x in ("overwrite", "compaction") for y in ("overwrite",
 @pytest.mark.parametrize("x, y", list(itertools.product(DELTA_KINDS, DELTA_KINDS)))
 def test_cell_on_a_hudi_timeline(x, y, engine):
     """Hudi's OCC: an upsert (overwrite) and a clustering (compaction) fail where the file groups they mutated meet;
-    an insert (append) writes new file groups and a schema change none."""
-    got = _scripted(x, y, engine, design="hudi", **{"lock.latency_ms": 1.0})
-    assert (got.outcome == "aborted") == ((x, y) in HUDI_FATAL)
+    an insert (append) writes new file groups and a schema change none. An upsert into file groups a clustering
+    holds pending is rejected at its write (SparkRejectUpdateStrategy): there the clustering commits."""
+    rejected = (x, y) == ("compaction", "overwrite")
+    got = _scripted(x, y, engine, design="hudi", y_outcome="aborted" if rejected else "committed",
+                    **{"lock.latency_ms": 1.0})
+    assert (got.outcome == "aborted") == ((x, y) in HUDI_FATAL and not rejected)
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+@pytest.mark.parametrize("y, y_parts, rejected", [("overwrite", 1, True), ("overwrite", 2, False), ("fa", 1, False)])
+def test_hudi_rejects_an_upsert_into_file_groups_pending_clustering(engine, y, y_parts, rejected):
+    """A clustering of partition 0 starts at 1 s and works 5 s: an upsert of partition 0 starting at 2 s (3 s of
+    work) is rejected at once, before its work; one of partition 1 and an insert are not; once the clustering
+    completed, upserts of partition 0 write again."""
+    cfg = config(SCRIPT, design="hudi", **{"lock.latency_ms": 1.0, "duration_ms": 9000})
+    eng = make_engine(cfg, 0, history=True, engine=engine)
+    arr = eng.r.m.arrivals
+    arr["op"], arr["parts"], arr["runtime_ms"], arr["table"] = Op.OVERWRITE, 1, 0.0, 0
+    arr[0] = (0, Op.COMPACTION, 1, 5000.0)
+    arr[1] = (0, OPS.index(y), y_parts, 0.0)
+    eng.run()
+    assert not check_history(eng.history_frame(), **checker_rules(cfg, profile_of(cfg)))
+    rec = records_frame(eng.r).set_index("txn")
+    assert rec.loc[0, "outcome"] == "committed"
+    assert (rec.loc[1, "outcome"], rec.loc[1, "reason"]) == (("aborted", "validation_failed") if rejected
+                                                             else ("committed", ""))
+    if rejected:
+        assert rec.loc[1, "end_ms"] - rec.loc[1, "arrival_ms"] < 1000    # before its 3 s of work
+    late = rec[rec["arrival_ms"] > rec.loc[0, "end_ms"] + 1]
+    assert len(late) >= 2 and (late["outcome"] == "committed").all()
 
 
 def test_delta_cells_on_other_partitions_and_its_dynamodb_store():

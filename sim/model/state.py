@@ -79,6 +79,7 @@ TX = np.dtype([
     # Delta's DynamoDB log store (sim/model/log_store.py): where a transaction goes on after its read of the store
     # in flight is answered (PC), and the time from that answer to its next step
     ("store_next", I), ("store_after_ms", F),
+    ("rejected", I),             # Hudi: its upsert's file groups are pending clustering (rejected at its write)
 ])
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
@@ -100,8 +101,8 @@ WR = np.dtype([
 ARRIVAL = np.dtype([("table", I), ("op", I), ("parts", I), ("runtime_ms", F)])
 
 # one table's metadata (a row of `Model.tables`; `sim.model.growth`): snapshots retained, snapshots committed, metadata
-# versions written, live manifests
-TABLE = np.dtype([("snapshots", I), ("total", I), ("versions", I), ("manifests", I)])
+# versions written, live manifests; and (Hudi, `sim.model.designs.hudi`) the partitions a pending clustering holds
+TABLE = np.dtype([("snapshots", I), ("total", I), ("versions", I), ("manifests", I), ("clustering_parts", I)])
 
 # one maintenance job on one table (a row of `Model.jobs`; `sim.model.jobs`): its operation, table, schedule, the
 # lognormal of its run time before its commit, and the partitions each run reads (a rotation of `touches`; 0: all)

@@ -56,8 +56,24 @@ def on_start_locked(m, j, now):
     before = tx.lock_answer_ms
     if history.on(m):
         history.read(m, now, j, t, v, v, now + before)
+    if m.p.ops:
+        _pending_clustering(m, j, t)
     before += m.p.clock_skew_wait_ms + _small_puts_ms(m, j, 2)
     return lock.unlock(m, j, before, PC.HUDI_STARTED)
+
+
+@model_function
+def _pending_clustering(m, j, t):
+    """Under the start lock: a clustering's `.requested` instant makes its partitions' file groups pending until it
+    completes or fails; an upsert whose file groups are pending now is rejected when it writes
+    (SparkRejectUpdateStrategy, Hudi's default: "Not allowed to update the clustering file group"): `on_started`
+    fails it at once."""
+    tx = m.tx[j]
+    tb = m.tables[t]
+    if tx.op == Op.COMPACTION:
+        tb.clustering_parts |= tx.parts
+    elif tx.op == Op.OVERWRITE and (tb.clustering_parts & tx.parts) != 0:
+        tx.rejected = 1
 
 
 @handler
@@ -66,6 +82,8 @@ def on_started(m, j, now):
     asks for the lock to commit."""
     tx = m.tx[j]
     answer_in = tx.lock_answer_ms
+    if tx.rejected != 0:                             # its updates go to file groups a clustering holds
+        return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + answer_in)
     if tx.lock_failed != 0:
         return end(m, j, now, Outcome.ABORTED, Reason.LOCK_TIMEOUT, now + answer_in)
     tx.runtime_end_ms = now + answer_in + tx.runtime_ms
@@ -110,14 +128,26 @@ def on_check(m, j, now):
 
 @handler
 def on_commit(m, j, now):
-    """The completed instant's PUT takes effect: the commit; the write returns when its unlock is answered."""
+    """The completed instant's PUT takes effect: the commit (a clustering's file groups are no longer pending); the
+    write returns when its unlock is answered."""
+    _released(m, j)
     return lock.commit(m, j, now, PC.HUDI_FAILED)
+
+
+@model_function
+def _released(m, j):
+    """A clustering completed or failed: its file groups are no longer pending (a failed one's instant rolled back
+    at once: the writers' eager rollback of failed writes, est.)."""
+    tx = m.tx[j]
+    if m.p.ops and tx.op == Op.COMPACTION:
+        m.tables[tx.table].clustering_parts &= ~tx.parts
 
 
 @handler
 def on_failed(m, j, now):
     """The write fails, after its unlock (a conflict) or its lock call's last timeout."""
     tx = m.tx[j]
+    _released(m, j)
     reason = Reason.VALIDATION
     if tx.lock_failed != 0:
         reason = Reason.LOCK_TIMEOUT
@@ -160,4 +190,4 @@ COMPILE_S = 8
 
 OWNS = dict(effect_points=("HUDI_START_LOCKED", "HUDI_STARTED", "HUDI_LOCKED", "HUDI_CHECK", "HUDI_COMMIT",
                            "HUDI_FAILED"),
-            fields=(), params=("hudi", "clock_skew_wait_ms"), sources=("PUT_TIMELINE",))
+            fields=("rejected",), params=("hudi", "clock_skew_wait_ms"), sources=("PUT_TIMELINE",))
