@@ -48,7 +48,7 @@ def test_table_scope_n_tables_behave_as_one_table_at_n_times_the_gap():
 
 def test_table_scope_history_passes_the_checker_and_catalog_scope_would_not():
     c = cfg(**{"catalog.scope": "table", "workload.num_tables": 3, "workload.inter_arrival.mean_ms": 30,
-               "duration_ms": 300_000, "warmup_ms": 30_000, "cooldown_ms": 30_000,
+               "duration_ms": 100_000, "warmup_ms": 10_000, "cooldown_ms": 10_000,
                "workload.runtime.median_ms": 2000, "workload.runtime.min_ms": 100})
     h = run(c, history=True).history
     assert check_history(h, scope="table") == []

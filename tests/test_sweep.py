@@ -59,12 +59,14 @@ def test_experiment_sizes(name, n):
 
 def test_published_setup_is_the_documented_one():
     for p in (ROOT / "experiments" / "published").glob("*.yaml"):
-        for point in load(p).points[:3]:
+        sweep = load(p)
+        assert sweep.replications == 5
+        for point in sweep.points[:3]:
             c = point.config
             assert c.commit.first_attempt == "stale" and c.commit.metadata_read_on_failure
             assert c.workload.inter_arrival.distribution == "lognormal" and c.workload.inter_arrival.sigma == 0.5
             assert (c.drain_limit_ms, c.warmup_ms, c.cooldown_ms, c.duration_ms) == (0, 900_000, 900_000, 3_600_000)
-            assert load(p).replications == 5 and c.io.max_parallel == 1 and not c.catalog.table_metadata_inlined
+            assert c.io.max_parallel == 1 and not c.catalog.table_metadata_inlined
             assert c.storage.throttle is False            # the seed did not model per-object limits
 
 
@@ -109,6 +111,7 @@ def test_resume_after_kill(smoke_reference, tmp_path):
     pd.testing.assert_frame_equal(_table(out), _table(smoke_reference), check_exact=True)
 
 
+@pytest.mark.slow   # the optional executor (the process pool's same table stays in the default run)
 def test_dask_executor_gives_the_same_table(smoke_reference, tmp_path):
     pytest.importorskip("dask.distributed")
     out = tmp_path / "dask"
