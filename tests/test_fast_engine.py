@@ -439,9 +439,11 @@ SLOW_IDENTITY = {"hive_ties_zookeeper", "hive_dynamodb_race", "ties_zero_latency
                  "throttle_exponential_limited",
                  # and, once partial progress, the expiry's history gap and Hudi's rejection joined (2026-11-28):
                  # provider_azure_measured, provider_s3_measured, provider_s3x, hive_hms3, hudi, hudi_storage_lock_s3,
-                 # retry_mixed_md, scope_table, log stay
+                 # retry_mixed_md, scope_table, log, rest_polaris_pool, writers_hive_next_lock_id, writers_bench_s3
+                 # stay
                  "provider_azure", "provider_azurex", "provider_s3", "hive_global_lock", "lin_0.3_service", "zipf",
-                 "inlined", "hudi_dynamodb", "stale_first", "md_read_on_failure"}
+                 "inlined", "hudi_dynamodb", "stale_first", "md_read_on_failure", "rest_stale_no_server_retry",
+                 "hive_next_lock_id", "writers_bench_s3_measured"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_IDENTITY else n
