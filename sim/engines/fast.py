@@ -307,8 +307,10 @@ def _params_record(p):
 
 # the first use of a design after an install compiles its loop: about this long on a 2-core machine for the first
 # design (with every mechanism), benchmarks/compile.py (2026-11-28); a later one, its module's `COMPILE_S` (its own
-# handlers and mechanisms, the rest loaded from the cache)
-FIRST_COMPILE_S = 42
+# handlers and mechanisms, the rest loaded from the cache). Both are the quiet machine's figures at 452f28a (cas
+# 42.6 s) times what the change since added, measured back to back on the busier machine (c043d32 -> 92179ff: cas
+# 50.8 -> 54.0 s, all seven 155.1 -> 161.9 s)
+FIRST_COMPILE_S = 45
 
 
 def _compile_estimate_s(design: str) -> int:
