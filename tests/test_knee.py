@@ -222,6 +222,7 @@ FAST = {"duration_ms": 300_000, "warmup_ms": 60_000, "cooldown_ms": 60_000, "dra
                      "runtime": {"median_ms": 20_000, "sigma": 1.0, "min_ms": 5_000}}}
 
 
+@pytest.mark.slow   # `sim knee --json` end to end stays in the default run: test_grid_knee_and_knee_search_agree
 def test_knee_cli_json_end_to_end_and_cache_reuse(tmp_path):
     cfg = tmp_path / "fast.yaml"
     cfg.write_text(yaml.safe_dump(FAST))

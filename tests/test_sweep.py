@@ -86,6 +86,7 @@ def test_rerun_reuses_everything(smoke_reference, tmp_path):
     assert "reusing 16 of 16" in logs[0]
 
 
+@pytest.mark.slow   # a sweep killed and resumed (tests/test_faults.py kills workers mid-sweep by default)
 def test_resume_after_kill(smoke_reference, tmp_path):
     """Kill a sweep mid-way (SIGKILL: no chance to clean up), rerun it: it reuses what finished, computes the
     rest, and the final table equals an uninterrupted sweep's."""
