@@ -318,7 +318,7 @@ def test_partial_progress_is_a_compactions_and_icebergs(keys, path):
 def test_partial_progress_batches_cover_the_run(groups, max_commits, threads, partitions, work_ms):
     """A run's batches: ceil(groups / ceil(groups / max_commits)) of them, their partitions cover the run's and
     follow its order, each ready no earlier than the one before, the last at the end of the run's work, and no more
-    of them ready at once than the threads finish groups at once."""
+    of them ready at once than the threads finish groups at once (a run of some work)."""
     from sim.model import jobs
     from sim.model.state import JOB, WR
     jb, wr = np.zeros(1, JOB).view(np.recarray)[0], np.zeros(1, WR).view(np.recarray)[0]
@@ -333,4 +333,4 @@ def test_partial_progress_batches_cover_the_run(groups, max_commits, threads, pa
     ready = [jobs._ready_ms.py_func(jb, wr, b) for b in range(n)]
     assert ready == sorted(ready) and ready[-1] == pytest.approx(work_ms)
     _, counts = np.unique(ready, return_counts=True)
-    assert counts.max() <= threads
+    assert counts.max() <= threads or work_ms == 0.0      # (a run of no work has every batch ready at its start)

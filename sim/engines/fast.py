@@ -143,12 +143,13 @@ def _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid):
 
 
 @handler
-def _again(h_t, h_k, h_w, hsize, eid, now, again, who):
-    """After a starter's start now (`who`: its heap code): its next start `again` ms later, if it asked for one (a
-    compaction's next batch: its row's `again_ms`; -1: none). Returns the heap's size and the next eid. (The model
-    is not handed over: a function that takes it costs seconds of the first compile.)"""
-    if again >= 0.0:
-        hsize = _at(h_t, h_k, h_w, hsize, eid, now + again, NORMAL, who)
+def _start_in(h_t, h_k, h_w, hsize, eid, now, delay, who):
+    """A starter's (`who`: its heap code) next start `delay` ms from now, if it has one (-1: none): after its
+    transaction's end (`_ended`), or after its start when it asks for another with no end between (a compaction's
+    next batch: its row's `again_ms`). Returns the heap's size and the next eid. (The model is not handed over: a
+    function that takes it costs seconds of the first compile.)"""
+    if delay >= 0.0:
+        hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, who)
         eid += 1
     return hsize, eid
 
@@ -175,10 +176,7 @@ def _ended(m, j, now, h_t, h_k, h_w, hsize, eid):
     the heap's size and the next eid."""
     w = writers.starter(m, j)
     if w >= 0:
-        delay = writers.on_end(m, j, now)
-        if delay >= 0.0:
-            hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, W_WRITER0 - w)
-            eid += 1
+        hsize, eid = _start_in(h_t, h_k, h_w, hsize, eid, now, writers.on_end(m, j, now), W_WRITER0 - w)
     return hsize, eid
 
 
@@ -262,7 +260,7 @@ def _make_loop(step, on_timer):
                     eid += 1
             elif who <= W_WRITER0:   # writer (or job) w's next transaction starts now, its first step in this event
                 j = writers.on_due(m, W_WRITER0 - who, now)
-                hsize, eid = _again(h_t, h_k, h_w, hsize, eid, now, m.wr[W_WRITER0 - who].again_ms, who)
+                hsize, eid = _start_in(h_t, h_k, h_w, hsize, eid, now, m.wr[W_WRITER0 - who].again_ms, who)
             elif who == W_ARRIVALS or who == W_ARRIVALS_START:
                 hsize, eid, j = _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid)
             elif who == W_STOP:   # the run ends here

@@ -7,7 +7,8 @@ still runs then, as soon as it ends (`wait`: the ticks passed meanwhile merge in
 it ends (`skip`: the ticks passed are dropped). A writer with a budget stops after that many transactions; none
 starts at or after duration_ms. Each writer has at most one pending event, its next start: the engine schedules
 it where `first_due` and `on_end` say and calls `on_due` there. Maintenance jobs (`sim.model.jobs`) are starters
-too, rows after the writers': these three hand a job's row on to it.
+too, rows after the writers': these three hand a job's row on to it; a job's `on_due` may also ask for the row's
+next start with no end between (its `again_ms`: a compaction's next batch), still one pending start at a time.
 """
 import numpy as np
 
