@@ -67,7 +67,8 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
                              "equality": cfg.workload.operations.row_delta_deletes == "equality",
                              "format": ("iceberg" if commit.protocol != "log" else
                                         "hudi" if lock.variant is not None else "delta"),
-                             "partial": cfg.maintenance.compaction.partial_progress}
+                             "partial": cfg.maintenance.compaction.partial_progress,
+                             "mor": cfg.maintenance.compaction.action == "compaction"}
                             if operations_on(cfg) else None)}
     reads = store_read_limit(cfg)
     if reads is not None:

@@ -144,6 +144,88 @@ def test_hudi_rejects_an_upsert_into_file_groups_pending_clustering(engine, y, y
     assert len(late) >= 2 and (late["outcome"] == "committed").all()
 
 
+MOR = {"maintenance.compaction.action": "compaction"}
+MOR_FATAL = {("overwrite", "overwrite"), ("overwrite", "compaction")}
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+@pytest.mark.parametrize("x, y", list(itertools.product(DELTA_KINDS, DELTA_KINDS)))
+def test_cell_on_a_hudi_merge_on_read_timeline(x, y, engine):
+    """Hudi merge-on-read (`maintenance.compaction.action: compaction`): a compaction checks nothing when it commits;
+    an upsert fails for one scheduled after its instant (here Y's, at 2 s) and passes one scheduled before (X's, at
+    1 s: the upsert writes its log files into the new file slice); upserts still conflict on shared file groups."""
+    got = _scripted(x, y, engine, design="hudi", **{"lock.latency_ms": 1.0}, **MOR)
+    assert (got.outcome == "aborted") == ((x, y) in MOR_FATAL)
+
+
+def _hudi_pair(engine, first, second, first_runtime_ms, second_runtime_ms, **keys):
+    """`first` (partition 0) arrives at 1 s, `second` (partition 0) at 2 s, with the runtimes given; the others
+    touch partition 1. Both transactions' records, after the checker passed the history."""
+    cfg = config(SCRIPT, design="hudi", **{"lock.latency_ms": 1.0, "duration_ms": 20_000}, **keys)
+    eng = make_engine(cfg, 0, history=True, engine=engine)
+    arr = eng.r.m.arrivals
+    arr["op"], arr["parts"], arr["runtime_ms"], arr["table"] = Op.OVERWRITE, 2, 0.0, 0
+    arr[0] = (0, OPS.index(first), 1, first_runtime_ms)
+    arr[1] = (0, OPS.index(second), 1, second_runtime_ms)
+    eng.run()
+    assert not check_history(eng.history_frame(), **checker_rules(cfg, profile_of(cfg)))
+    return records_frame(eng.r).set_index("txn").loc[[0, 1]]
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+@pytest.mark.parametrize("keys", [MOR, {}], ids=["compaction", "clustering"])
+def test_hudi_upsert_fails_for_a_table_service_scheduled_after_it_while_still_pending(engine, keys):
+    """An upsert (instant at 1 s, 5 s of work) and a compaction or clustering of its file groups scheduled at 2 s
+    and still working at the upsert's commit (10 s): the pending instant after the upsert's is a conflict candidate,
+    so the upsert fails at its check, after its work; the service then commits."""
+    rec = _hudi_pair(engine, "overwrite", "compaction", 5000.0, 10_000.0, **keys)
+    assert (rec.loc[0, "outcome"], rec.loc[0, "reason"]) == ("aborted", "validation_failed")
+    assert rec.loc[0, "end_ms"] - rec.loc[0, "arrival_ms"] > 5000      # after its work
+    assert rec.loc[1, "outcome"] == "committed"
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+def test_hudi_upsert_after_a_compactions_instant_commits_before_or_after_it(engine):
+    """An upsert whose instant follows a compaction's commits whether the compaction completes before it (1 s of
+    work) or after it (10 s): merge-on-read writes its log files into the new file slice. A clustering instead
+    rejects it at its write."""
+    for runtime_ms in (1000.0, 10_000.0):
+        rec = _hudi_pair(engine, "compaction", "overwrite", runtime_ms, 3000.0, **MOR)
+        assert (rec["outcome"] == "committed").all(), runtime_ms
+    rec = _hudi_pair(engine, "compaction", "overwrite", 10_000.0, 3000.0)
+    assert (rec.loc[1, "outcome"], rec.loc[1, "reason"]) == ("aborted", "validation_failed")
+
+
+def test_checker_flags_an_upsert_over_a_later_scheduled_compaction():
+    """Invariant 8 on Hudi knows the instants' order, not only what landed: a compaction (instant at 1 s, 10 s of
+    work) and an upsert (instant at 2 s) both commit; the same history with their operations swapped has an upsert
+    committing over a compaction scheduled after its instant, and is flagged."""
+    cfg = config(SCRIPT, design="hudi", **{"lock.latency_ms": 1.0, "duration_ms": 20_000}, **MOR)
+    eng = make_engine(cfg, 0, history=True, engine="fast")
+    arr = eng.r.m.arrivals
+    arr["op"], arr["parts"], arr["runtime_ms"], arr["table"] = Op.OVERWRITE, 2, 0.0, 0
+    arr[0] = (0, Op.COMPACTION, 1, 10_000.0)
+    arr[1] = (0, Op.OVERWRITE, 1, 3000.0)
+    eng.run()
+    rules = checker_rules(cfg, profile_of(cfg))
+    hist = eng.history_frame()
+    assert not check_history(hist, **rules)
+    begins = hist["kind"] == "begin"
+    swapped = hist.copy()
+    swapped.loc[begins & (hist["txn"] == 0), "op"] = "overwrite"
+    swapped.loc[begins & (hist["txn"] == 1), "op"] = "compaction"
+    found = check_history(swapped, **rules)
+    assert [v.invariant for v in found] == [8] and "scheduled" in found[0].message, found
+
+
+@pytest.mark.parametrize("keys, path", [({"maintenance.compaction.action": "compaction"}, "maintenance.compaction.action"),
+                                        ({"maintenance.expire_snapshots.action": "compaction", "design": "hudi"},
+                                         "maintenance.expire_snapshots.action")])
+def test_a_merge_on_read_compaction_is_a_hudi_compactions(keys, path):
+    with pytest.raises(Exception, match=path.replace(".", r"\.")):
+        config(SCRIPT, **keys)
+
+
 def test_delta_cells_on_other_partitions_and_its_dynamodb_store():
     """An OPTIMIZE recommits over a MERGE elsewhere in the table; the DynamoDB log store runs the same checks."""
     assert _scripted("compaction", "overwrite", "fast", x_parts=1, y_parts=2, design="log").outcome == "committed"
@@ -191,20 +273,25 @@ BUSY = {"duration_ms": 900_000, "warmup_ms": 60_000, "cooldown_ms": 60_000,
                                                    "maintenance.rewrite_manifests": {},
                                                    "maintenance.expire_snapshots": {},
                                                    "maintenance.schema_change": {}}),
-                                          ("hudi", {"lock.latency_ms": 5.0, "workload.operations.row_delta_share": 0.0,
-                                                    "maintenance.rewrite_manifests": {},
-                                                    "maintenance.expire_snapshots": {}})])
+                                          *(("hudi", {"lock.latency_ms": 5.0, "workload.operations.row_delta_share": 0.0,
+                                                      "maintenance.rewrite_manifests": {},
+                                                      "maintenance.expire_snapshots": {},
+                                                      "maintenance.compaction.action": action})
+                                            for action in ("clustering", "compaction"))])
 def test_whole_runs_keep_the_rules(design, keys):
     """Busy runs of every operation and job the format has: the checker's invariants hold (8: no committed operation
     over a commit its rules make fatal), appends never fail for the rules (on a Delta log, with no metadata change:
-    one would fail them), and compactions do."""
+    one would fail them), and compactions do; on Hudi a clustering or compaction wins against the upserts (the
+    upserts of its file groups fail, whichever committed first), and the upserts fail."""
     cfg = config(BUSY, design=design, **keys)
     r = run(cfg, history=True, stream=False)
     assert not check_history(r.history, **checker_rules(cfg, profile_of(cfg)))
     rec = r.records
     assert set(rec["op"]) >= {"fa", "overwrite", "compaction"}
     assert not ((rec["op"] == "fa") & (rec["reason"] == "validation_failed")).any()
-    assert ((rec["op"] == "compaction") & (rec["reason"] == "validation_failed")).any()
+    failed = rec["reason"] == "validation_failed"
+    assert (failed & (rec["op"] == "compaction")).any() == (design != "hudi")
+    assert (failed & (rec["op"] == "overwrite")).any()
 
 
 def test_an_expiry_through_a_rest_server_never_gets_a_409():
@@ -314,11 +401,12 @@ def test_partial_progress_is_a_compactions_and_icebergs(keys, path):
 
 @settings(deadline=None)
 @given(groups=st.integers(1, 200), max_commits=st.integers(1, 20), threads=st.integers(1, 16),
-       partitions=st.integers(1, 62), work_ms=st.floats(0.0, 1e7))
+       partitions=st.integers(1, 62), work_ms=st.one_of(st.just(0.0), st.floats(1e-3, 1e7)))
 def test_partial_progress_batches_cover_the_run(groups, max_commits, threads, partitions, work_ms):
     """A run's batches: ceil(groups / ceil(groups / max_commits)) of them, their partitions cover the run's and
     follow its order, each ready no earlier than the one before, the last at the end of the run's work, and no more
-    of them ready at once than the threads finish groups at once (a run of some work)."""
+    of them ready at once than the threads finish groups at once (a run of some work: a microsecond or more, as the
+    model's times are milliseconds; a subnormal work rounds every wave onto one time)."""
     from sim.model import jobs
     from sim.model.state import JOB, WR
     jb, wr = np.zeros(1, JOB).view(np.recarray)[0], np.zeros(1, WR).view(np.recarray)[0]

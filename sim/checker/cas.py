@@ -78,6 +78,7 @@ class Catalog:
         x.last_read_seq = r_seq
         if x.base_read_version is None:
             x.base_read_version = r_v
+            self.conflicts.base_read(e, x)
             if self.log:   # the base read is a prepare with nothing checked (stale first create)
                 x.prepare_base = r_v
 

@@ -5,6 +5,8 @@ with the engine."""
 
 from __future__ import annotations
 
+import bisect
+
 from .rows import Event
 from .state import Ledger, Txn
 
@@ -44,9 +46,12 @@ def fatal_delta(x: str, y: str, overlap: bool) -> bool:
     return overlap and y in ("overwrite", "compaction")
 
 
-def fatal_hudi(x: str, y: str, overlap: bool) -> bool:
+def fatal_hudi(x: str, y: str, overlap: bool, mor: bool) -> bool:
     """Hudi's (MODEL.md): two writes conflict iff the file groups they mutated meet; an insert writes new ones and a
-    schema change none."""
+    schema change none. A merge-on-read compaction fails no one by landing (`Conflicts.committed` orders instants)
+    and checks nothing itself."""
+    if mor and "compaction" in (x, y):
+        return False
     return overlap and "fa" not in (x, y) and "schema_change" not in (x, y)
 
 
@@ -56,6 +61,29 @@ class Conflicts:
     def __init__(self, ledger: Ledger, rules: dict | None):
         self.ledger, self.rules = ledger, rules
         self.landed: dict[int, list[tuple[str, int]]] = {}
+        # Hudi: each table's clusterings or merge-on-read compactions as scheduled (their base read's row,
+        # partitions), in order
+        self.hudi = rules is not None and rules.get("format") == "hudi"
+        self.mor = self.hudi and rules.get("mor", False)
+        self.scheduled: dict[int, list[tuple[int, int]]] = {}
+
+    def base_read(self, e: Event, x: Txn) -> None:
+        """X's first read: on Hudi, its instant (a clustering's or a compaction's is its schedule)."""
+        x.base_read_row = e.i
+        if self.hudi and x.op == "compaction":
+            self.scheduled.setdefault(e.table, []).append((e.i, x.parts))
+
+    def _scheduled_over(self, e: Event, x: Txn) -> None:
+        """Hudi: an upsert may not commit if a clustering or compaction of its partitions was scheduled after its
+        instant (pending or completed: `getCandidateInstants`, and `resolveConflict` passes only earlier
+        compactions)."""
+        rows = self.scheduled.get(e.table, [])
+        for row, parts in rows[bisect.bisect_right(rows, (x.base_read_row, -1)):]:
+            if parts & x.parts:
+                self.ledger.flag(8, e, f"overwrite commits, but a table service of partitions {parts:#x} was scheduled "
+                                       f"at row {row}, after its instant (row {x.base_read_row}; partitions "
+                                       f"{x.parts:#x})")
+                return
 
     def committed(self, e: Event, x: Txn, v_before: int) -> None:
         """X's commit replaces v[t] = v_before: none of the commits since its base read (or since the version it
@@ -64,6 +92,8 @@ class Conflicts:
         if self.rules is None:
             return
         log = self.landed.setdefault(e.table, [])
+        if self.hudi and x.op == "overwrite" and x.base_read_row is not None:
+            self._scheduled_over(e, x)
         if x.base_read_version is not None:
             start = min([x.base_read_version] + [vf for vf, _ in x.validated])
             for v in range(start + 1, v_before + 1):
@@ -71,7 +101,7 @@ class Conflicts:
                 sibling = self.rules.get("partial", False) and x.op == y == "compaction"
                 overlap = (parts & x.parts) != 0 and not sibling
                 fmt = self.rules.get("format")
-                if (fatal_hudi(x.op, y, overlap) if fmt == "hudi" else fatal_delta(x.op, y, overlap)
+                if (fatal_hudi(x.op, y, overlap, self.mor) if fmt == "hudi" else fatal_delta(x.op, y, overlap)
                         if fmt == "delta" else fatal(x.op, y, overlap, self.rules["serializable"],
                                                      self.rules["server"], self.rules["equality"])):
                     self.ledger.flag(8, e, f"{x.op} commits over v[{e.table}]={v_before}, but v[{e.table}]={v} "

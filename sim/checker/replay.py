@@ -114,8 +114,8 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
     (None: no lock) and `lock_fifo` whether its discipline grants in request order; `log_store` whether it ran
     Delta's DynamoDB log store, and `read_rate_per_s` / `read_burst` its table's read capacity (None: not checked);
     `lock_object` whether its lock is an object in storage (the mutation limit binds its writes); `operations` the
-    rules of invariant 8 (`{"serializable": bool, "server": bool, "equality": bool, "format": "iceberg" | "delta" | "hudi"}`;
-    None: operations off). An empty list
+    rules of invariant 8 (`{"serializable": bool, "server": bool, "equality": bool, "format": "iceberg" | "delta" |
+    "hudi", "partial": bool, "mor": bool}`; None: operations off). An empty list
     means all checked invariants hold. The replay trusts only the order of events and the CAS outcomes; every observed
     value (read state, seq/version after a CAS, final state) is compared against the checker's own
     catalog state, which is never resynchronised to the record, so an error shows where it first happens.

@@ -31,7 +31,7 @@ class Txn:
     __slots__ = (
         "txn", "begin_row", "table", "op", "max_attempts", "end_row", "cas_count", "ok_cas_row",
         "last_read_seq", "base_read_version", "prepare_base", "validated", "ready_ms", "reported", "last_write",
-        "after_prepare", "lock_asked", "parts",
+        "after_prepare", "lock_asked", "parts", "base_read_row",
     )
 
     def __init__(self, txn: int):
@@ -53,6 +53,7 @@ class Txn:
         self.after_prepare = False   # its latest row was a prepare (the next read is a re-read, if the run has it)
         self.lock_asked = False      # it has a lock request that was neither granted nor given up
         self.parts = 0               # operations: the partitions it touches, one bit each
+        self.base_read_row = None    # row of its first read (Hudi: its instant's order)
 
 
 class Ledger:

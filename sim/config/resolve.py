@@ -395,6 +395,18 @@ def _check_partial_progress(cfg: Config) -> None:
                 raise ConfigError(key, why)
 
 
+def _check_hudi_action(cfg: Config) -> None:
+    """A merge-on-read compaction is Hudi's (design hudi), a compaction job's."""
+    for name in JOBS:
+        job, path = getattr(cfg.maintenance, name), f"maintenance.{name}.action"
+        if job.action == "clustering":
+            continue
+        if name != "compaction":
+            raise ConfigError(path, "Hudi's compaction job's kind: maintenance.compaction.action only")
+        if cfg.lock.variant is None or cfg.commit.protocol != "log":
+            raise ConfigError(path, "a Hudi table's (design hudi); Iceberg's and Delta's compactions have one kind")
+
+
 def _check_metadata(cfg: Config) -> None:
     """Metadata growth is Iceberg's table metadata; an expiry's max age is the expiry's alone."""
     md = cfg.metadata
@@ -425,6 +437,7 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     _check_operations(cfg)
     _check_metadata(cfg)
     _check_partial_progress(cfg)
+    _check_hudi_action(cfg)
     try:
         if provider_known:
             profile_of(cfg)

@@ -238,6 +238,10 @@ class Job:
     groups: int = _spec(None, ge=1, late=True)
     max_commits: int = _spec(10, ge=1, late=True)
     threads: int = _spec(5, ge=1, late=True)
+    # compaction on Hudi (design hudi): a clustering (a replacecommit of the file groups it rewrites; Hudi's
+    # copy-on-write tables and merge-on-read's too) or a merge-on-read compaction (a compaction instant: base and
+    # log files into a new file slice; `action: compaction`)
+    action: str = _spec("clustering", choices=("clustering", "compaction"), late=True)
 
 
 @dataclass(frozen=True)

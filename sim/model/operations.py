@@ -110,12 +110,16 @@ def fatal_delta(x, y, overlap):
 
 
 @model_function
-def fatal_hudi(x, y, overlap):
+def fatal_hudi(x, y, overlap, mor):
     """Hudi's rule (SimpleConcurrentFileWritesConflictResolutionStrategy; research table 1b): two writes conflict iff
     the file groups they mutated meet. An insert (an append) writes new file groups and a schema change none, so
     neither conflicts; an upsert (an overwrite) and a clustering (a compaction) conflict where their partitions
-    meet, whichever landed first."""
+    meet, whichever landed first. A merge-on-read compaction (`mor`) checks nothing when it commits, and whether it
+    fails an upsert is a matter of their instants' order, not of which landed first (`resolveConflict`: the
+    design's `_schedule_compaction`)."""
     if x == Op.FA or y == Op.FA or x == Op.SCHEMA_CHANGE or y == Op.SCHEMA_CHANGE:
+        return False
+    if mor and (x == Op.COMPACTION or y == Op.COMPACTION):
         return False
     return overlap
 
@@ -154,7 +158,7 @@ def validate(m, j, vfrom, vto):
         sibling = m.p.partial and x == Op.COMPACTION and y == Op.COMPACTION
         overlap = (m.ring_parts[i] & tx.parts) != 0 and not sibling
         if m.p.hudi:
-            if fatal_hudi(x, y, overlap):
+            if fatal_hudi(x, y, overlap, m.p.hudi_mor):
                 return True, n
         elif m.p.log:
             if fatal_delta(x, y, overlap):

@@ -164,7 +164,8 @@ def _operations(cfg: Config) -> dict:
     return dict(ops=operations_on(cfg), serializable=ops.isolation == "serializable",
                 equality_deletes=ops.row_delta_deletes == "equality",
                 partitions=ops.partitions or 1, jobs=len(jobs_of(cfg)) * cfg.workload.num_tables,
-                partial=any(job.partial_progress for _, job in jobs_of(cfg)))
+                partial=any(job.partial_progress for _, job in jobs_of(cfg)),
+                hudi_mor=cfg.maintenance.compaction.action == "compaction")
 
 
 def _growth(cfg: Config, profile) -> dict:

@@ -79,7 +79,10 @@ TX = np.dtype([
     # Delta's DynamoDB log store (sim/model/log_store.py): where a transaction goes on after its read of the store
     # in flight is answered (PC), and the time from that answer to its next step
     ("store_next", I), ("store_after_ms", F),
-    ("rejected", I),             # Hudi: its upsert's file groups are pending clustering (rejected at its write)
+    # Hudi: its upsert's file groups are pending clustering (REJECT_AT_WRITE) or a merge-on-read compaction was
+    # scheduled on them after its instant (FAIL_AT_CHECK: its commit's conflict check fails it)
+    ("rejected", I),
+    ("instant", I),              # Hudi: 1 from its start lock (its instant on the timeline) until it commits
 ])
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
@@ -257,6 +260,7 @@ class Params(NamedTuple):
     partitions: int              # ... a table's partitions (at most 62)
     jobs: int                    # maintenance job rows, after the writers' in `Model.wr` (one a job and a table)
     partial: bool                # ... a compaction commits in batches (partial progress)
+    hudi_mor: bool               # ... on Hudi, a compaction is a merge-on-read compaction (not a clustering)
     starters: int                # writers + jobs: rows of `Model.wr`, each with at most one pending start
     # metadata that grows (`sim.model.growth`): on; an expiry job keeps its snapshots' times
     growth: bool

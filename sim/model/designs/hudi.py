@@ -22,6 +22,10 @@ from ..state import PC, Op, Outcome, Reason, Src
 from ..transaction import AGAIN, end, next_read, read_catalog, real_conflict, start
 
 METADATA_TABLE_PUTS = 4   # a metadata-table deltacommit: requested, log block, inflight, completed (est.)
+# an upsert's `rejected`: its file groups are pending clustering (it fails as it writes), or a merge-on-read
+# compaction was scheduled on them after its instant (its commit's conflict check fails it)
+REJECT_AT_WRITE = 1
+FAIL_AT_CHECK = 2
 
 
 @model_function
@@ -56,24 +60,34 @@ def on_start_locked(m, j, now):
     before = tx.lock_answer_ms
     if history.on(m):
         history.read(m, now, j, t, v, v, now + before)
+    tx.instant = 1
     if m.p.ops:
-        _pending_clustering(m, j, t)
+        _table_services(m, j, t)
     before += m.p.clock_skew_wait_ms + _small_puts_ms(m, j, 2)
     return lock.unlock(m, j, before, PC.HUDI_STARTED)
 
 
 @model_function
-def _pending_clustering(m, j, t):
-    """Under the start lock: a clustering's `.requested` instant makes its partitions' file groups pending until it
-    completes or fails; an upsert whose file groups are pending now is rejected when it writes
-    (SparkRejectUpdateStrategy, Hudi's default: "Not allowed to update the clustering file group"): `on_started`
-    fails it at once."""
+def _table_services(m, j, t):
+    """Under the start lock. A clustering's or a merge-on-read compaction's requested instant: every upsert of its
+    partitions whose instant is earlier and that has not committed will fail its conflict check, the service pending
+    or completed by then (`getCandidateInstants` takes the pending clusterings and compactions after its instant,
+    `resolveConflict` lets only an earlier compaction pass); a clustering's file groups are also pending until it
+    completes or fails, and an upsert that finds its own pending is rejected when it writes (SparkRejectUpdateStrategy,
+    Hudi's default: "Not allowed to update the clustering file group"; `on_started` fails it at once), while one
+    after a compaction's instant writes its log files into the new file slice."""
     tx = m.tx[j]
     tb = m.tables[t]
     if tx.op == Op.COMPACTION:
-        tb.clustering_parts |= tx.parts
+        if not m.p.hudi_mor:
+            tb.clustering_parts |= tx.parts
+        for i in range(len(m.tx)):
+            other = m.tx[i]
+            if (i != j and other.txn >= 0 and other.instant != 0 and other.table == t and other.op == Op.OVERWRITE
+                    and (other.parts & tx.parts) != 0):
+                other.rejected = FAIL_AT_CHECK
     elif tx.op == Op.OVERWRITE and (tb.clustering_parts & tx.parts) != 0:
-        tx.rejected = 1
+        tx.rejected = REJECT_AT_WRITE
 
 
 @handler
@@ -82,7 +96,7 @@ def on_started(m, j, now):
     asks for the lock to commit."""
     tx = m.tx[j]
     answer_in = tx.lock_answer_ms
-    if tx.rejected != 0:                             # its updates go to file groups a clustering holds
+    if tx.rejected == REJECT_AT_WRITE:               # its updates go to file groups a clustering holds
         return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + answer_in)
     if tx.lock_failed != 0:
         return end(m, j, now, Outcome.ABORTED, Reason.LOCK_TIMEOUT, now + answer_in)
@@ -108,13 +122,14 @@ def on_check(m, j, now):
     pending = m.p.g * L
     checked = tx.validated
     n = v - checked
-    if n > 0:
+    if n > 0 and not (m.p.hudi_mor and tx.op == Op.COMPACTION):   # (a compaction's commit resolves no conflict)
         pending += gets_ms(m, j, n)
     tx.validated = v
     tx.prepared = v
     conflict = tx.op == Op.VO and real_conflict(m, n)
     if operations.validates(m, j):                   # the instants it read now, by Hudi's rule
         conflict, _ = operations.validate(m, j, checked, v)
+        conflict = conflict or tx.rejected == FAIL_AT_CHECK
     if history.on(m):
         history.prepare(m, now, j, tx.table, v, checked, v)
     if conflict:
@@ -131,6 +146,7 @@ def on_commit(m, j, now):
     """The completed instant's PUT takes effect: the commit (a clustering's file groups are no longer pending); the
     write returns when its unlock is answered."""
     _released(m, j)
+    m.tx[j].instant = 0
     return lock.commit(m, j, now, PC.HUDI_FAILED)
 
 
@@ -139,7 +155,7 @@ def _released(m, j):
     """A clustering completed or failed: its file groups are no longer pending (a failed one's instant rolled back
     at once: the writers' eager rollback of failed writes, est.)."""
     tx = m.tx[j]
-    if m.p.ops and tx.op == Op.COMPACTION:
+    if m.p.ops and tx.op == Op.COMPACTION and not m.p.hudi_mor:
         m.tables[tx.table].clustering_parts &= ~tx.parts
 
 
@@ -190,4 +206,5 @@ COMPILE_S = 10
 
 OWNS = dict(effect_points=("HUDI_START_LOCKED", "HUDI_STARTED", "HUDI_LOCKED", "HUDI_CHECK", "HUDI_COMMIT",
                            "HUDI_FAILED"),
-            fields=("rejected",), params=("hudi", "clock_skew_wait_ms"), sources=("PUT_TIMELINE",))
+            fields=("rejected", "instant"), params=("hudi", "clock_skew_wait_ms", "hudi_mor"),
+            sources=("PUT_TIMELINE",))
