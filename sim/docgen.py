@@ -1,6 +1,6 @@
 """Documentation generated from the code's registries, so a table is declared once (in code) and no page can
-drift from it: every block between `<!-- NAME:begin -->` and `<!-- NAME:end -->` in the READMEs and docs/*.md is
-rendered by `BLOCKS[NAME]`.
+drift from it: every block between `<!-- NAME:begin -->` and `<!-- NAME:end -->` in the READMEs, docs/*.md and
+docs/model/*.md is rendered by `BLOCKS[NAME]`.
 
     python -m sim.docgen            # rewrite the blocks in place
     python -m sim.docgen --check    # exit 1 naming the pages whose blocks are stale (tests/test_docs.py does this)
@@ -35,7 +35,8 @@ def render(text: str) -> str:
 
 
 def pages(root: Path = ROOT) -> list[Path]:
-    return [root / "README.md", root / "benchmarks" / "README.md", *sorted((root / "docs").glob("*.md"))]
+    return [root / "README.md", root / "benchmarks" / "README.md", *sorted((root / "docs").glob("*.md")),
+            *sorted((root / "docs" / "model").glob("*.md"))]
 
 
 def main(argv: list[str] | None = None) -> int:

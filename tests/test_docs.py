@@ -1,5 +1,5 @@
-"""The documentation's relative links resolve (file and #anchor), nothing links outside the repository, and the
-README stays a short entry point."""
+"""The documentation's relative links resolve (file and #anchor), nothing links outside the repository, the
+README stays a short entry point, and every citation of a section of the model's reference names a heading."""
 from __future__ import annotations
 
 import json
@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", ROOT / "benchmarks" / "README.md", ROOT / "benchmarks" / "calibration" / "README.md",
-         *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", ROOT / "CHANGES.md", ROOT / "benchmarks" / "README.md",
+         ROOT / "benchmarks" / "calibration" / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+         *sorted((ROOT / "docs" / "model").glob("*.md"))]
 README_MAX_LINES = 150
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1[ \t]*$", re.M | re.S)
@@ -44,8 +45,8 @@ def links(path: Path) -> list[str]:
 
 def test_the_pages_exist():
     names = {p.relative_to(ROOT).as_posix() for p in PAGES}
-    for page in ("README.md", "benchmarks/README.md", "docs/tutorial.md", "docs/howto.md", "docs/reference.md",
-                 "docs/knee.md", "docs/MODEL.md", "docs/FORMATS.md"):
+    for page in ("README.md", "CHANGES.md", "benchmarks/README.md", "docs/tutorial.md", "docs/howto.md",
+                 "docs/reference.md", "docs/knee.md", "docs/MODEL.md", "docs/model/designs.md", "docs/FORMATS.md"):
         assert page in names
 
 
@@ -119,22 +120,25 @@ def test_generated_blocks_are_current(page):
 def test_the_designs_table_is_generated_where_the_designs_are_described():
     from sim.designs import ABOUT, DESIGNS
     assert set(ABOUT) == set(DESIGNS), "sim/designs.py: ABOUT must describe every design of DESIGNS, and no other"
-    for page in ("docs/reference.md", "docs/MODEL.md"):
+    for page in ("docs/reference.md", "docs/model/designs.md"):
         text = (ROOT / page).read_text()
         assert "<!-- designs:begin -->\n" in text and "<!-- designs:end -->\n" in text, page
         for name in DESIGNS:
             assert f"| `{name}` |" in text, (page, name)
 
 # ---- citations of MODEL.md's sections ----------------------------------------------------------------------------
+# The model's reference is one document on several pages: the entry page docs/MODEL.md (its contents) and one page
+# a topic under docs/model/. `docs/MODEL.md, "X"` names a section on any of them; `docs/model/P.md, "X"` one on P.
 MODEL = ROOT / "docs" / "MODEL.md"
+MODEL_PAGES = [MODEL, *sorted((ROOT / "docs" / "model").glob("*.md"))]
 CITING = [ROOT / "README.md", *(p for d in ("sim", "experiments", "benchmarks", "docs", "notebooks")
                                 for p in sorted((ROOT / d).rglob("*")) if p.is_file() and "__pycache__" not in p.parts)]
 # quoted section names: "X", 'X', or YAML's ''X'' inside a single-quoted string; a name may break across two lines
 _NAME = r"(?:''(?P<y>[^'\n]+(?:\n[^'\n]*)?)''|\"(?P<d>[^\"\n]+(?:\n[^\"\n]*)?)\"|'(?P<s>[^'\n]+(?:\n[^'\n]*)?)')"
-# docs/MODEL.md, MODEL.md, ../docs/MODEL.md ..., then a comma or a space (so not MODEL.md's), then one quoted name
-# or a list of them ("A", "B" and "C")
+# docs/MODEL.md, MODEL.md, ../docs/MODEL.md ... or docs/model/locks.md, model/locks.md ..., then a comma or a space
+# (so not MODEL.md's), then one quoted name or a list of them ("A", "B" and "C")
 _ANY_NAME = re.sub(r"\?P<\w>", "?:", _NAME)
-_CITATION = re.compile(rf"(?<![\w.-])(?:[\w.-]+/)*MODEL\.md(?:,\s*|\s+)(?:#+ *)?{_ANY_NAME}"
+_CITATION = re.compile(rf"(?<![\w.-])(?:[\w.-]+/)*(?:MODEL|model/(?P<page>[\w-]+))\.md(?:,\s*|\s+)(?:#+ *)?{_ANY_NAME}"
                        rf"(?:\s*(?:,|and)\s*(?:#+ *)?{_ANY_NAME})*")
 _NAME_RE = re.compile(_NAME)
 
@@ -154,12 +158,18 @@ def test_a_section_is_cited_by_its_title():
     assert heading_names("One transaction, Iceberg's protocol (`sim/model/rewrite.py`)") >= {"One transaction"}
     assert heading_names("2.1 Units:") >= {"Units"}
     assert "Per-object mutation limit" not in heading_names("Per-object mutation limits (`sim/model/throttle.py`)")
-    found = {name for _, name in model_citations(ROOT / "sim" / "model" / "state.py")}
+    found = {name for _, name, _ in model_citations(ROOT / "sim" / "model" / "state.py")}
     assert "A transaction as handlers of its effect points" in found   # broken across two comment lines
 
 
+def sections_of(page: Path) -> set[str]:
+    """The names the sections of one page of the model's reference may be cited by."""
+    return {name for h in _HEADING.findall(_prose(page.read_text())) for name in heading_names(h)}
+
+
 def model_sections() -> set[str]:
-    return {name for h in _HEADING.findall(_prose(MODEL.read_text())) for name in heading_names(h)}
+    """The names of every section of the model's reference: docs/MODEL.md and each page of docs/model/."""
+    return set().union(*(sections_of(page) for page in MODEL_PAGES))
 
 
 def _text(path: Path) -> str:
@@ -181,19 +191,50 @@ def _text(path: Path) -> str:
     return "\n".join(lines)
 
 
-def model_citations(path: Path):
-    """(where, section name) of every citation of a MODEL.md section in `path` (a broken name joined up)."""
-    rel = path.relative_to(ROOT).as_posix()
-    text = _text(path)
+def citations(text: str, rel: str):
+    """(where, section name, page) of every citation of a section of the model's reference in `text` (a broken
+    name joined up); page is None for docs/MODEL.md (any page of the reference), else the docs/model/ page named."""
     for m in _CITATION.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         for n in _NAME_RE.finditer(m.group(0)):
             name = n.group("y") or n.group("d") or n.group("s")
-            yield f"{rel}:{line}", re.sub(r"\s*\n\s*(?:#+ *)?", " ", name).strip()
+            yield f"{rel}:{line}", re.sub(r"\s*\n\s*(?:#+ *)?", " ", name).strip(), m.group("page")
+
+
+def model_citations(path: Path):
+    return citations(_text(path), path.relative_to(ROOT).as_posix())
+
+
+def dangling_citations(found) -> list[str]:
+    """The citations of `found` that name no heading: of docs/MODEL.md, on no page of the reference; of
+    docs/model/P.md, not on P (or P no page)."""
+    sections = model_sections()
+    out = []
+    for where, name, page in found:
+        if page is None and name not in sections:
+            out.append(f"{where}: {name!r}")
+        elif page is not None:
+            path = ROOT / "docs" / "model" / f"{page}.md"
+            if not path.exists():
+                out.append(f"{where}: docs/model/{page}.md: no such page")
+            elif name not in sections_of(path):
+                out.append(f"{where}: {name!r} is no heading of docs/model/{page}.md")
+    return out
 
 
 def test_model_citations_name_a_heading():
-    sections = model_sections()
-    dangling = [f"{where}: {name!r}" for path in CITING for where, name in model_citations(path)
-                if name not in sections]
-    assert not dangling, "citations of docs/MODEL.md sections that name no heading:\n" + "\n".join(dangling)
+    dangling = dangling_citations(c for path in CITING for c in model_citations(path))
+    assert not dangling, "citations of the model's sections that name no heading:\n" + "\n".join(dangling)
+
+
+def test_a_page_citation_names_a_heading_on_that_page():
+    text = ('docs/MODEL.md, "Server capacity"; docs/model/rest-servers.md, "Server capacity"; '
+            '../docs/model/locks.md "Locks" and "Server capacity"; docs/model/nowhere.md, "Locks"; '
+            'MODEL.md, "No such section"')
+    found = list(citations(text, "x"))
+    assert [(name, page) for _, name, page in found] == [
+        ("Server capacity", None), ("Server capacity", "rest-servers"), ("Locks", "locks"),
+        ("Server capacity", "locks"), ("Locks", "nowhere"), ("No such section", None)]
+    assert dangling_citations(found) == [
+        "x:1: 'Server capacity' is no heading of docs/model/locks.md", "x:1: docs/model/nowhere.md: no such page",
+        "x:1: 'No such section'"]

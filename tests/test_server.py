@@ -162,7 +162,8 @@ DESIGN_OF = {"reference": "`rest`", "lakekeeper": "`rest-lakekeeper`"}
 
 
 def _preset_row(variant: str) -> str:
-    """The row of MODEL.md's table of REST server variants for `variant`, from its resolved config."""
+    """The row of docs/model/rest-servers.md's table of REST server variants for `variant`, from its resolved
+    config."""
     srv = from_dict({"design": "rest", "catalog": {"latency_ms": 10, "server": {"variant": variant}}}).catalog.server
     r = srv.retry
 
@@ -176,7 +177,7 @@ def _preset_row(variant: str) -> str:
 
 @pytest.mark.parametrize("variant", ["reference", "polaris", "lakekeeper", "lakekeeper-0.9"])
 def test_presets_are_the_numbers_the_docs_cite(variant):
-    assert _preset_row(variant) in (DOCS / "MODEL.md").read_text()
+    assert _preset_row(variant) in (DOCS / "model" / "rest-servers.md").read_text()
     for design, name in DESIGN_OF.items():
         assert from_dict({"design": name.strip("`"), "catalog": {"latency_ms": 10}}).catalog.server.variant == design
 
