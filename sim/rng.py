@@ -81,8 +81,8 @@ SOURCES = (
     # maintenance jobs (`sim.model.jobs`): each job's phase; each run's time before its commit (standard normals,
     # scaled by its job's lognormal)
     RandomSource("job_phase", "JOB_PHASE", 23, "uniform", lambda p, n: p.jobs + BATCH if p.jobs else 0, workload=True),
-    RandomSource("job_runtime", "JOB_RUNTIME", 24, "workload.job_runtime", lambda p, n: BATCH if p.jobs else 0,
-                 workload=True),
+    RandomSource("job_runtime", "JOB_RUNTIME", 24, "workload.job_runtime",
+                 lambda p, n: BATCH if p.jobs or p.inline_every else 0, workload=True),
 )
 
 

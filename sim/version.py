@@ -65,6 +65,7 @@ default keeps the old behaviour, a faster engine with the same records) leave it
 #    after an upsert's instant fails the upsert at its conflict check, pending or completed by then (it is a
 #    candidate; before, only a completed one was, so the upsert could commit and fail the clustering); and the
 #    merge-on-read compaction (`maintenance.compaction.action: compaction`, a new key): checks nothing, fails the
-#    upserts whose instants precede its own. Results of configs with a Hudi clustering job and upserts change;
+#    upserts whose instants precede its own; either may run inline in a writer's commit path
+#    (`inline_after_commits`, a new key). Results of configs with a Hudi clustering job and upserts change;
 #    every other configuration keeps its results (goldens, all bit for bit)
 MODEL_VERSION = 13

@@ -86,6 +86,7 @@ def test_grant_rate_never_exceeds_one_over_hold_plus_handoff(variant):
         assert s["lock_grants_cps"] < 0.9 * bound
 
 
+@pytest.mark.slow   # (6 s; FIFO and timeouts stay in the default run)
 def test_racing_pollers_handoff_gap():
     """n waiters polling every P' (a sleep P, then a GET: P' = P + L), phases uniform and independent: after a
     release, the first GET that sees the lock free wins with its conditional write, L later (answer L/2, the
@@ -140,6 +141,7 @@ def test_fifo_grants_in_request_order(variant):
     assert order_ok == (h["kind"] == "lock_grant").sum()
 
 
+@pytest.mark.slow   # (5 s)
 def test_racing_pollers_are_not_fifo():
     """A newcomer that finds the lock free takes it ahead of older waiters: the FIFO rule rejects such a run."""
     d = hive({"variant": "dynamodb", "latency_ms": L_MS}, workload={

@@ -148,7 +148,7 @@ MOR = {"maintenance.compaction.action": "compaction"}
 MOR_FATAL = {("overwrite", "overwrite"), ("overwrite", "compaction")}
 
 
-@pytest.mark.parametrize("engine", ["fast", "simpy"])
+@pytest.mark.parametrize("engine", ["fast", pytest.param("simpy", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("x, y", list(itertools.product(DELTA_KINDS, DELTA_KINDS)))
 def test_cell_on_a_hudi_merge_on_read_timeline(x, y, engine):
     """Hudi merge-on-read (`maintenance.compaction.action: compaction`): a compaction checks nothing when it commits;
@@ -224,6 +224,46 @@ def test_checker_flags_an_upsert_over_a_later_scheduled_compaction():
 def test_a_merge_on_read_compaction_is_a_hudi_compactions(keys, path):
     with pytest.raises(Exception, match=path.replace(".", r"\.")):
         config(SCRIPT, **keys)
+
+
+INLINE = {"duration_ms": 600_000, "warmup_ms": 0, "cooldown_ms": 0, "drain_limit_ms": 600_000, "design": "hudi",
+          "storage": {"provider": "instant"}, "lock": {"latency_ms": 1.0},
+          "workload": {"writers": {"count": 1}, "runtime": {"median_ms": 10_000, "sigma": 0, "min_ms": 0},
+                       "operations": {"partitions": 2, "overwrite_share": 1.0}},
+          "maintenance": {"compaction": {"inline_after_commits": 3, "median_ms": 30_000, "sigma": 0}}}
+
+
+@pytest.mark.parametrize("engine", ["fast", pytest.param("simpy", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("action", ["compaction", "clustering"])
+def test_hudi_runs_a_table_service_inline_every_nth_commit(engine, action):
+    """`inline_after_commits: 3` (hoodie.compact.inline): the writer's every third commit returns through a
+    compaction (or clustering) of the whole table that it schedules and runs, 30 s of work; its next write starts as
+    that ends, and no write of its own conflicts with it (the writer is busy). Constant times: the writer's
+    transactions run 3 writes (10 s each and the commit's lock calls), then the service, over and over."""
+    cfg = config(INLINE, **{"maintenance.compaction.action": action})
+    eng = make_engine(cfg, 0, history=True, engine=engine)
+    eng.run()
+    assert not check_history(eng.history_frame(), **checker_rules(cfg, profile_of(cfg)))
+    rec = records_frame(eng.r).sort_values("arrival_ms")
+    assert (rec["outcome"] == "committed").all() and (rec["writer"] == 0).all()
+    ops = rec["op"].tolist()
+    assert ops[:8] == ["overwrite"] * 3 + ["compaction"] + ["overwrite"] * 3 + ["compaction"]
+    assert all(op == ("compaction" if i % 4 == 3 else "overwrite") for i, op in enumerate(ops))
+    assert (rec["arrival_ms"].iloc[1:].to_numpy() == pytest.approx(rec["end_ms"].iloc[:-1].to_numpy()))
+    service = rec[rec["op"] == "compaction"]
+    assert ((service["end_ms"] - service["arrival_ms"]) > 30_000).all()
+    assert (service["parts"] == 0b11).all()
+
+
+@pytest.mark.parametrize("keys, path", [
+    ({"design": "file"}, "maintenance.compaction.inline_after_commits"),
+    ({"maintenance.compaction.every_ms": 60_000}, "maintenance.compaction.every_ms"),
+    ({"workload.writers": {"count": 0}}, "maintenance.compaction.inline_after_commits"),
+    ({"maintenance.compaction.partitions": 1}, "maintenance.compaction.partitions"),
+    ({"maintenance.expire_snapshots.inline_after_commits": 2}, "maintenance.expire_snapshots.inline_after_commits")])
+def test_inline_services_are_a_hudi_writers(keys, path):
+    with pytest.raises(Exception, match=path.replace(".", r"\.")):
+        config(INLINE, **keys)
 
 
 def test_delta_cells_on_other_partitions_and_its_dynamodb_store():

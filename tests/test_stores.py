@@ -125,7 +125,7 @@ def _queued(tmp_path, writers: int, engine: str):
     return cfg, eng.records_frame(), eng.history_frame()
 
 
-@pytest.mark.parametrize("engine", ["fast", "simpy"])
+@pytest.mark.parametrize("engine", ["fast", pytest.param("simpy", marks=pytest.mark.slow)])  # (each compares both)
 def test_a_per_object_queue_serves_one_write_at_a_time(tmp_path, engine):
     """A queue of conditional writes with constant service s = 10 ms: attempts/s = 1 / s whatever the writers
     (reads take 1 us); from two writers on a write waits its turn, and a loser's answer comes after the winner's

@@ -337,7 +337,8 @@ def jobs_of(cfg: Config) -> list[tuple[str, object]]:
 def operations_on(cfg: Config) -> bool:
     """Whether the format's rules decide conflicts (docs/MODEL.md, "Operations and maintenance"):
     `workload.operations` given, or a maintenance job."""
-    return cfg.workload.operations.partitions is not None or bool(jobs_of(cfg))
+    return (cfg.workload.operations.partitions is not None or bool(jobs_of(cfg))
+            or cfg.maintenance.compaction.inline_after_commits is not None)
 
 
 def _check_operations(cfg: Config) -> None:
@@ -395,16 +396,32 @@ def _check_partial_progress(cfg: Config) -> None:
                 raise ConfigError(key, why)
 
 
-def _check_hudi_action(cfg: Config) -> None:
-    """A merge-on-read compaction is Hudi's (design hudi), a compaction job's."""
+def _check_hudi_services(cfg: Config) -> None:
+    """A merge-on-read compaction and a service run inline are Hudi's (design hudi), a compaction job's; inline, a
+    writer runs it (no schedule of its own)."""
+    hudi = cfg.lock.variant is not None and cfg.commit.protocol == "log"
     for name in JOBS:
-        job, path = getattr(cfg.maintenance, name), f"maintenance.{name}.action"
-        if job.action == "clustering":
-            continue
-        if name != "compaction":
-            raise ConfigError(path, "Hudi's compaction job's kind: maintenance.compaction.action only")
-        if cfg.lock.variant is None or cfg.commit.protocol != "log":
-            raise ConfigError(path, "a Hudi table's (design hudi); Iceberg's and Delta's compactions have one kind")
+        job = getattr(cfg.maintenance, name)
+        for key, used in (("action", job.action != "clustering"), ("inline_after_commits", job.inline_after_commits)):
+            path = f"maintenance.{name}.{key}"
+            if not used:
+                continue
+            if name != "compaction":
+                raise ConfigError(path, f"Hudi's table service's: maintenance.compaction.{key} only")
+            if not hudi:
+                raise ConfigError(path, "a Hudi table's (design hudi); Iceberg's and Delta's compactions have one "
+                                        "kind and a schedule")
+    job = cfg.maintenance.compaction
+    if job.inline_after_commits is not None:
+        if job.every_ms is not None:
+            raise ConfigError("maintenance.compaction.every_ms", "a compaction runs inline (inline_after_commits) or "
+                                                                 "on a schedule, not both")
+        if cfg.workload.writers.count == 0:
+            raise ConfigError("maintenance.compaction.inline_after_commits",
+                              "runs in a writer's commit path: give workload.writers")
+        if job.partitions is not None:
+            raise ConfigError("maintenance.compaction.partitions", "a service run inline plans the whole table; "
+                                                                   "remove it")
 
 
 def _check_metadata(cfg: Config) -> None:
@@ -437,7 +454,7 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     _check_operations(cfg)
     _check_metadata(cfg)
     _check_partial_progress(cfg)
-    _check_hudi_action(cfg)
+    _check_hudi_services(cfg)
     try:
         if provider_known:
             profile_of(cfg)

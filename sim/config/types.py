@@ -242,6 +242,10 @@ class Job:
     # copy-on-write tables and merge-on-read's too) or a merge-on-read compaction (a compaction instant: base and
     # log files into a new file slice; `action: compaction`)
     action: str = _spec("clustering", choices=("clustering", "compaction"), late=True)
+    # ... run in a writer's commit path instead of on a schedule (`hoodie.compact.inline`, `hoodie.clustering.inline`):
+    # the writer whose commit is the n-th delta commit on its table since the last service schedules and runs it
+    # before it returns (Hudi's defaults: 5, `hoodie.compact.inline.max.delta.commits`; 4 for clustering)
+    inline_after_commits: int = _spec(None, ge=1, late=True)
 
 
 @dataclass(frozen=True)

@@ -322,7 +322,7 @@ def _writers(p: Params) -> np.ndarray:
     full."""
     wr = np.zeros(max(1, p.starters), dtype=WR)
     wr["client_tokens"], wr["client_last_ms"] = p.client_burst, -np.inf
-    wr["batch"], wr["again_ms"] = -1, -1.0
+    wr["batch"], wr["again_ms"], wr["inline_table"] = -1, -1.0, -1
     return wr
 
 

@@ -165,7 +165,10 @@ def _operations(cfg: Config) -> dict:
                 equality_deletes=ops.row_delta_deletes == "equality",
                 partitions=ops.partitions or 1, jobs=len(jobs_of(cfg)) * cfg.workload.num_tables,
                 partial=any(job.partial_progress for _, job in jobs_of(cfg)),
-                hudi_mor=cfg.maintenance.compaction.action == "compaction")
+                hudi_mor=cfg.maintenance.compaction.action == "compaction",
+                inline_every=cfg.maintenance.compaction.inline_after_commits or 0,
+                inline_median_ms=cfg.maintenance.compaction.median_ms,
+                inline_sigma=cfg.maintenance.compaction.sigma)
 
 
 def _growth(cfg: Config, profile) -> dict:

@@ -98,6 +98,7 @@ WR = np.dtype([
     ("batch", I), ("open_batches", I), ("run_version", I), ("run_start_ms", F), ("run_work_ms", F),
     ("run_parts", I), ("run_snapshots", I),
     ("again_ms", F),             # after its last start, the delay to its next with no end between (-1: none)
+    ("inline_table", I),         # Hudi: the table whose service it runs inline next, as its commit returns (-1: none)
 ])
 
 # one arrival drawn ahead (a row of `Model.arrivals`): its table, operation and runtime
@@ -105,7 +106,8 @@ ARRIVAL = np.dtype([("table", I), ("op", I), ("parts", I), ("runtime_ms", F)])
 
 # one table's metadata (a row of `Model.tables`; `sim.model.growth`): snapshots retained, snapshots committed, metadata
 # versions written, live manifests; and (Hudi, `sim.model.designs.hudi`) the partitions a pending clustering holds
-TABLE = np.dtype([("snapshots", I), ("total", I), ("versions", I), ("manifests", I), ("clustering_parts", I)])
+TABLE = np.dtype([("snapshots", I), ("total", I), ("versions", I), ("manifests", I), ("clustering_parts", I),
+                  ("delta_commits", I)])   # ... and the commits since its last service (one run inline)
 
 # one maintenance job on one table (a row of `Model.jobs`; `sim.model.jobs`): its operation, table, schedule, the
 # lognormal of its run time before its commit, and the partitions each run reads (a rotation of `touches`; 0: all)
@@ -261,6 +263,9 @@ class Params(NamedTuple):
     jobs: int                    # maintenance job rows, after the writers' in `Model.wr` (one a job and a table)
     partial: bool                # ... a compaction commits in batches (partial progress)
     hudi_mor: bool               # ... on Hudi, a compaction is a merge-on-read compaction (not a clustering)
+    inline_every: int            # ... run by the writer of every n-th commit on its table (0: not inline) ...
+    inline_median_ms: float      # ... working a lognormal time
+    inline_sigma: float
     starters: int                # writers + jobs: rows of `Model.wr`, each with at most one pending start
     # metadata that grows (`sim.model.growth`): on; an expiry job keeps its snapshots' times
     growth: bool

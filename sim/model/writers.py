@@ -10,13 +10,15 @@ it where `first_due` and `on_end` say and calls `on_due` there. Maintenance jobs
 too, rows after the writers': these three hand a job's row on to it; a job's `on_due` may also ask for the row's
 next start with no end between (its `again_ms`: a compaction's next batch), still one pending start at a time.
 """
+import math
+
 import numpy as np
 
 from . import jobs
 from .draws import take
 from .jit import model_function
-from .state import Src
-from .transaction import begin
+from .state import Op, Src
+from .transaction import begin, opened
 
 
 @model_function
@@ -66,12 +68,26 @@ def on_due(m, w, now):
         _stopped(m)
         return -1
     wr = m.wr[w]
+    if wr.inline_table >= 0:
+        return _inline_service(m, w, now)
     j = begin(m, now, w)
     wr.started += 1
     tx = m.tx[j]
     tx.due_ms = wr.due_ms
     tx.missed = wr.missed
     return j
+
+
+@model_function
+def _inline_service(m, w, now):
+    """Writer w's commit returns through a table service it runs inline (Hudi): a compaction transaction of its
+    writer on every partition of the table, working a lognormal time; it draws none of the arrivals' draws, so the
+    writer's own transactions are those it would run without it."""
+    wr = m.wr[w]
+    t = wr.inline_table
+    wr.inline_table = -1
+    runtime = m.p.inline_median_ms * math.exp(m.p.inline_sigma * take(m, Src.JOB_RUNTIME))
+    return opened(m, now, w, -1, t, Op.COMPACTION, (np.int64(1) << m.p.partitions) - 1, runtime)
 
 
 @model_function
@@ -107,9 +123,12 @@ def on_end(m, j, now):
     if tx.job >= 0:
         return jobs.on_end(m, j, now)
     wr = m.wr[tx.writer]
+    end_ms = tx.end_ms
+    if wr.inline_table >= 0 and end_ms < m.p.duration_ms:   # its commit runs a table service before it returns
+        return max(end_ms - now, 0.0)
+    wr.inline_table = -1
     if m.p.budget > 0 and wr.started >= m.p.budget:
         return _stopped(m)
-    end_ms = tx.end_ms
     if m.p.periodic:
         at = _next_tick(m, wr, end_ms) + take(m, Src.WRITER) * m.p.jitter_ms
     else:

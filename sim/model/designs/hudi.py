@@ -147,7 +147,25 @@ def on_commit(m, j, now):
     write returns when its unlock is answered."""
     _released(m, j)
     m.tx[j].instant = 0
+    if m.p.inline_every > 0:
+        _count_for_inline(m, j)
     return lock.commit(m, j, now, PC.HUDI_FAILED)
+
+
+@model_function
+def _count_for_inline(m, j):
+    """A table service run inline (`hoodie.compact.inline`, `hoodie.clustering.inline`): the writer whose commit is
+    the table's n-th since its last service runs one as its commit returns (`postCommit`'s
+    `runTableServicesInline`), before its next write; the count starts again at once (est.: Hudi counts the delta
+    commits after the last compaction instant, which this writer's schedule makes a moment later)."""
+    tx = m.tx[j]
+    tb = m.tables[tx.table]
+    if tx.op == Op.COMPACTION or tx.writer < 0:
+        return
+    tb.delta_commits += 1
+    if tb.delta_commits >= m.p.inline_every:
+        tb.delta_commits = 0
+        m.wr[tx.writer].inline_table = tx.table
 
 
 @model_function
@@ -206,5 +224,6 @@ COMPILE_S = 10
 
 OWNS = dict(effect_points=("HUDI_START_LOCKED", "HUDI_STARTED", "HUDI_LOCKED", "HUDI_CHECK", "HUDI_COMMIT",
                            "HUDI_FAILED"),
-            fields=("rejected", "instant"), params=("hudi", "clock_skew_wait_ms", "hudi_mor"),
+            fields=("rejected", "instant"),
+            params=("hudi", "clock_skew_wait_ms", "hudi_mor", "inline_every", "inline_median_ms", "inline_sigma"),
             sources=("PUT_TIMELINE",))
