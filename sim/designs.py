@@ -106,6 +106,18 @@ DESIGNS["hudi"] = {
 DESIGNS["delta-dynamodb"] = {
     **DESIGNS["log-spark"], "log_store": {"kind": "dynamodb"}}
 
+# ducklake: DuckLake (duckdb/ducklake, docs/MODEL.md "DuckLake"): every table's metadata and file lists are rows of
+# one SQL database; a commit is one database transaction that inserts the next global snapshot id, so any two
+# concurrent commits collide whatever tables they touch (scope global). Its first attempt inserts its start
+# snapshot's successor without a re-read; a retry sleeps 100 ms x U[0.5, 1] x 1.5^i, re-reads the snapshot and the
+# changes since its start, applies DuckLake's rules and inserts the next id; 10 retries. The database's round trip
+# has no public figure: give catalog.latency_ms or catalog.latency.
+DUCKLAKE_RETRY = {"policy": "exponential", "base_ms": 50.0, "factor": 1.5, "max_ms": 60_000.0, "jitter": 1.0}
+DESIGNS["ducklake"] = {
+    "catalog": {"backend": "service", "scope": "global", "table_metadata_inlined": True, "file_lists_inlined": True},
+    "commit": {"protocol": "rewrite", "first_attempt": "stale", "max_retries": 10},
+    "retry": {"catalog": DUCKLAKE_RETRY, "table": DUCKLAKE_RETRY}}
+
 # what real system each design is, one line each: the designs table of docs/reference.md and docs/MODEL.md is
 # rendered from these and DESIGNS (`markdown`, `python -m sim.docgen`)
 ABOUT = {
@@ -131,6 +143,9 @@ ABOUT = {
     "delta-dynamodb": "Delta Lake on S3 with Delta Spark's S3DynamoDBLogStore: the put-if-absent is a conditional "
                       "PutItem in a DynamoDB table of 5 write and 5 read units a second shared by every table; needs "
                       "`log_store.latency_ms` or `log_store.latency`",
+    "ducklake": "DuckLake: every table's metadata and file lists in one SQL database, each commit inserting the next "
+                "global snapshot id (any two concurrent commits collide); needs `catalog.latency_ms` or "
+                "`catalog.latency` (the database's)",
 }
 
 # designs that were removed, and why: naming one is an error that says what to use instead

@@ -65,7 +65,8 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
              "operations": ({"serializable": cfg.workload.operations.isolation == "serializable",
                              "server": catalog.server.variant is not None,
                              "equality": cfg.workload.operations.row_delta_deletes == "equality",
-                             "format": ("iceberg" if commit.protocol != "log" else
+                             "format": ("ducklake" if catalog.file_lists_inlined else
+                                        "iceberg" if commit.protocol != "log" else
                                         "hudi" if lock.variant is not None else "delta"),
                              "partial": cfg.maintenance.compaction.partial_progress,
                              "mor": cfg.maintenance.compaction.action == "compaction"}

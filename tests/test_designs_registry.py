@@ -20,11 +20,13 @@ MECHANISMS = {"iceberg": iceberg, "delta": delta, "lock": lock, "log_store": log
 CORE = {"INIT", "DONE"}   # every transaction's start and end (sim/model/transaction.py)
 # MODEL.md's table: the model design each named design runs
 NAMED = {"file": "cas", "service-pointer": "cas", "rest": "rest", "rest-lakekeeper": "rest", "fs-table": "fs_table",
-         "log": "log", "log-spark": "log", "delta-dynamodb": "delta_dynamodb", "hive": "hive", "hudi": "hudi"}
+         "log": "log", "log-spark": "log", "delta-dynamodb": "delta_dynamodb", "hive": "hive", "hudi": "hudi",
+         "ducklake": "cas"}
 # the latency a named design needs stated (its service's round trip has no public figure)
 STATED = {"rest": {"catalog": {"latency_ms": 10}}, "rest-lakekeeper": {"catalog": {"latency_ms": 10}},
           "service-pointer": {"catalog": {"latency_ms": 10}}, "hive": {"catalog": {"latency_ms": 10}},
-          "hudi": {"lock": {"latency_ms": 10}}, "delta-dynamodb": {"log_store": {"latency_ms": 10}}}
+          "hudi": {"lock": {"latency_ms": 10}}, "delta-dynamodb": {"log_store": {"latency_ms": 10}},
+          "ducklake": {"catalog": {"latency_ms": 10}}}
 
 
 def _owners(kind: str) -> dict[str, list[str]]:

@@ -100,6 +100,7 @@ def test_disk_full_during_a_sweep_is_one_line_and_exit_74(tmp_path):
     assert not list((out / "runs").glob("*.json")) and not _leftovers(tmp_path)
 
 
+@pytest.mark.slow   # (4 s; a full disk during a sweep stays in the default run)
 def test_disk_full_during_a_report_leaves_the_old_report_whole(tiny_reference, tmp_path):
     """The CSVs fit, the first figure does not: exit 74, and the report directory is the previous one, untouched
     (no half-new report, no staging directory)."""
@@ -219,6 +220,7 @@ def _children(pid: int) -> set[int]:
     return out
 
 
+@pytest.mark.slow   # (5 s; a killed worker stays in the default run)
 @pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="needs Linux's /proc")
 def test_sigterm_ends_a_sweep_and_its_workers(tmp_path):
     """SIGTERM (a batch system's cancel, `kill`) ends a sweep as Ctrl-C does: exit 143, one line, and its worker

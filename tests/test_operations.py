@@ -266,6 +266,55 @@ def test_inline_services_are_a_hudi_writers(keys, path):
         config(INLINE, **keys)
 
 
+DUCKLAKE_KINDS = ("fa", "overwrite", "compaction", "schema_change")
+DUCKLAKE_FATAL = ({("fa", "overwrite"), ("fa", "schema_change"), ("overwrite", "fa"), ("overwrite", "overwrite"),
+                   ("overwrite", "compaction"), ("overwrite", "schema_change"), ("compaction", "overwrite"),
+                   ("compaction", "compaction"), ("schema_change", "schema_change")})
+DUCKLAKE = {"design": "ducklake", "catalog.latency_ms": 1.0}
+
+
+@pytest.mark.parametrize("engine", ["fast", pytest.param("simpy", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("x, y", list(itertools.product(DUCKLAKE_KINDS, DUCKLAKE_KINDS)))
+def test_cell_on_a_ducklake_catalog(x, y, engine):
+    """DuckLake (CheckForConflicts, table by table): an insert (append), a delete (overwrite), a compaction and an
+    alter (schema change), X retrying after Y committed to its table, as DuckLake's rules decide; a delete fails
+    for a delete only on the same files (here both in partition 0)."""
+    got = _scripted(x, y, engine, **DUCKLAKE)
+    assert (got.outcome == "aborted") == ((x, y) in DUCKLAKE_FATAL)
+    if got.outcome == "committed":
+        assert got.attempts == 2 and got.puts == 0 and got.gets == 0   # its stale first insert lost; no files
+
+
+def test_ducklake_commits_collide_across_tables_and_retry_after_its_backoff():
+    """Every DuckLake commit inserts the next global snapshot id: an insert into table 1 that started before an
+    insert into table 0 committed loses its first attempt (a catalog conflict), sleeps 100 ms x U[0.5, 1], re-reads
+    and commits; one on another table that started after it commits at once."""
+    cfg = config(SCRIPT, **DUCKLAKE, **{"workload.num_tables": 2})
+    eng = make_engine(cfg, 0, history=True, engine="fast")
+    arr = eng.r.m.arrivals
+    arr["op"], arr["parts"], arr["runtime_ms"], arr["table"] = Op.FA, 1, 0.0, 0
+    arr[0] = (1, Op.FA, 1, 5000.0)        # table 1, from 1 s, commits at about 6 s
+    arr[1] = (0, Op.FA, 1, 3000.0)        # table 0, from 2 s, commits at about 5 s
+    eng.run()
+    assert not check_history(eng.history_frame(), **checker_rules(cfg, profile_of(cfg)))
+    rec = records_frame(eng.r).set_index("txn")
+    assert (rec["outcome"] == "committed").all()
+    assert (rec.loc[0, "attempts"], rec.loc[0, "catalog_conflicts"], rec.loc[0, "table_conflicts"]) == (2, 1, 0)
+    assert 50.0 <= rec.loc[0, "backoff_ms"] <= 100.0
+    assert rec.loc[1, "attempts"] == 1 and (rec.loc[2:, "attempts"] == 1).all()
+
+
+@pytest.mark.parametrize("keys, path", [
+    ({"catalog.table_metadata_inlined": False}, "catalog.file_lists_inlined"),
+    ({"workload.operations.row_delta_share": 0.5}, "catalog.file_lists_inlined"),
+    ({"maintenance.expire_snapshots.every_ms": 60_000}, "catalog.file_lists_inlined"),
+    ({"design": "file", "catalog.file_lists_inlined": True, "catalog.latency_ms": None},
+     "catalog.file_lists_inlined")])
+def test_file_lists_in_the_catalog_are_ducklakes(keys, path):
+    with pytest.raises(Exception, match=path.replace(".", r"\.")):
+        config(SCRIPT, **{k: v for k, v in {**DUCKLAKE, **keys}.items() if v is not None})
+
+
 def test_delta_cells_on_other_partitions_and_its_dynamodb_store():
     """An OPTIMIZE recommits over a MERGE elsewhere in the table; the DynamoDB log store runs the same checks."""
     assert _scripted("compaction", "overwrite", "fast", x_parts=1, y_parts=2, design="log").outcome == "committed"
@@ -317,19 +366,24 @@ BUSY = {"duration_ms": 900_000, "warmup_ms": 60_000, "cooldown_ms": 60_000,
                                                       "maintenance.rewrite_manifests": {},
                                                       "maintenance.expire_snapshots": {},
                                                       "maintenance.compaction.action": action})
-                                            for action in ("clustering", "compaction"))])
+                                            for action in ("clustering", "compaction")),
+                                          ("ducklake", {"catalog.latency_ms": 5.0,
+                                                        "workload.operations.row_delta_share": 0.0,
+                                                        "maintenance.rewrite_manifests": {},
+                                                        "maintenance.expire_snapshots": {}})])
 def test_whole_runs_keep_the_rules(design, keys):
     """Busy runs of every operation and job the format has: the checker's invariants hold (8: no committed operation
     over a commit its rules make fatal), appends never fail for the rules (on a Delta log, with no metadata change:
     one would fail them), and compactions do; on Hudi a clustering or compaction wins against the upserts (the
-    upserts of its file groups fail, whichever committed first), and the upserts fail."""
+    upserts of its file groups fail, whichever committed first), and the upserts fail; on DuckLake an insert fails
+    for a delete of its table."""
     cfg = config(BUSY, design=design, **keys)
     r = run(cfg, history=True, stream=False)
     assert not check_history(r.history, **checker_rules(cfg, profile_of(cfg)))
     rec = r.records
     assert set(rec["op"]) >= {"fa", "overwrite", "compaction"}
-    assert not ((rec["op"] == "fa") & (rec["reason"] == "validation_failed")).any()
     failed = rec["reason"] == "validation_failed"
+    assert (failed & (rec["op"] == "fa")).any() == (design == "ducklake")
     assert (failed & (rec["op"] == "compaction")).any() == (design != "hudi")
     assert (failed & (rec["op"] == "overwrite")).any()
 

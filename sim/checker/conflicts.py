@@ -55,6 +55,16 @@ def fatal_hudi(x: str, y: str, overlap: bool, mor: bool) -> bool:
     return overlap and "fa" not in (x, y) and "schema_change" not in (x, y)
 
 
+def fatal_ducklake(x: str, y: str, overlap: bool) -> bool:
+    """DuckLake's (MODEL.md), table by table: an insert fails for a delete or an alter; a delete for an insert, a
+    compaction, an alter, or a delete of the same files; a compaction for a delete or a compaction; an alter for an
+    alter."""
+    return {"fa": y in ("overwrite", "schema_change"),
+            "overwrite": y in ("fa", "compaction", "schema_change") or (y == "overwrite" and overlap),
+            "compaction": y in ("overwrite", "compaction"),
+            "schema_change": y == "schema_change"}.get(x, False)
+
+
 class Conflicts:
     """Each table's commits (operation, partitions) in version order, and the check at each commit."""
 
@@ -85,6 +95,15 @@ class Conflicts:
                                        f"{x.parts:#x})")
                 return
 
+    def _fatal(self, fmt: str | None, x: str, y: str, overlap: bool) -> bool:
+        if fmt == "hudi":
+            return fatal_hudi(x, y, overlap, self.mor)
+        if fmt == "delta":
+            return fatal_delta(x, y, overlap)
+        if fmt == "ducklake":
+            return fatal_ducklake(x, y, overlap)
+        return fatal(x, y, overlap, self.rules["serializable"], self.rules["server"], self.rules["equality"])
+
     def committed(self, e: Event, x: Txn, v_before: int) -> None:
         """X's commit replaces v[t] = v_before: none of the commits since its base read (or since the version it
         validated from, if earlier: a compaction's batch in partial progress, from its run's start) may be fatal
@@ -101,9 +120,7 @@ class Conflicts:
                 sibling = self.rules.get("partial", False) and x.op == y == "compaction"
                 overlap = (parts & x.parts) != 0 and not sibling
                 fmt = self.rules.get("format")
-                if (fatal_hudi(x.op, y, overlap, self.mor) if fmt == "hudi" else fatal_delta(x.op, y, overlap)
-                        if fmt == "delta" else fatal(x.op, y, overlap, self.rules["serializable"],
-                                                     self.rules["server"], self.rules["equality"])):
+                if self._fatal(fmt, x.op, y, overlap):
                     self.ledger.flag(8, e, f"{x.op} commits over v[{e.table}]={v_before}, but v[{e.table}]={v} "
                                            f"({y}, partitions {parts:#x}) landed after its base read "
                                            f"(v[{e.table}]={start}) and fails it (partitions "

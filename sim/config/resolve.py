@@ -317,6 +317,30 @@ def _check_version_files(cfg: Config) -> None:
             raise ConfigError(path, f"{why} (or design: fs-table)")
 
 
+def _check_file_lists(cfg: Config) -> None:
+    """File lists in the catalog's database are DuckLake's: a service holding the table metadata too, Iceberg-like
+    commits of the whole table (its rules know inserts, deletes, compactions and alters)."""
+    cat, path = cfg.catalog, "catalog.file_lists_inlined"
+    if not cat.file_lists_inlined:
+        return
+    ops, m = cfg.workload.operations, cfg.maintenance
+    for wrong, why in ((cat.backend != "service", "needs catalog.backend service (the database)"),
+                       (not cat.table_metadata_inlined, "needs catalog.table_metadata_inlined (the database holds "
+                                                        "the table metadata too)"),
+                       (cfg.commit.protocol != "rewrite", "needs commit.protocol rewrite"),
+                       (cfg.commit.shape != "table", "needs commit.shape table"),
+                       (cat.server != Server() or cfg.lock.variant is not None,
+                        "a database the clients query themselves: no catalog.server, no lock"),
+                       (ops.row_delta_share > 0, "DuckLake's deletes are overwrite_share here (delete files, "
+                                                 "no row deltas): remove workload.operations.row_delta_share"),
+                       (any(getattr(m, n).every_ms is not None for n in ("rewrite_manifests", "expire_snapshots")),
+                        "DuckLake has no manifests to rewrite, and its snapshot expiry is not modelled"),
+                       (m.compaction.partial_progress, "partial progress is Iceberg's RewriteDataFiles option"),
+                       (cfg.metadata.growth, "metadata growth is Iceberg's metadata.json")):
+        if wrong:
+            raise ConfigError(path, f"{why} (or design: ducklake)")
+
+
 def _check_reread(cat: Catalog, commit: Commit) -> None:
     """The re-read guards one catalog object that every table's commit replaces (a catalog as a file)."""
     if commit.reread_before_cas and (cat.scope != "global" or commit.protocol != "rewrite"
@@ -448,6 +472,7 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     catalog = _resolve_server(cfg)
     _check_shape(cfg)
     _check_version_files(cfg)
+    _check_file_lists(cfg)
     _check_reread(cfg.catalog, commit)
     _check_clock_skew(cfg)
     _check_tables(cfg.workload)

@@ -125,6 +125,10 @@ class Catalog:
     # fs-table: a table's versions are files v{N}.metadata.json in storage; a commit creates v{N+1} if absent,
     # a reader finds the newest by the version hint and probes (docs/MODEL.md, "File-system tables")
     version_files: bool = _spec(False, late=True)
+    # DuckLake: the tables' file lists (data and delete files) are rows of the catalog's database, as the table
+    # metadata is (`table_metadata_inlined`): a commit writes and a validation reads no manifest list or manifest,
+    # and DuckLake's conflict rules apply (docs/MODEL.md, "Operations and maintenance")
+    file_lists_inlined: bool = _spec(False, late=True)
 
 
 @dataclass(frozen=True)

@@ -38,8 +38,8 @@ def _validate(m, j, v):
 def prepare(m, j, now, v):
     """Prepare on table version v: read the table metadata and the current manifest list; a VO validates the
     snapshots it has not validated and may find a real conflict; then write the manifest list and the table
-    metadata (none of this for `commit.shape: object`). Returns the I/O time, negated if the validation aborts
-    the transaction."""
+    metadata (none of this for `commit.shape: object`). Returns the I/O time and whether the validation aborts the
+    transaction."""
     tx = m.tx[j]
     inlined = m.p.metadata_inlined
     tx.prepared = v
@@ -48,16 +48,18 @@ def prepare(m, j, now, v):
             history.prepare(m, now, j, tx.table, v, -1, -1)
         if m.p.head_version:                         # the body's GET, after the HEAD that gave the version
             tx.gets += 1
-            return take(m, Src.READ)
-        return 0.0
+            return take(m, Src.READ), False
+        return 0.0, False
     cost = 0.0
     t = tx.table
+    lists = not m.p.file_lists_inlined               # (DuckLake's file lists are the database's rows)
     if not inlined:
         cost += growth.get_metadata_ms(m, t)         # table metadata
         tx.gets += 1
-    cost += growth.get_list_ms(m, t)                 # current manifest list
-    tx.gets += 1
-    tx.manifest_lists_read += 1
+    if lists:
+        cost += growth.get_list_ms(m, t)             # current manifest list
+        tx.gets += 1
+        tx.manifest_lists_read += 1
     vfrom = -1
     vto = -1
     aborted = False
@@ -73,19 +75,19 @@ def prepare(m, j, now, v):
         aborted, n = operations.validate(m, j, vfrom, v)
         if m.p.expiring and not aborted and operations.walks_history(m, j):
             aborted = growth.history_gap(m, j)
-        if n > 0:                                    # each snapshot's manifest list and added manifest
+        if n > 0 and lists:                          # each snapshot's manifest list and added manifest
             tx.manifest_lists_read += n
             cost += gets_ms(m, j, 2 * n)
         tx.validated = v
-    if not aborted:
+    if not aborted and lists:
         cost += growth.put_list_ms(m, j)
         tx.puts += 1
-        if not inlined:
-            cost += growth.put_metadata_ms(m, j, now)
-            tx.puts += 1
+    if not aborted and not inlined:
+        cost += growth.put_metadata_ms(m, j, now)
+        tx.puts += 1
     if history.on(m):
         history.prepare(m, now, j, tx.table, v, vfrom, vto)
-    return -cost if aborted else cost
+    return cost, aborted
 
 
 @model_function
@@ -93,9 +95,9 @@ def _prepare_then_commit(m, j, now, pending, v, do_prepare):
     """After a read whose answer comes `pending` ms from now: prepare if asked, then commit (with
     `commit.reread_before_cas`, a prepare is followed by a re-read of the catalog first)."""
     if do_prepare:
-        cost = prepare(m, j, now, v)
-        if cost < 0:
-            return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + pending - cost)
+        cost, aborted = prepare(m, j, now, v)
+        if aborted:
+            return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + pending + cost)
         pending += cost
         if m.p.reread_before_cas:
             return next_read(m, j, PC.REREAD, pending)

@@ -30,7 +30,9 @@ ordinary retry) or fatal (a ValidationException: the operation fails for good, i
   (`attempts_allowed`): on a storage catalog any commit since its base fails it (CommitFailedException); through a
   REST server only another schema change does (its requirement is the current schema: `requirement_holds`).
 Delta's rules are `fatal_delta`'s (a DELETE/UPDATE/MERGE is an overwrite, an OPTIMIZE a compaction, a metadata
-change a schema change); its commits are checked as the log's attempts read them (`sim.model.delta`). Hudi's are
+change a schema change); its commits are checked as the log's attempts read them (`sim.model.delta`). DuckLake's
+(a catalog that holds the file lists, `catalog.file_lists_inlined`) are `fatal_ducklake`'s (an insert is an append,
+a delete or update an overwrite, a compaction a compaction, an alter a schema change), table by table. Hudi's are
 `fatal_hudi`'s (an upsert is an overwrite, a clustering a compaction), checked under its commit lock
 (`sim.model.designs.hudi`).
 A partition stands for the files an operation touches together: two operations conflict at file level only where
@@ -125,6 +127,24 @@ def fatal_hudi(x, y, overlap, mor):
 
 
 @model_function
+def fatal_ducklake(x, y, overlap):
+    """DuckLake's rules (`DuckLakeTransactionState::CheckForConflicts`, duckdb/ducklake @0024de0), table by table,
+    X retrying after Y committed to its table: an insert (an append) fails when Y deleted from or altered the table;
+    a delete (an overwrite) when Y inserted into, compacted or altered it, or deleted from the same data files (here:
+    partitions that meet); a compaction (merge_adjacent, rewrite_delete) when Y deleted from or compacted it; an
+    alter (a schema change) when Y altered it."""
+    if x == Op.FA:
+        return y == Op.OVERWRITE or y == Op.SCHEMA_CHANGE
+    if x == Op.OVERWRITE:
+        return y == Op.FA or y == Op.COMPACTION or y == Op.SCHEMA_CHANGE or (y == Op.OVERWRITE and overlap)
+    if x == Op.COMPACTION:
+        return y == Op.OVERWRITE or y == Op.COMPACTION
+    if x == Op.SCHEMA_CHANGE:
+        return y == Op.SCHEMA_CHANGE
+    return False
+
+
+@model_function
 def reads(x, y):
     """Whether X's validation reads Y's snapshot (its manifest list and added manifests): an overwrite's and a row
     delta's read every snapshot's added files and deletes, a compaction's and a manifest rewrite's only those of
@@ -163,6 +183,9 @@ def validate(m, j, vfrom, vto):
         elif m.p.log:
             if fatal_delta(x, y, overlap):
                 return True, n
+        elif m.p.file_lists_inlined:
+            if fatal_ducklake(x, y, overlap):
+                return True, n
         elif fatal(x, y, overlap, m.p.serializable, m.p.server, m.p.equality_deletes):
             return True, n
     return False, n
@@ -180,8 +203,8 @@ def walks_history(m, j):
 @model_function
 def validates(m, j):
     """Whether transaction j's attempts run the rules: with operations, any but an Iceberg append (a Delta blind
-    append still fails for a metadata change)."""
-    return m.p.ops and (m.tx[j].op != Op.FA or m.p.log)
+    append still fails for a metadata change, a DuckLake insert for a delete)."""
+    return m.p.ops and (m.tx[j].op != Op.FA or m.p.log or m.p.file_lists_inlined)
 
 
 @model_function
@@ -196,10 +219,10 @@ def server_rebases(m, j):
 @model_function
 def attempts_allowed(m, j):
     """Attempts transaction j may make: an Iceberg schema change commits once (`SchemaUpdate.commit` has no retry
-    loop; Delta's metadata change runs the log's loop like any commit); where
+    loop; Delta's metadata change and DuckLake's alter run the commit's loop like any commit); where
     a REST server rebases it, each request's CASes (the server's retries) count."""
     n = m.p.max_attempts
-    if m.p.ops and m.tx[j].op == Op.SCHEMA_CHANGE and not m.p.log:
+    if m.p.ops and m.tx[j].op == Op.SCHEMA_CHANGE and not m.p.log and not m.p.file_lists_inlined:
         n = 1
     if server_rebases(m, j):
         n *= 1 + m.p.server_retries
@@ -225,4 +248,4 @@ def requirement_holds(m, j, seq):
 
 # what operations own: their transaction field and parameters (the ring is `Model.ring_op`, `ring_parts`)
 OWNS = dict(effect_points=(), fields=("op", "parts"),
-            params=("ops", "serializable", "equality_deletes", "partitions"), sources=())
+            params=("ops", "serializable", "equality_deletes", "partitions", "file_lists_inlined"), sources=())

@@ -49,7 +49,8 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         mutation_rate_per_ms=rate_per_s / 1000.0, mutation_burst=burst, mutation_refusal_tokens=refusal_tokens,
         client_rate_per_ms=client_rate_per_s / 1000.0, client_burst=client_burst,
         client_refusal_tokens=client_refusal_tokens,
-        metadata_inlined=bool(cat.table_metadata_inlined), max_parallel=cfg.io.max_parallel,
+        metadata_inlined=bool(cat.table_metadata_inlined), file_lists_inlined=bool(cat.file_lists_inlined),
+        max_parallel=cfg.io.max_parallel,
         exact_reads=cfg.io.long_reads == "exact",
         max_attempts=max_attempts,
         # the microbenchmark's one read is the base of its conditional write

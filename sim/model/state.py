@@ -180,6 +180,7 @@ class Params(NamedTuple):
     client_burst: float
     client_refusal_tokens: float
     metadata_inlined: bool
+    file_lists_inlined: bool     # DuckLake: no manifest list or manifest to write or read; DuckLake's rules
     max_parallel: int
     exact_reads: bool            # io.long_reads: exact (every read drawn request by request; `sim.model.io`)
     max_attempts: int
