@@ -199,6 +199,7 @@ def test_designs_are_config_data_and_given_keys_win():
     assert d["design"] == "rest"
     assert d["catalog"] == {"backend": "service", "latency_ms": 10.0, "linearization_fraction": 0.5,
                             "table_metadata_inlined": True, "scope": "table", "version_files": False,
+                            "file_lists_inlined": False,
                             "server": {"variant": "reference", "metadata_get": True, "retries": 4,
                                        "retry": {"policy": "exponential", "base_ms": 100.0, "factor": 2.0,
                                                  "max_ms": 60000.0, "jitter": 0.1},
