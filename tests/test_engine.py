@@ -164,7 +164,7 @@ def configs(draw):
 
 
 @pytest.mark.parametrize("engine", ["fast", pytest.param("simpy", marks=pytest.mark.slow)])
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(c=configs())
 def test_every_invariant_holds_on_generated_configs(engine, c):
     """The checker finds no violation in the history of a generated config; the records agree with it. The SimPy

@@ -102,6 +102,7 @@ FAST = {"duration_ms": 300_000, "warmup_ms": 60_000, "cooldown_ms": 60_000, "dra
                      "runtime": {"median_ms": 20_000, "sigma": 1.0, "min_ms": 5_000}}}
 
 
+@pytest.mark.slow   # (5 s; the report's commands for its open knees stay in the default run)
 def test_grid_knee_and_knee_search_agree(tmp_path):
     """One small configuration: `sim knee`'s crossing and the crossing read off a grid around it (independent
     runs: other replications than the search's) have overlapping 95 % intervals (measured: search 21.76 [21.06,
