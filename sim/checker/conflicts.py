@@ -73,7 +73,8 @@ class Conflicts:
         self.landed: dict[int, list[tuple[str, int]]] = {}
         # Hudi: each table's clusterings or merge-on-read compactions as scheduled (their base read's row,
         # partitions), in order
-        self.hudi = rules is not None and rules.get("format") == "hudi"
+        self.format = rules.get("format") if rules is not None else None
+        self.hudi = self.format == "hudi"
         self.mor = self.hudi and rules.get("mor", False)
         self.scheduled: dict[int, list[tuple[int, int]]] = {}
 
@@ -95,12 +96,13 @@ class Conflicts:
                                        f"{x.parts:#x})")
                 return
 
-    def _fatal(self, fmt: str | None, x: str, y: str, overlap: bool) -> bool:
-        if fmt == "hudi":
+    def _fatal(self, x: str, y: str, overlap: bool) -> bool:
+        """The run's format's rule: X, committing after Y landed, fails for good."""
+        if self.format == "hudi":
             return fatal_hudi(x, y, overlap, self.mor)
-        if fmt == "delta":
+        if self.format == "delta":
             return fatal_delta(x, y, overlap)
-        if fmt == "ducklake":
+        if self.format == "ducklake":
             return fatal_ducklake(x, y, overlap)
         return fatal(x, y, overlap, self.rules["serializable"], self.rules["server"], self.rules["equality"])
 
@@ -119,8 +121,7 @@ class Conflicts:
                 y, parts = log[v - 1]
                 sibling = self.rules.get("partial", False) and x.op == y == "compaction"
                 overlap = (parts & x.parts) != 0 and not sibling
-                fmt = self.rules.get("format")
-                if self._fatal(fmt, x.op, y, overlap):
+                if self._fatal(x.op, y, overlap):
                     self.ledger.flag(8, e, f"{x.op} commits over v[{e.table}]={v_before}, but v[{e.table}]={v} "
                                            f"({y}, partitions {parts:#x}) landed after its base read "
                                            f"(v[{e.table}]={start}) and fails it (partitions "

@@ -118,7 +118,7 @@ def fatal_hudi(x, y, overlap, mor):
     neither conflicts; an upsert (an overwrite) and a clustering (a compaction) conflict where their partitions
     meet, whichever landed first. A merge-on-read compaction (`mor`) checks nothing when it commits, and whether it
     fails an upsert is a matter of their instants' order, not of which landed first (`resolveConflict`: the
-    design's `_schedule_compaction`)."""
+    design's `_table_services`)."""
     if x == Op.FA or y == Op.FA or x == Op.SCHEMA_CHANGE or y == Op.SCHEMA_CHANGE:
         return False
     if mor and (x == Op.COMPACTION or y == Op.COMPACTION):
