@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.config import from_dict
+from sim.config import from_dict, replaced
 from sim.run import run
 
 BASE = {"storage": {"provider": "s3"},
@@ -29,8 +29,8 @@ COMPARISONS = [
 
 
 def differences(change_a, change_b, metric, crn, reps):
-    base = from_dict(BASE).replace(common_random_numbers=crn)
-    a, b = base.replace(**change_a), base.replace(**change_b)
+    base = replaced(from_dict(BASE), {"common_random_numbers": crn})
+    a, b = replaced(base, change_a), replaced(base, change_b)
     return np.array([run(b, r).summary[metric] - run(a, r).summary[metric] for r in range(reps)])
 
 

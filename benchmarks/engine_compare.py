@@ -36,7 +36,7 @@ if provider == "gcp":
     except Exception:
         pass
 cfg = from_dict(data)
-run(cfg.replace(duration_ms=60000, warmup_ms=10000, cooldown_ms=10000), engine=engine)
+run(replaced(cfg, dict(duration_ms=60000, warmup_ms=10000, cooldown_ms=10000)), engine=engine)
 best = 1e9
 for _ in range(repeat):
     t0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime

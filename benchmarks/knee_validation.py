@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sim.config import from_dict
+from sim.config import config_hash, from_dict, replaced
 from sim.sweep import load
 from sim.sweep.executors import make_executor
 from sim.sweep.knee import run_searches
@@ -72,9 +72,9 @@ def brute(cfg, anchor_cps, low_cps, high_cps, ex, store, vo: bool):
     rates = [anchor_cps * STEP ** i for i in range(-below, above + 1)]
     tasks, meta = [], {}
     for rate in rates:
-        c = cfg.replace(**{"workload.inter_arrival.mean_ms": float(f"{1000 / rate:.6g}")})
+        c = replaced(cfg, {"workload.inter_arrival.mean_ms": float(f"{1000 / rate:.6g}")})
         for rep in range(REPS):
-            key = run_key(c.hash, rep)
+            key = run_key(config_hash(c), rep)
             meta[key] = rate
             if not store.path(key).is_file():
                 tasks.append({"key": key, "config": c.to_dict(), "params": {}, "replication": rep, "engine": "fast"})

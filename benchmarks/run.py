@@ -38,6 +38,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from sim.config import replaced
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -72,7 +73,7 @@ def _one(args):
                             "workload": {"num_tables": tables, "fast_append_ratio": fa,
                                          "inter_arrival": {"distribution": "exponential", "mean_ms": ia}}})
     if engine == "fast":   # compile (or load the cache) outside the timed region
-        run(cfg.replace(duration_ms=60_000, warmup_ms=10_000, cooldown_ms=10_000), engine=engine)
+        run(replaced(cfg, dict(duration_ms=60_000, warmup_ms=10_000, cooldown_ms=10_000)), engine=engine)
     t0 = time.perf_counter()
     res = run(cfg, engine=engine)
     wall = time.perf_counter() - t0

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from . import config as _config
-from .config import Config
+from .config import Config, replaced
 from .run import RunResult
 from .run import run as _run
 
@@ -31,7 +31,7 @@ def config(source: str | Path | dict | Config | None = None, **overrides: Any) -
     """A validated config from a YAML path, a dict, an existing Config or the defaults, with dotted-path
     overrides given as keyword arguments: `config(None, **{"workload.num_tables": 5})`."""
     if isinstance(source, Config):
-        return source.replace(**overrides) if overrides else source
+        return replaced(source, overrides) if overrides else source
     if source is None or isinstance(source, dict):
         data = copy.deepcopy(source or {})           # an override never writes into the caller's dict
         for path, value in overrides.items():

@@ -21,7 +21,7 @@ import yaml
 from helpers import ROOT, TINY_SWEEP, run_cli
 from sim import cli
 from sim.checker import REQUIRED_COLUMNS
-from sim.config import from_dict
+from sim.config import config_hash, from_dict
 from sim.config import load as load_config
 from sim.sweep import load as load_sweep
 from test_help import COMMANDS
@@ -196,7 +196,7 @@ def test_an_empty_config_is_refused_and_braces_are_every_default(tmp_path):
     assert code == 2 and err == (f"error: {p}: empty (no YAML document); a config file is a YAML mapping; "
                                  "write {} for every default\n")
     p.write_text("{}\n")
-    assert load_config(p).hash == from_dict({}).hash
+    assert config_hash(load_config(p)) == config_hash(from_dict({}))
 
 
 def test_a_real_bug_keeps_its_traceback(tmp_path, monkeypatch):

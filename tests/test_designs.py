@@ -13,7 +13,7 @@ import pytest
 
 from sim.checker import check_history
 from sim.rules import checker_rules
-from sim.config import ConfigError, from_dict, seed_hash
+from sim.config import ConfigError, config_hash, from_dict, replaced, seed_hash
 from sim.designs import ICEBERG_CLIENT_RETRY
 from sim.providers import load_provider
 from sim.run import run
@@ -25,7 +25,7 @@ THROTTLED = str(HERE / "data" / "throttled.yaml")     # s3x latencies, 20 writes
 
 
 def cfg(**paths):
-    return from_dict({}).replace(**paths)
+    return replaced(from_dict({}), paths)
 
 
 # ------------------------------------------------------------------------------------------ scope: table
@@ -213,15 +213,15 @@ def test_designs_are_config_data_and_given_keys_win():
     assert log["commit"]["protocol"] == "log" and log["commit"]["max_retries"] == 3
     assert log["retry"]["table"] == {"policy": "fixed", "delay_ms": 5.0}
     # a design is a label: the same values with or without it are the same configuration
-    assert from_dict({"design": "file"}).hash == from_dict({"commit": {"reread_before_cas": True}}).hash
+    assert config_hash(from_dict({"design": "file"})) == config_hash(from_dict({"commit": {"reread_before_cas": True}}))
     fs = {"catalog": {"scope": "table", "version_files": True}, "commit": {"max_retries": 4},
           "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY},
           "storage": {"throttle_retry": {"policy": "object_store"}}}
-    assert from_dict({"design": "fs-table"}).hash == from_dict(fs).hash
+    assert config_hash(from_dict({"design": "fs-table"})) == config_hash(from_dict(fs))
     pointer_keys = {"catalog": {"backend": "service", "scope": "table", "latency_ms": 10},
                     "commit": {"max_retries": 4}, "retry": {"catalog": {"policy": "exponential"},
                                                             "table": {"policy": "exponential"}}}
-    assert from_dict({"design": "service-pointer", "catalog": {"latency_ms": 10}}).hash == from_dict(pointer_keys).hash
+    assert config_hash(from_dict({"design": "service-pointer", "catalog": {"latency_ms": 10}})) == config_hash(from_dict(pointer_keys))
 
 
 @pytest.mark.parametrize("data, path", [

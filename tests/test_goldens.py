@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "golden"))
 from make import compute, config_of  # noqa: E402
 
 from test_fast_engine import identical_runs  # noqa: E402
+from sim.config import config_hash
 
 GOLDEN = json.loads((Path(__file__).resolve().parent / "golden" / "digests.json").read_text())
 
@@ -38,7 +39,7 @@ def _cases():
     for name in sorted(GOLDEN):
         g = GOLDEN[name]
         yield pytest.param(name, "fast", id=f"{name}-fast")
-        covered = (config_of(g["config"]).hash, g["replication"]) in both or _heavy_smoke(name, g)
+        covered = (config_hash(config_of(g["config"])), g["replication"]) in both or _heavy_smoke(name, g)
         yield pytest.param(name, "simpy", id=f"{name}-simpy", marks=[pytest.mark.slow] if covered else [])
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from sim.checker import check_history
-from sim.config import ConfigError, from_dict
+from sim.config import ConfigError, config_hash, from_dict
 from sim.providers import load_provider
 from sim.rules import checker_rules
 from sim.run import run
@@ -227,7 +227,7 @@ def test_hive_resolves_hms_lock_at_the_catalog_latency():
         ("hms", "table", "fifo_poll", 7, 180_000, 0)
     assert (lk.poll.policy, lk.poll.base_ms, lk.poll.factor, lk.poll.max_ms, lk.poll.jitter) == \
         ("exponential", 50, 1.5, 5000, 0.1)
-    assert from_dict({}).hash == from_dict({"lock": {}}).hash   # no lock: results keyed as before
+    assert config_hash(from_dict({})) == config_hash(from_dict({"lock": {}}))   # no lock: results keyed as before
 
 
 # ------------------------------------------------------------------------------------------ the checker

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from sim.checker import check_history
-from sim.config import ConfigError, from_dict, set_path
+from sim.config import ConfigError, config_hash, from_dict, replaced, set_path
 from sim.model.params import params_of
 from sim.run import run
 
@@ -25,7 +25,7 @@ CONTENDED = {"storage.provider": "instant", "duration_ms": 30_000, "warmup_ms": 
 
 
 def cfg(**paths):
-    return from_dict({}).replace(**paths)
+    return replaced(from_dict({}), paths)
 
 
 def _snapshot(v: int, ci: int, lanes: int) -> tuple[int, float]:
@@ -163,7 +163,7 @@ def test_plain_log_keeps_its_hash_and_reads():
     off = {"catalog": {"scope": "table"}, "commit": {"protocol": "log", "snapshot_update": False,
                                                      "checkpoint_rebuild": False, "log_cleanup": "none",
                                                      "log_entries_at_start": 0}}
-    assert from_dict(plain).hash == from_dict(off).hash
+    assert config_hash(from_dict(plain)) == config_hash(from_dict(off))
     p, _ = params_of(from_dict({**plain, "io": {"max_parallel": 3}}), False)
     assert (p.snapshot_update, p.snapshot_max_parallel, p.checkpoint_rebuild, p.log_cleanup) == (False, 3, False, 0)
 
@@ -172,8 +172,8 @@ def test_microbenchmark_reads_no_snapshot_so_the_switches_do_not_apply():
     """commit.shape object under design log resolves to the protocol alone: the same hash as before them."""
     bench = {"design": "log", "commit": {"shape": "object", "max_retries": 0}}
     assert from_dict(bench).commit.snapshot_update is False
-    assert from_dict(bench).hash == from_dict({**bench, "commit": {**bench["commit"], "snapshot_update": False,
-                                                                  "snapshot_max_parallel": 7}}).hash
+    assert config_hash(from_dict(bench)) == config_hash(from_dict({**bench, "commit": {**bench["commit"], "snapshot_update": False,
+                                                                  "snapshot_max_parallel": 7}}))
 
 
 @pytest.mark.parametrize("data, path", [

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sim.checker import check_history
-from sim.config import ConfigError, from_dict
+from sim.config import ConfigError, config_hash, from_dict
 from sim.providers import load_provider
 from sim.rules import checker_rules
 from sim.run import run
@@ -142,7 +142,7 @@ def test_log_store_defaults():
     assert (ls.kind, ls.write_capacity_per_s, ls.burst_s) == ("dynamodb", 5.0, 300.0)
     assert (ls.retry.policy, ls.retry.base_ms, ls.retry.factor, ls.retry.max_ms, ls.retry.max_resends) == \
         ("aws_dynamodb", 500.0, 2.0, 20_000.0, 10)
-    assert from_dict({}).hash == from_dict({"log_store": {}}).hash
+    assert config_hash(from_dict({})) == config_hash(from_dict({"log_store": {}}))
 
 
 def test_writers_outlast_their_throttled_completions():

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sim.checker import check_history
-from sim.config import ConfigError, from_dict
+from sim.config import ConfigError, from_dict, replaced
 from sim.engines.simpy_engine import SimPyEngine
 from sim.providers import load_provider
 from sim.rules import checker_rules
@@ -203,7 +203,7 @@ def test_server_keys_rules():
 def test_a_server_naming_its_variant_is_replaced_whole():
     """A variant's defaults are its own: switching design or variant never keeps another variant's numbers."""
     lake = from_dict({"design": "rest-lakekeeper", "catalog": {"latency_ms": 5}})
-    ref = lake.replace(design="rest").catalog.server
+    ref = replaced(lake, {"design": "rest"}).catalog.server
     assert (ref.variant, ref.metadata_get, ref.retries, ref.retry.base_ms) == ("reference", True, 4, 100.0)
     given = from_dict({"design": "rest", "catalog": {"latency_ms": 5, "server": {"variant": "lakekeeper"}}})
     assert given.catalog.server == lake.catalog.server

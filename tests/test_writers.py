@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from sim.config import from_dict
+from sim.config import config_hash, from_dict
 from sim.latency import latency_model
 from sim.run import run
 from sim.workload import runtime_dist
@@ -229,6 +229,6 @@ def test_config_rules():
         with pytest.raises(ConfigError) as e:
             from_dict(data)
         assert e.value.path == path, (data, str(e.value))
-    assert from_dict({}).hash == from_dict({"workload": {"writers": {"count": 0}}}).hash
+    assert config_hash(from_dict({})) == config_hash(from_dict({"workload": {"writers": {"count": 0}}}))
     w = from_dict({"workload": {"writers": {"count": 3, "mode": "periodic", "interval_ms": 60_000}}}).workload.writers
     assert (w.overrun, w.jitter_ms, w.start_spread_ms) == ("wait", 0.0, 60_000)

@@ -8,7 +8,7 @@ hash are stored with every result.
 One concept per module, imports pointing one way (defaults <- types <- resolve <- loading, resolve <- hashing):
 `defaults` (the numbers real systems set), `types` (the frozen dataclasses and each key's rule), `resolve` (the
 cross-field rules), `loading` (plain data, files and overrides into a resolved `Config`), `hashing` (its
-identity and its seeds). `Config.hash` and `Config.replace` reach up to the last two when called.
+identity and its seeds): a config's hash is `config_hash(cfg)`, a copy with overrides `replaced(cfg, overrides)`.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ..schema import ConfigError
 from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETRY, LOCK_DISCIPLINES, LOCK_VARIANTS,
                        LOG_STORE_DEFAULTS, RESEND_CLIENTS, SERVER_VARIANTS)
 from .hashing import config_hash, seed_hash
-from .loading import build_structure, check_path, from_dict, load, overrides_of, parse_override, set_path
+from .loading import build_structure, check_path, from_dict, load, overrides_of, parse_override, replaced, set_path
 from .resolve import JOBS, LOG_CLIENT_KEYS, jobs_of, operations_on
 from .types import (IO, Catalog, Commit, Config, InterArrival, Job, LatencySpec, Lock, LogStore, Maintenance,
                     Operations, Retry, RetryPolicy, Runtime, Server, Storage, TableSelection, Workload, Writers)
@@ -27,5 +27,5 @@ __all__ = [
     "Commit", "Config", "ConfigError", "InterArrival", "Job", "LatencySpec", "Lock", "LogStore", "Maintenance",
     "Operations", "Retry", "RetryPolicy", "Runtime", "Server", "Storage", "TableSelection", "Workload", "Writers",
     "jobs_of", "operations_on", "build_structure", "check_path", "config_hash", "from_dict",
-    "load", "overrides_of", "parse_override", "seed_hash", "set_path",
+    "load", "overrides_of", "parse_override", "replaced", "seed_hash", "set_path",
 ]

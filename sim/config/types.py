@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..providers import PROFILE_SETS
 from ..schema import Field
@@ -384,20 +383,8 @@ class Config:
         return _prune(dataclasses.asdict(self))
 
     @property
-    def hash(self) -> str:
-        """`config_hash` (imported here: the hash compares with the resolved defaults, a layer above the types)."""
-        from .hashing import config_hash
-        return config_hash(self)
-
-    @property
     def max_attempts(self) -> int:
         return self.commit.max_retries + 1
-
-    def replace(self, **overrides: Any) -> "Config":
-        """A copy with dotted-path overrides, validated like a file: `cfg.replace(**{"workload.num_tables": 5})`
-        (`sim.config.loading.replaced`, imported here: validating is a layer above the types)."""
-        from .loading import replaced
-        return replaced(self, overrides)
 
 
 def _prune(d):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from ..config import Config
+from ..config import Config, replaced
 from .fit import Fit
 from .full import FullLength
 from .pilot import Pilot
@@ -57,10 +57,10 @@ class KneeSearch:
         if self.param.integer:
             cfg = with_writers(cfg, self.param.start[0])
         crn = {"common_random_numbers": True} if spec.common_random_numbers else {}
-        self.base = cfg.replace(**crn)
+        self.base = replaced(cfg, crn)
         f = max(spec.pilot_fraction, _cadence_fraction(cfg))
-        self.pilot_base = self.base if f >= 1 else self.base.replace(
-            duration_ms=cfg.duration_ms * f, warmup_ms=cfg.warmup_ms * f, cooldown_ms=cfg.cooldown_ms * f)
+        self.pilot_base = self.base if f >= 1 else replaced(self.base, dict(
+            duration_ms=cfg.duration_ms * f, warmup_ms=cfg.warmup_ms * f, cooldown_ms=cfg.cooldown_ms * f))
         self.check = ("", "vo_") if cfg.workload.fast_append_ratio < 1 else ("",)
         self.stage = "pilot"           # pilot -> full
         self.status = "searching"
@@ -69,7 +69,7 @@ class KneeSearch:
         self.full = FullLength(spec, self.param, self.check, self.pilot)
 
     def config_of(self, p: Point) -> Config:
-        return (self.pilot_base if p.pilot else self.base).replace(**{self.param.path: p.value})
+        return replaced(self.pilot_base if p.pilot else self.base, {self.param.path: p.value})
 
     def hours_of(self, p: Point) -> float:
         return p.n * (self.pilot_base if p.pilot else self.base).duration_ms / 3_600_000

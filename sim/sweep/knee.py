@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..config import from_dict
+from ..config import config_hash, from_dict
 from ..knee import KneeSearch, KneeSpec
 from ..knee.status import knee_text
 from ..results_io import atomic_write_parquet, atomic_write_text
@@ -90,7 +90,7 @@ def _wanted(searches: list[KneeSearch], engine: str) -> dict:
     for s in searches:
         for point, rep in s.pending():
             cfg = s.config_of(point)
-            key = run_key(cfg.hash, rep)
+            key = run_key(config_hash(cfg), rep)
             if key not in wanted:
                 wanted[key] = ({"key": key, "config": cfg.to_dict(), "params": {s.param.path: point.value},
                                 "replication": rep, "engine": engine, "run_key": RunKey.expected(cfg, rep)}, [])
@@ -145,7 +145,7 @@ def knee_json(search: KneeSearch, rec: dict) -> dict:
         "common_random_numbers": rec["common_random_numbers"],
         "runs": rec["runs"], "pilot_runs": rec["pilot_runs"], "new_runs": rec.get("new_runs"),
         "simulated_hours": rec["simulated_hours"],
-        "error": rec["error"], "config_hash": search.base.hash, "points": search.trace(),
+        "error": rec["error"], "config_hash": config_hash(search.base), "points": search.trace(),
     }
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from ..config import Config, ConfigError, build_structure, check_path, set_path
+from ..config import Config, ConfigError, build_structure, check_path, config_hash, set_path
 from ..config import from_dict as config_from_dict
 from ..knee import LOAD_PARAMS, WRITERS_PARAM, parse_spec, search_param
 from ..schema import Field, check
@@ -41,7 +41,7 @@ class Point:
 
     @property
     def hash(self) -> str:
-        return self.config.hash
+        return config_hash(self.config)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..config import config_hash
 from ..providers import profile_of
 from ..results_io import atomic_write_text, dumps
 from ..version import MODEL_VERSION
@@ -40,7 +41,7 @@ class RunKey:
     def expected(cls, cfg, replication: int) -> "RunKey":
         """The key a run of `cfg` would have now: this sim's model version, the provider profile on disk."""
         provider = cfg.storage.provider
-        return cls(cfg.hash, replication, provider, profile_of(cfg).digest(), MODEL_VERSION)
+        return cls(config_hash(cfg), replication, provider, profile_of(cfg).digest(), MODEL_VERSION)
 
 
 def run_key(config_hash: str, replication: int) -> str:
