@@ -41,11 +41,14 @@ DESIGNS = {
     "delta_dynamodb": {"design": "delta-dynamodb", "log_store": {"latency_ms": 10}},
     "hive": {"design": "hive", "catalog": {"latency_ms": 10}},
     "hudi": {"design": "hudi", "lock": {"latency_ms": 10}},
+    "rest_tx": {"design": "rest-lakekeeper", "catalog": {"latency_ms": 10},
+                "workload": {"fast_append_ratio": 1.0, "multi_table": {"tables": 2}}},
 }
 
 
 def config_file(tmp: Path, name: str) -> Path:
-    data = {**BASE, **{k: v for k, v in DESIGNS[name].items() if k != "workload"}}
+    data = {**BASE, **{k: v for k, v in DESIGNS[name].items() if k != "workload"},
+            "workload": {**BASE["workload"], **DESIGNS[name].get("workload", {})}}
     path = tmp / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
@@ -85,8 +88,9 @@ def main() -> None:
     ap.add_argument("--repo", type=Path, default=ROOT, help="the checkout to time (default: this one)")
     ap.add_argument("--each-alone", action="store_true", help="also each design alone from an empty cache")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "compile.json")
+    ap.add_argument("--designs", nargs="+", choices=list(DESIGNS), help="these designs only, in this order")
     args = ap.parse_args()
-    names = list(DESIGNS)
+    names = args.designs or list(DESIGNS)
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         print("one after another, from an empty cache:")

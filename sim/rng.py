@@ -83,6 +83,9 @@ SOURCES = (
     RandomSource("job_phase", "JOB_PHASE", 23, "uniform", lambda p, n: p.jobs + BATCH if p.jobs else 0, workload=True),
     RandomSource("job_runtime", "JOB_RUNTIME", 24, "workload.job_runtime",
                  lambda p, n: BATCH if p.jobs or p.inline_every else 0, workload=True),
+    # commits over several tables (`workload.multi_table`): how many tables each arrival's commit spans, and which
+    # others, drawn by the arrivals
+    RandomSource("tables", "", -1, "workload.multi_table", None, workload=True),
 )
 
 

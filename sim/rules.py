@@ -53,7 +53,9 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
     lock (its scope, and whether its discipline grants in request order; a REST server whose one transaction holds
     its row lock across the metadata.json write: that lock, per table, FIFO), and operations' rules."""
     catalog, commit, lock = cfg.catalog, cfg.commit, cfg.lock
-    row_locks = catalog.server.lock_scope in ("metadata_write", "transaction") and commit.shape == "table"
+    multi = cfg.workload.multi_table.tables > 1
+    row_locks = ((catalog.server.lock_scope in ("metadata_write", "transaction") or (multi and catalog.server.variant))
+                 and commit.shape == "table")
     rules = {"scope": "table" if commit.protocol == "log" else catalog.scope, "protocol": commit.protocol,
              "mutation_rate_per_s": None, "mutation_burst": 1.0, "mutation_refusal_tokens": 0.0,
              "client_limit": client_limit(cfg, profile) is not None,
@@ -70,7 +72,8 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
                                         "hudi" if lock.variant is not None else "delta"),
                              "partial": cfg.maintenance.compaction.partial_progress,
                              "mor": cfg.maintenance.compaction.action == "compaction"}
-                            if operations_on(cfg) else None)}
+                            if operations_on(cfg) else None),
+             "multi_table": multi}
     reads = store_read_limit(cfg)
     if reads is not None:
         rules["read_rate_per_s"], rules["read_burst"] = reads

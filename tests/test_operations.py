@@ -46,8 +46,8 @@ def _scripted(x: str, y: str, engine: str, x_parts: int = 1, y_parts: int = 1, y
     cfg = config(SCRIPT, **keys)
     eng = make_engine(cfg, 0, history=True, engine=engine)
     arr = eng.r.m.arrivals
-    arr[0] = (0, OPS.index(x), x_parts, 5000.0)
-    arr[1] = (0, OPS.index(y), y_parts, 3000.0)
+    arr[0] = (0, OPS.index(x), x_parts, 5000.0, 1)
+    arr[1] = (0, OPS.index(y), y_parts, 3000.0, 1)
     eng.run()
     rec = records_frame(eng.r)
     violations = check_history(eng.history_frame(), **checker_rules(cfg, profile_of(cfg)))
@@ -130,8 +130,8 @@ def test_hudi_rejects_an_upsert_into_file_groups_pending_clustering(engine, y, y
     eng = make_engine(cfg, 0, history=True, engine=engine)
     arr = eng.r.m.arrivals
     arr["op"], arr["parts"], arr["runtime_ms"], arr["table"] = Op.OVERWRITE, 1, 0.0, 0
-    arr[0] = (0, Op.COMPACTION, 1, 5000.0)
-    arr[1] = (0, OPS.index(y), y_parts, 0.0)
+    arr[0] = (0, Op.COMPACTION, 1, 5000.0, 1)
+    arr[1] = (0, OPS.index(y), y_parts, 0.0, 1)
     eng.run()
     assert not check_history(eng.history_frame(), **checker_rules(cfg, profile_of(cfg)))
     rec = records_frame(eng.r).set_index("txn")
@@ -165,8 +165,8 @@ def _hudi_pair(engine, first, second, first_runtime_ms, second_runtime_ms, **key
     eng = make_engine(cfg, 0, history=True, engine=engine)
     arr = eng.r.m.arrivals
     arr["op"], arr["parts"], arr["runtime_ms"], arr["table"] = Op.OVERWRITE, 2, 0.0, 0
-    arr[0] = (0, OPS.index(first), 1, first_runtime_ms)
-    arr[1] = (0, OPS.index(second), 1, second_runtime_ms)
+    arr[0] = (0, OPS.index(first), 1, first_runtime_ms, 1)
+    arr[1] = (0, OPS.index(second), 1, second_runtime_ms, 1)
     eng.run()
     assert not check_history(eng.history_frame(), **checker_rules(cfg, profile_of(cfg)))
     return records_frame(eng.r).set_index("txn").loc[[0, 1]]
@@ -204,8 +204,8 @@ def test_checker_flags_an_upsert_over_a_later_scheduled_compaction():
     eng = make_engine(cfg, 0, history=True, engine="fast")
     arr = eng.r.m.arrivals
     arr["op"], arr["parts"], arr["runtime_ms"], arr["table"] = Op.OVERWRITE, 2, 0.0, 0
-    arr[0] = (0, Op.COMPACTION, 1, 10_000.0)
-    arr[1] = (0, Op.OVERWRITE, 1, 3000.0)
+    arr[0] = (0, Op.COMPACTION, 1, 10_000.0, 1)
+    arr[1] = (0, Op.OVERWRITE, 1, 3000.0, 1)
     eng.run()
     rules = checker_rules(cfg, profile_of(cfg))
     hist = eng.history_frame()
@@ -293,8 +293,8 @@ def test_ducklake_commits_collide_across_tables_and_retry_after_its_backoff():
     eng = make_engine(cfg, 0, history=True, engine="fast")
     arr = eng.r.m.arrivals
     arr["op"], arr["parts"], arr["runtime_ms"], arr["table"] = Op.FA, 1, 0.0, 0
-    arr[0] = (1, Op.FA, 1, 5000.0)        # table 1, from 1 s, commits at about 6 s
-    arr[1] = (0, Op.FA, 1, 3000.0)        # table 0, from 2 s, commits at about 5 s
+    arr[0] = (1, Op.FA, 1, 5000.0, 1)        # table 1, from 1 s, commits at about 6 s
+    arr[1] = (0, Op.FA, 1, 3000.0, 1)        # table 0, from 2 s, commits at about 5 s
     eng.run()
     assert not check_history(eng.history_frame(), **checker_rules(cfg, profile_of(cfg)))
     rec = records_frame(eng.r).set_index("txn")
@@ -447,7 +447,7 @@ def _partial_run(engine: str, threads: int, row_delta_parts: int = 0):
     arr = eng.r.m.arrivals
     arr["op"], arr["parts"], arr["runtime_ms"], arr["table"] = Op.FA, 1, 0.0, 0
     if row_delta_parts:
-        arr[10] = (0, Op.ROW_DELTA, row_delta_parts, 0.0)
+        arr[10] = (0, Op.ROW_DELTA, row_delta_parts, 0.0, 1)
     eng.run()
     assert not check_history(eng.history_frame(), **checker_rules(cfg, profile_of(cfg)))
     rec = records_frame(eng.r)

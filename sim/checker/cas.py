@@ -11,7 +11,7 @@ from .state import Design, Ledger, Txn
 from .tokens import Tokens
 
 OUTCOMES = {"committed", "aborted", "unfinished"}
-ABORT_REASONS = {"retries_exhausted", "validation_failed", "throttled", "lock_timeout", "pool_timeout"}
+ABORT_REASONS = {"retries_exhausted", "validation_failed", "throttled", "lock_timeout", "pool_timeout", "deadlock"}
 
 
 def first_gap(v0: int, ranges: list[tuple[int, int]], upto: int) -> list[int]:
@@ -38,9 +38,11 @@ class Catalog:
         self.ledger, self.tokens, self.locks, self.conflicts = ledger, tokens, locks, conflicts
         self.flag = ledger.flag
         self.per_table, self.log, self.reread = design.per_table, design.log, reread
+        self.multi_table = design.multi_table
         self.seq = 0                                   # successful CASes so far: the global seq
         self.v: dict[int, int] = {}                    # replayed version per table
         self.last_committed_version: dict[int, int] = {}   # recorded version of each table's latest ok CAS
+        self.cas_time: dict[int, float] = {}           # each transaction's successful CAS's time
 
     def cas_seq(self, table: int) -> int:
         """What a CAS on `table` compares `expected` with, and what rows record as seq."""
@@ -76,6 +78,7 @@ class Catalog:
             self.ledger.count_attempt(e, x, "attempt {n} (failed at its re-read)")
         x.after_prepare = False
         x.last_read_seq = r_seq
+        x.reads[e.table] = r_seq
         if x.base_read_version is None:
             x.base_read_version = r_v
             self.conflicts.base_read(e, x)
@@ -90,6 +93,7 @@ class Catalog:
             self.flag(4, e, f"prepare based on v[{tbl}]={base}, which does not exist yet "
                             f"(v[{tbl}] was {cur_v} at t={t} ms)")
         x.prepare_base = base
+        x.prepared[tbl] = base
         x.after_prepare = True
         if not (x.op in VALIDATED or self.log):
             return
@@ -140,6 +144,30 @@ class Catalog:
             self.flag(1, e, f"CAS records seq {rec_seq}, v[{e.table}]={rec_v} afterwards but the replayed "
                             f"state is {self.state_str(e.table)}")
 
+    def landed(self, e: Event) -> None:
+        """A commit over several tables landed on this table too, at its successful CAS (an instant the same):
+        under scope table it expected the version its transaction read of the table (invariant 1) and prepared on
+        (4); the table's version moves on, the global seq does not (one commit)."""
+        x = self.ledger.txn_of(e)
+        tbl, v_before = e.table, self.v.get(e.table, 0)
+        ok_time = self.cas_time.get(e.txn)
+        if not self.multi_table or x.ok_cas_row < 0 or ok_time != e.time_ms:
+            self.flag(3, e, "landed row that does not follow, at its instant, a successful CAS of a commit over "
+                            "several tables")
+        if self.per_table:
+            expected = as_int(e.raw.expected)
+            self._expects_last_read(e, x, expected, "landed commit", "landed commit")
+            if expected != v_before:
+                self.flag(1, e, self._taken_yet_succeeded(e, expected, v_before))
+            self._serializable(e, x, v_before)
+            self.locks.check_commit(e)
+        self.v[tbl] = v_before + 1
+        rec_v, last = as_int(e.raw.version), self.last_committed_version.get(tbl, 0)
+        if rec_v != last + 1 or rec_v != self.v[tbl]:
+            self.flag(4, e, f"landed commit installs v[{tbl}]={rec_v} but the replayed v[{tbl}] is {self.v[tbl]} "
+                            f"and the previous commit to table {tbl} installed v[{tbl}]={last}")
+        self.last_committed_version[tbl] = rec_v
+
     def end(self, e: Event) -> None:
         """Invariants 2 and 3: one end per transaction, its outcome and attempts true to its CASes."""
         x = self.ledger.txn_of(e)
@@ -182,8 +210,8 @@ class Catalog:
             if outcome == "aborted" and reason not in ABORT_REASONS:
                 self.flag(3, e, f"aborted with reason {reason!r}, expected one of {sorted(ABORT_REASONS)}"
                           if reason else "aborted without a reason")
-            if reason == "lock_timeout" and x.last_write != "lock_timeout":
-                self.flag(3, e, "ends lock_timeout but its last lock request was not given up for good")
+            if reason in ("lock_timeout", "deadlock") and x.last_write != "lock_timeout":
+                self.flag(3, e, f"ends {reason} but its last lock request was not given up for good")
             if reason == "throttled" and x.last_write != "throttled":
                 self.flag(3, e, "ends throttled (its storage client gave a request up) but its last conditional "
                                 "write was not answered 429")
@@ -191,12 +219,14 @@ class Catalog:
                 self.flag(3, e, f"unfinished with reason {reason!r}, expected 'unfinished'")
 
     def _expects_last_read(self, e: Event, x: Txn, expected: int, what_unread: str, what: str) -> None:
-        """Invariant 1: a conditional write expects the seq its transaction last read."""
-        if x.last_read_seq is None:
+        """Invariant 1: a conditional write expects the seq its transaction last read (of its table, where a
+        commit spans several)."""
+        last = x.reads.get(e.table) if self.multi_table else x.last_read_seq
+        if last is None:
             self.flag(1, e, f"{what_unread} without any prior catalog read")
-        elif expected != x.last_read_seq:
+        elif expected != last:
             self.flag(1, e, f"{what} expected seq {expected} but the transaction's last read saw "
-                            f"seq {x.last_read_seq}")
+                            f"seq {last}")
 
     def _commit(self, e: Event, x: Txn, expected: int) -> None:
         """A successful CAS: invariants 1, 3 and 4, then the success is applied to the replayed state
@@ -213,6 +243,7 @@ class Catalog:
         self.v[tbl] = v_before + 1
         if x.ok_cas_row < 0:
             x.ok_cas_row = e.i
+            self.cas_time[e.txn] = e.time_ms
         rec_v, last = as_int(e.raw.version), self.last_committed_version.get(tbl, 0)
         if rec_v != last + 1:
             self.flag(4, e, f"commit installs v[{tbl}]={rec_v} but the previous commit to table {tbl} "
@@ -249,13 +280,14 @@ class Catalog:
         a VO (under the log protocol: any transaction) has checked every snapshot committed since its
         base read."""
         tbl, t = e.table, fmt_t(e.time_ms)
-        if x.prepare_base is None:
+        base = x.prepared.get(tbl) if self.multi_table else x.prepare_base
+        if base is None:
             self.flag(4, e, "successful CAS without any prepare")
-        elif x.prepare_base != v_before and self.log:
+        elif base != v_before and self.log:
             self.flag(4, e, f"lost update: created entry {v_before + 1} of table {tbl}'s log on a base of "
-                            f"{x.prepare_base} entries, but the log had {v_before} at t={t} ms")
-        elif x.prepare_base != v_before:
-            self.flag(4, e, f"lost update: CAS installs metadata prepared on v[{tbl}]={x.prepare_base} but "
+                            f"{base} entries, but the log had {v_before} at t={t} ms")
+        elif base != v_before:
+            self.flag(4, e, f"lost update: CAS installs metadata prepared on v[{tbl}]={base} but "
                             f"replaces v[{tbl}]={v_before} at t={t} ms")
         if not (x.op in VALIDATED or self.log):
             return

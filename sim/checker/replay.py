@@ -31,7 +31,7 @@ class Replay:
                  version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
                  lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False,
                  read_rate_per_s: float | None = None, read_burst: float = 1.0, mutation_refusal_tokens: float = 0.0,
-                 client_limit: bool = False, operations: dict | None = None):
+                 client_limit: bool = False, operations: dict | None = None, multi_table: bool = False):
         if lock_scope not in (None,) + SCOPES:
             raise ValueError(f"lock_scope must be None or one of {SCOPES}, not {lock_scope!r}")
         if scope not in SCOPES:
@@ -41,8 +41,9 @@ class Replay:
         buckets = None if mutation_rate_per_s is None else Buckets(mutation_rate_per_s, mutation_burst,
                                                                      mutation_refusal_tokens)
         log = protocol == "log"
-        design = Design(per_table=log or scope == "table", log=log, version_files=version_files)
-        self.ledger = ledger = Ledger()
+        design = Design(per_table=log or scope == "table", log=log, version_files=version_files,
+                        multi_table=multi_table)
+        self.ledger = ledger = Ledger(multi_table)
         reads = None if read_rate_per_s is None else Buckets(read_rate_per_s, read_burst)
         self.tokens = tokens = Tokens(ledger, design, buckets, log_store, reads, client_limit)
         self.locks = locks = Locks(ledger, tokens, lock_scope, lock_fifo, lock_object)
@@ -50,7 +51,7 @@ class Replay:
                                          Conflicts(ledger, operations))
         self.routes = {
             "begin": ledger.begin, "read": catalog.read, "prepare": catalog.prepare, "cas": catalog.cas,
-            "throttled": catalog.throttled, "end": catalog.end, "final": catalog.final,
+            "throttled": catalog.throttled, "end": catalog.end, "final": catalog.final, "landed": catalog.landed,
             "store_write": tokens.store_write, "store_read": tokens.store_read,
             "lock_request": locks.route(locks.request),
             "lock_grant": locks.route(locks.grant), "lock_release": locks.route(locks.release),
@@ -102,7 +103,7 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
                   lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False,
                   read_rate_per_s: float | None = None, read_burst: float = 1.0,
                   mutation_refusal_tokens: float = 0.0, client_limit: bool = False,
-                  operations: dict | None = None) -> list[Violation]:
+                  operations: dict | None = None, multi_table: bool = False) -> list[Violation]:
     """Replay `history` (FORMATS.md "History") and return every invariant violation, sorted by row.
 
     `scope` (`global` | `table`) and `protocol` (`rewrite` | `log`) are the run's `catalog.scope` and
@@ -115,14 +116,15 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
     Delta's DynamoDB log store, and `read_rate_per_s` / `read_burst` its table's read capacity (None: not checked);
     `lock_object` whether its lock is an object in storage (the mutation limit binds its writes); `operations` the
     rules of invariant 8 (`{"serializable": bool, "server": bool, "equality": bool, "format": "iceberg" | "delta" |
-    "hudi", "partial": bool, "mor": bool}`; None: operations off). An empty list
+    "hudi", "partial": bool, "mor": bool}`; None: operations off); `multi_table` whether a commit may span several
+    tables (its rows then name any of them, and a `landed` row each other table it committed). An empty list
     means all checked invariants hold. The replay trusts only the order of events and the CAS outcomes; every observed
     value (read state, seq/version after a CAS, final state) is compared against the checker's own
     catalog state, which is never resynchronised to the record, so an error shows where it first happens.
     """
     replay = Replay(scope, protocol, mutation_rate_per_s, mutation_burst, version_files, reread_before_cas,
                     lock_scope, lock_fifo, log_store, lock_object, read_rate_per_s, read_burst,
-                    mutation_refusal_tokens, client_limit, operations)
+                    mutation_refusal_tokens, client_limit, operations, multi_table)
     history = history.assign(**{c: v for c, v in OPTIONAL_COLUMNS.items() if c not in history.columns})
     missing_cols = [c for c in REQUIRED_COLUMNS if c not in history.columns]
     if missing_cols:

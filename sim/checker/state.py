@@ -23,6 +23,7 @@ class Design(NamedTuple):
     per_table: bool       # one object per table: scope table, or the log protocol
     log: bool             # the log protocol: a CAS creates a log entry
     version_files: bool   # a CAS creates a version file of its own
+    multi_table: bool     # a transaction's commit spans several tables (its rows name any of them)
 
 
 class Txn:
@@ -31,7 +32,7 @@ class Txn:
     __slots__ = (
         "txn", "begin_row", "table", "op", "max_attempts", "end_row", "cas_count", "ok_cas_row",
         "last_read_seq", "base_read_version", "prepare_base", "validated", "ready_ms", "reported", "last_write",
-        "after_prepare", "lock_asked", "parts", "base_read_row",
+        "after_prepare", "lock_asked", "parts", "base_read_row", "reads", "prepared",
     )
 
     def __init__(self, txn: int):
@@ -54,15 +55,18 @@ class Txn:
         self.lock_asked = False      # it has a lock request that was neither granted nor given up
         self.parts = 0               # operations: the partitions it touches, one bit each
         self.base_read_row = None    # row of its first read (Hudi: its instant's order)
+        self.reads = {}              # a commit over several tables: per table, the seq its latest read saw ...
+        self.prepared = {}           # ... and the base its latest prepare of it was on
 
 
 class Ledger:
     """The violations found so far and each transaction's record, with the lifecycle checks (invariant 3) that
     every row of a transaction shares, whichever family checks the rest of it."""
 
-    def __init__(self):
+    def __init__(self, multi_table: bool = False):
         self.out: list[Violation] = []
         self.txns: dict[int, Txn] = {}
+        self.multi_table = multi_table
 
     def add(self, invariant: int, row: int, txn: int, msg: str) -> None:
         prefix = f"(txn {txn}): " if txn >= 0 else ": "
@@ -97,7 +101,7 @@ class Ledger:
             self.flag(3, e, f"{e.kind} event before the transaction's begin")
         if x.end_row >= 0 and e.kind not in AFTER_END_KINDS:
             self.flag(3, e, f"{e.kind} event after the transaction ended at row {x.end_row}")
-        if x.begin_row >= 0 and e.table != x.table:
+        if x.begin_row >= 0 and e.table != x.table and not self.multi_table:
             self.flag(0, e, f"{e.kind} on table {e.table} but the transaction began on table {x.table}")
         # Only catalog operations are actions the caller starts; prepare and end rows are recorded at the
         # engine's processing time (docs/FORMATS.md), which may precede the answer they follow.

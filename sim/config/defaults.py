@@ -110,3 +110,7 @@ LOCK_DISCIPLINES = ("fifo_notify", "fifo_poll", "race_poll", "lease_sleep")
 # l.273-274, `provisionedThroughput.rcu` and `.wcu`); DynamoDB keeps up to 300 s of unused capacity for bursts
 # (best effort)
 LOG_STORE_DEFAULTS = {"write_capacity_per_s": 5.0, "read_capacity_per_s": 5.0, "burst_s": 300.0}
+
+# PostgreSQL's deadlock_timeout (postgresql.conf, default 1 s): a statement that has waited this long for a lock
+# checks whether its wait closes a cycle, and if so fails (SQLSTATE 40P01); the servers' own configs leave it
+POSTGRES_DEADLOCK_TIMEOUT_MS = 1000.0

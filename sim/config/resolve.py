@@ -448,6 +448,39 @@ def _check_hudi_services(cfg: Config) -> None:
                                                                    "remove it")
 
 
+def _check_multi_table(cfg: Config) -> None:
+    """Commits over several tables go where a catalog has a multi-table commit: an Iceberg REST server's
+    /transactions/commit (Polaris, Lakekeeper >= 0.10) or DuckLake's database; appends only, each table apart."""
+    mt, w, path = cfg.workload.multi_table, cfg.workload, "workload.multi_table"
+    if mt.tables == 1:
+        if mt.distribution != "fixed":
+            raise ConfigError(f"{path}.distribution", "one table a commit has nothing to draw; remove it")
+        return
+    srv = cfg.catalog.server.variant
+    ducklake = bool(cfg.catalog.file_lists_inlined)
+    if not ducklake and srv not in ("polaris", "lakekeeper"):
+        known = "Iceberg's reference server (RESTCatalogAdapter validates, then commits table by table: not atomic)" \
+            if srv == "reference" else "no multi-table commit" if srv is None else f"server {srv}'s"
+        raise ConfigError(f"{path}.tables", f"a commit over several tables needs a catalog with a multi-table commit "
+                          f"as modelled: design rest with catalog.server.variant polaris, design rest-lakekeeper, or "
+                          f"design ducklake ({known} is not modelled)")
+    for wrong, key, why in ((mt.tables > w.num_tables, "tables", f"spans more tables than workload.num_tables "
+                             f"({w.num_tables})"),
+                            (w.fast_append_ratio != 1.0, "tables", "appends only: set workload.fast_append_ratio 1"),
+                            (operations_on(cfg), "tables", "appends only: remove workload.operations"),
+                            (any(getattr(cfg.maintenance, n).every_ms is not None
+                                 or getattr(cfg.maintenance, n).inline_after_commits is not None for n in JOBS),
+                             "tables", "maintenance jobs commit one table each: remove maintenance"),
+                            (w.writers.tables == "owned", "tables", "a writer that owns one table commits to it "
+                                                                    "alone: workload.writers.tables shared"),
+                            (cfg.metadata.growth, "tables", "metadata growth is per table's commits: remove "
+                                                            "metadata.growth"),
+                            (cfg.workload.vo_conflict_probability > 0, "tables", "appends only: remove "
+                                                                                 "workload.vo_conflict_probability")):
+        if wrong:
+            raise ConfigError(f"{path}.{key}", why)
+
+
 def _check_metadata(cfg: Config) -> None:
     """Metadata growth is Iceberg's table metadata; an expiry's max age is the expiry's alone."""
     md = cfg.metadata
@@ -480,6 +513,7 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     _check_metadata(cfg)
     _check_partial_progress(cfg)
     _check_hudi_services(cfg)
+    _check_multi_table(cfg)
     try:
         if provider_known:
             profile_of(cfg)

@@ -209,6 +209,17 @@ class Operations:
 
 
 @dataclass(frozen=True)
+class MultiTable:
+    """Commits over several tables at once (docs/model/multi-table.md): every transaction spans k tables, k =
+    `tables` (`distribution: fixed`) or uniform on 1..`tables`; the first drawn as a single-table commit's table is,
+    the others distinct, by the same table selection. Each commit goes to its catalog's multi-table path: Iceberg
+    REST's `POST /v1/{prefix}/transactions/commit` as Polaris or Lakekeeper runs it, or DuckLake's one database
+    transaction. Appends only (workload.fast_append_ratio 1)."""
+    tables: int = _spec(1, ge=1, le=8)
+    distribution: str = _spec("fixed", choices=("fixed", "uniform"))
+
+
+@dataclass(frozen=True)
 class Workload:
     inter_arrival: InterArrival = _nested(InterArrival)
     num_tables: int = _spec(1, ge=1)
@@ -218,6 +229,7 @@ class Workload:
     vo_conflict_probability: float = _spec(0.0, ge=0, le=1)
     writers: Writers = _nested(Writers, late=True)
     operations: Operations = _nested(Operations, late=True)
+    multi_table: MultiTable = _nested(MultiTable, late=True)
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,8 @@ E_EID, E_HEAP, E_STOPPED, E_STARTED, E_NEED, E_DONE = range(6)
 N_E = 6
 STATUS_DONE, STATUS_NEED, STATUS_EMPTY, STATUS_GROW = 0, 1, 2, 3
 PUSHES_PER_EVENT = 4   # an event schedules at most 4 events (the next arrival, a transaction's own or its writer's
-                       # next start, a woken waiter's, a timer)
+                       # next start, a woken waiter's, a timer), and with commits over several tables one more woken
+                       # waiter a table (a COMMIT releases their row locks: `tables_max`)
 
 
 def _guard_cache() -> None:
@@ -186,10 +187,14 @@ def _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0):
     grant; a connection or row lock handed on, `sim.model.capacity`), then set a parked waiter's timer
     (`sim.model.lock`). Returns the heap's size and the next eid."""
     r = m.run[0]
-    if r.wake >= 0:
-        hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, r.wake)
+    w = r.wake
+    while w >= 0:                  # (several: in the order woken, `sim.model.fifo.wake`)
+        hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, w)
         eid += 1
-        r.wake = -1
+        nxt = m.tx[w].wake_next
+        m.tx[w].wake_next = -1
+        w = nxt
+    r.wake = -1
     if r.timer >= 0:
         hsize = _at(h_t, h_k, h_w, hsize, eid, now + r.timer_ms, NORMAL, timers0 - r.timer)
         eid += 1
@@ -232,7 +237,7 @@ def _make_loop(step, on_timer):
         safe = 0       # events that can run before a source could run short (`needs` is checked only then)
         timers0 = W_WRITER0 - m.p.starters
         while True:
-            if hsize + PUSHES_PER_EVENT > len(h_t):   # stale lock timers stay in the heap until they fire
+            if hsize + PUSHES_PER_EVENT + m.p.tables_max > len(h_t):   # (stale lock timers; a COMMIT's wakes)
                 status = STATUS_GROW
                 break
             if safe == 0:

@@ -102,9 +102,13 @@ class SimPyEngine(EngineBase):
         """What the last handler asked besides its own next event: run a parked waiter now (a FIFO-notify grant; a
         connection or row lock handed on), then set a parked waiter's timer."""
         r = m.run[0]
-        if r.wake >= 0:
-            self._parked.pop(r.wake).succeed()
-            r.wake = -1
+        w = r.wake
+        while w >= 0:              # (several: in the order woken, `sim.model.fifo.wake`)
+            self._parked.pop(w).succeed()
+            nxt = m.tx[w].wake_next
+            m.tx[w].wake_next = -1
+            w = nxt
+        r.wake = -1
         if r.timer >= 0:
             j = r.timer
             self.env.timeout(r.timer_ms).callbacks.append(lambda _event: self._timer(j))

@@ -60,7 +60,7 @@ class Run:
         counted = min(n_guess + 1, COUNT_CHUNK) if slots is None else slots
         n_slots = min(n_guess + 1, SLOTS) if slots is None else slots
         thr_len = min(n_guess + 2, COUNT_CHUNK) if slots is None else slots
-        drawn = _drawn(*self.arrivals.draw(min(-(-(n_guess + 1) // BATCH) * BATCH, ARRIVAL_CHUNK)))
+        drawn, more = _drawn(*self.arrivals.draw(min(-(-(n_guess + 1) // BATCH) * BATCH, ARRIVAL_CHUNK)))
         n_tables = cfg.workload.num_tables
         # a throttled log (or version files) keeps a bucket per entry (version file) name; version files also
         # one per table's version hint, after the next names (sim.model.throttle)
@@ -85,7 +85,9 @@ class Run:
             hist=np.zeros(min(8 * n_guess + 64, HIST_CHUNK) if self.record_history else 0, dtype=HIST),
             **self.drawn.arrays(), cur=np.zeros(N_SRC, dtype=np.int64),
             step=np.array([s.step for s in src], dtype=np.int64),
-            arrivals=drawn,
+            arrivals=drawn, arr_more=more,
+            mt_table=np.zeros(n_slots * p.tables_max, dtype=np.int64),
+            mt_base=np.zeros(n_slots * p.tables_max, dtype=np.int64),
             # grown on demand (`refill`); the entries never depend on the table's length
             thr=conflict_table(self.p_conflict, 0, thr_len) if p.vo_conflicts else np.zeros(1),
             bo_cat=delays.catalog, bo_tab=delays.table, bo_thr=delays.throttle,
@@ -179,7 +181,9 @@ class Run:
                 fresh.update(slots_mod.grown(m, 2 * rows))
         a = int(r["drawn_next"] - r["arrivals_base"])
         if a >= len(m.arrivals):
-            fresh["arrivals"] = np.concatenate([m.arrivals[a:], _drawn(*self.arrivals.draw(ARRIVAL_CHUNK))])
+            drawn, more = _drawn(*self.arrivals.draw(ARRIVAL_CHUNK))
+            fresh["arrivals"] = np.concatenate([m.arrivals[a:], drawn])
+            fresh["arr_more"] = np.concatenate([m.arr_more[a * (m.p.tables_max - 1):], more])
             r["arrivals_base"] += a
         return fresh
 
@@ -241,9 +245,9 @@ def _pools(cfg: Config, p: Params) -> np.ndarray:
     row CHECK_LOCK_MUTEX Hive 3's checkLock mutex. A store that serves conditional writes to one object one at a
     time: one queue per object from OBJECT_QUEUES on, each free."""
     srv = cfg.catalog.server
-    rows = p.row_locks or p.row_hold or p.object_queue
+    rows = p.row_locks or p.row_hold or p.object_queue or (p.server and p.tables_max > 1)   # (a JDBC transaction's)
     pl = np.zeros(ROW_LOCKS + (cfg.workload.num_tables if rows else 0), dtype=POOL)
-    pl["head"] = pl["tail"] = -1
+    pl["head"] = pl["tail"] = pl["holder"] = -1
     if p.server:
         pl["free"][:ROW_LOCKS] = srv.pool_connections, srv.read_pool_connections or 0
     pl["free"][ROW_LOCKS:] = 1
@@ -254,11 +258,11 @@ def _pools(cfg: Config, p: Params) -> np.ndarray:
     return pl
 
 
-def _drawn(tables: np.ndarray, ops: np.ndarray, parts: np.ndarray, runtimes: np.ndarray) -> np.ndarray:
-    """Arrivals drawn ahead as ARRIVAL rows."""
+def _drawn(tables, ops, parts, runtimes, ntables, more) -> tuple[np.ndarray, np.ndarray]:
+    """Arrivals drawn ahead as ARRIVAL rows, and their other tables (`Model.arr_more`)."""
     out = np.empty(len(tables), dtype=ARRIVAL)
-    out["table"], out["op"], out["parts"], out["runtime_ms"] = tables, ops, parts, runtimes
-    return out
+    out["table"], out["op"], out["parts"], out["runtime_ms"], out["ntables"] = tables, ops, parts, runtimes, ntables
+    return out, more
 
 
 def _jobs(cfg: Config) -> np.ndarray:

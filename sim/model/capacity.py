@@ -53,7 +53,7 @@ def _hand_on(m, k):
         m.pl[k].free += 1
         return -1
     fifo.remove(m, m.pl[k], w, True)
-    m.run[0].wake = w
+    fifo.wake(m, w)
     return w
 
 
@@ -177,6 +177,7 @@ def lock_row(m, j, now, t):
         history.lock(m, Kind.LOCK_REQUEST, now, j, t, t, 0)
     if m.pl[k].free > 0:
         m.pl[k].free -= 1
+        m.pl[k].holder = j
         _granted(m, j, now, t, now)
         return True
     _enqueue(m, k, j, now)
@@ -202,6 +203,7 @@ def unlock_row(m, j, now, t):
     if history.on(m):
         history.lock(m, Kind.LOCK_RELEASE, now, j, t, t, 0)
     w = _hand_on(m, ROW_LOCKS + t)
+    m.pl[ROW_LOCKS + t].holder = w
     if w >= 0:
         _granted(m, w, now, t, m.tx[w].pool_queued_ms)
 

@@ -7,7 +7,7 @@ CAS_t(expected v[t]), and commits to other tables never make it fail. `run.seq` 
 way (under scope `table` it is no one's CAS version).
 """
 from .draws import take
-from . import growth, operations
+from . import growth, history, operations
 from .jit import model_function
 from .state import Src
 
@@ -36,7 +36,27 @@ def cas(m, j, t, expected, now):
     m.versions[t] += 1
     operations.landed(m, j, t)
     growth.landed(m, j, t, now)
+    if m.p.tables_max > 1:
+        _landed_too(m, j, now)
     return True
+
+
+@model_function
+def _landed_too(m, j, now):
+    """A commit over several tables (DuckLake's one database transaction, `workload.multi_table`) lands on its
+    other tables too, in the same snapshot."""
+    K = m.p.tables_max
+    for i in range(1, m.tx[j].ntables):
+        m.versions[m.mt_table[j * K + i]] += 1
+
+
+@model_function
+def record_landed_too(m, j, now, answer):
+    """The history's `landed` rows of a commit over several tables, after its CAS's row."""
+    K = m.p.tables_max
+    for i in range(1, m.tx[j].ntables):
+        t = m.mt_table[j * K + i]
+        history.landed_too(m, now, j, t, m.run[0].seq, m.versions[t], -1, answer)
 
 
 @model_function

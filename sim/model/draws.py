@@ -30,6 +30,15 @@ def take(m, s):
     return m.draws[m.draw_at[s] + c]
 
 
+@model_function
+def take_sum(m, s, n):
+    """n requests of source `s` one after another: the sum of their next n draws, in order."""
+    ms = 0.0
+    for _ in range(n):
+        ms += take(m, s)
+    return ms
+
+
 #: GET draws one event takes at most when each of its long reads is one draw: up to four reads of at most
 #: EXACT_MAX GETs each (a prepare's validation, a log attempt's checks, LIST and update) and a few single GETs
 TABULATED_GETS_PER_EVENT = 4 * EXACT_MAX + 8
@@ -92,6 +101,8 @@ def gets_in_event(m):
         if m.p.snapshot_update:                      # the checks' n GETs, a LIST and the update's n GETs
             n = 2 * n + 1
         n = max(n, snap, _post_commit_gets(m))
+    if m.p.tables_max > 1:                           # a commit over k tables: each one's manifest list and metadata
+        n += 2 * m.p.tables_max
     return n + 4
 
 
@@ -114,7 +125,7 @@ def draws_per_event(m, s):
     lane of the two long reads on lanes an event may have (`sim.model.io._renewal_ms`)."""
     if s == Src.LONG:
         return DRAWS_PER_EVENT + 2 * queued_lanes(m)
-    return DRAWS_PER_EVENT
+    return max(DRAWS_PER_EVENT, m.p.tables_max + 1)   # (a commit over k tables: a PUT or a DELETE each)
 
 
 @model_function
@@ -194,7 +205,10 @@ def _hist_left(m):
     """Events before the history buffer could overflow."""
     if not m.p.history:
         return 1 << 62
-    return (len(m.hist) - m.run[0].hist_rows) // HIST_ROWS_PER_EVENT
+    per = HIST_ROWS_PER_EVENT
+    if m.p.tables_max > 1:   # a COMMIT over k tables: its CAS, k - 1 landed rows, k releases and grants, its end
+        per = 3 * m.p.tables_max + 2
+    return (len(m.hist) - m.run[0].hist_rows) // per
 
 
 @model_function

@@ -49,7 +49,16 @@ def remove(m, q, j, pooled):
         q.tail = prev
 
 
-OWNS = dict(effect_points=(), fields=("queue_next", "pool_next"), params=(), sources=())
+@model_function
+def wake(m, w):
+    """Parked slot w runs now, after the handler (`run.wake`); slots woken in one event (a COMMIT that releases
+    several row locks) run in the order woken, each after the one before (`tx.wake_next`)."""
+    r = m.run[0]
+    if r.wake < 0:
+        r.wake = w
+    else:
+        m.tx[r.wake_last].wake_next = w
+    r.wake_last = w
 
 
 @model_function
@@ -59,3 +68,6 @@ def ask_timer(m, j, after_ms):
     r = m.run[0]
     r.timer = j
     r.timer_ms = after_ms
+
+
+OWNS = dict(effect_points=(), fields=("queue_next", "pool_next", "wake_next"), params=(), sources=())

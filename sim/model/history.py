@@ -65,6 +65,13 @@ def cas(m, now, j, t, seq, v, expected, ok, answer):
 
 
 @model_function
+def landed_too(m, now, j, t, seq, v, expected, answer):
+    """A commit over several tables landed on its other table t too, at its successful CAS: t's version is v now; it
+    expected t at `expected` (a REST server's per-table requirement; NA under one catalog version, DuckLake's)."""
+    _row(m, Kind.LANDED, now, j, t, seq, v, expected, TRUE, NA, NA, NA, answer, Outcome.NONE, Reason.NONE, NA)
+
+
+@model_function
 def throttled(m, now, j, t, seq, v, expected, answer):
     """A conditional write answered 429: it changed nothing and was no commit attempt."""
     _row(m, Kind.THROTTLED, now, j, t, seq, v, expected, FALSE, NA, NA, NA, answer, Outcome.NONE, Reason.NONE, NA)

@@ -155,6 +155,8 @@ def swap(m, j, now):
     answer = now + m.p.cg * L
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)
+        if ok and m.p.tables_max > 1:
+            catalog.record_landed_too(m, j, now, answer)
     return ok, answer
 
 

@@ -337,7 +337,7 @@ def on_unlock(m, j, now):
         w = m.lk[k].head
         fifo.remove(m, m.lk[k], w, False)
         _grant(m, w, now, k)
-        m.run[0].wake = w
+        fifo.wake(m, w)
     return _go_on(m, j, tx.after_unlock, m.p.g * tx.op_latency_ms)
 
 

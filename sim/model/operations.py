@@ -224,6 +224,8 @@ def attempts_allowed(m, j):
     n = m.p.max_attempts
     if m.p.ops and m.tx[j].op == Op.SCHEMA_CHANGE and not m.p.log and not m.p.file_lists_inlined:
         n = 1
+    if m.p.server and m.p.tables_max > 1:          # Iceberg's client sends /transactions/commit once
+        n = 1
     if server_rebases(m, j):
         n *= 1 + m.p.server_retries
     return n

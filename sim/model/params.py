@@ -6,6 +6,7 @@ from typing import NamedTuple, get_type_hints
 import numpy as np
 
 from ..config import Config, RetryPolicy, jobs_of, operations_on
+from ..config.defaults import POSTGRES_DEADLOCK_TIMEOUT_MS
 from ..providers import profile_of
 from ..rules import client_limit, mutation_limit, store_read_limit
 from .retry import delay_table
@@ -64,7 +65,7 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg), **_resends(cfg),
         **_server(cfg, pol_srv, jit_srv),
         version_files=cat.version_files, reread_before_cas=cfg.commit.reread_before_cas, **_log(cfg),
-        **_lock(cfg, pol_lock, jit_lock), **_operations(cfg), **_growth(cfg, profile))
+        **_lock(cfg, pol_lock, jit_lock), **_operations(cfg), **_growth(cfg, profile), **_multi_table(cfg))
     p["starters"] = p["writers"] + p["jobs"]
     p["parks"] = p["lock"] or p["server"] or p["object_queue"]
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
@@ -186,6 +187,13 @@ def _growth(cfg: Config, profile) -> dict:
                 tm_bytes=cfg.io.table_metadata_bytes, ml_bytes=cfg.io.manifest_list_bytes,
                 put_fixed_ms=profile.put_fixed_ms or 0.0, put_base_ms=profile.put_base_ms, put_ms_per_byte=per_byte,
                 get_ms_per_byte=per_byte if md.transfer_ms_per_mib is None else md.transfer_ms_per_mib / mib)
+
+
+def _multi_table(cfg: Config) -> dict:
+    """Commits over several tables (`sim.model.multi_table`): the most a commit spans; Lakekeeper's bulk commit or
+    Polaris's table by table; PostgreSQL's deadlock_timeout (its default: the servers' configs leave it)."""
+    return dict(tables_max=cfg.workload.multi_table.tables, mt_bulk=cfg.catalog.server.variant == "lakekeeper",
+                deadlock_ms=POSTGRES_DEADLOCK_TIMEOUT_MS)
 
 
 def _writers(cfg: Config) -> dict:

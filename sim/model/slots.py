@@ -25,6 +25,7 @@ def blank(n: int) -> np.ndarray:
     tx["writer"] = -1
     tx["due_ms"] = np.nan
     tx["pool"] = -1
+    tx["wake_next"] = -1
     return tx
 
 
@@ -50,7 +51,10 @@ def grown(m, rows: int) -> dict:
     free[:n] = m.free[:n]
     free[n:n + rows - old] = np.arange(rows - 1, old - 1, -1)
     r["free_slots"] = n + rows - old
-    return {"tx": tx, "free": free}
+    K = len(m.mt_table) // old                      # each slot's tables (commits over several tables)
+    mt = {k: np.concatenate([m[i], np.zeros((rows - old) * K, dtype=np.int64)])
+          for k, i in (("mt_table", m._fields.index("mt_table")), ("mt_base", m._fields.index("mt_base")))}
+    return {"tx": tx, "free": free, **mt}
 
 
 def flush(m, sink, finished_only: bool) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 from ..config import Config, operations_on
 from ..latency import BATCH, LogNormal, latency_model
 from ..workload import (Constant, IsValidatedOverwrite, OperationMix, Partitions, StandardNormal, inter_arrival_dist,
-                        runtime_dist, table_dist, think_dist)
+                        TableChoice, runtime_dist, table_choice, table_dist, think_dist)
 from .state import SRC_SOURCES, Op, Params
 
 CHUNK = 1 << 20           # draws per refill of a source, at most (beyond what one event needs)
@@ -121,10 +121,12 @@ class Arrivals:
         self.rt = runtime_dist(w)
         self.rng_table, self.rng_op, self.rng_rt = rng["table"], rng["operation"], rng["runtime"]
         self.rng_parts = rng["partitions"]
+        self.more = OtherTables(w.multi_table, table_choice(w), rng["tables"])
         self.rt_const = Source(self.rt, self.rng_rt).values[0] if getattr(self.rt, "is_constant", False) else None
 
-    def draw(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The next n (a multiple of BATCH) arrivals' tables, operations, partitions and runtimes."""
+    def draw(self, n: int) -> tuple[np.ndarray, ...]:
+        """The next n (a multiple of BATCH) arrivals' tables, operations, partitions and runtimes, the tables each
+        one's commit spans and the others (`OtherTables`)."""
         k = n // BATCH
         tables = np.concatenate([self.tc.draw(self.rng_table, BATCH) for _ in range(k)]).astype(np.int64)
         ops = np.concatenate([self.op.draw(self.rng_op, BATCH) for _ in range(k)]).astype(np.int64)
@@ -133,7 +135,34 @@ class Arrivals:
             runtimes = np.full(n, self.rt_const)
         else:
             runtimes = np.ascontiguousarray(self.rt.draw(self.rng_rt, n), dtype=np.float64)
-        return tables, ops, parts, runtimes
+        return (tables, ops, parts, runtimes, *self.more.draw(tables))
+
+
+class OtherTables:
+    """Commits over several tables (`workload.multi_table`): each arrival's count k (fixed, or uniform on
+    1..tables), and its k - 1 other tables, distinct and none its first, drawn by the table selection's weights one
+    after another without replacement (the Gumbel top-k: the largest k - 1 of log p + Gumbel noise, in order)."""
+    ROWS = 4096   # arrivals drawn at once (a row of noise per table each)
+
+    def __init__(self, mt, choice: TableChoice, rng: np.random.Generator):
+        self.k_max, self.uniform, self.rng = mt.tables, mt.distribution == "uniform", rng
+        with np.errstate(divide="ignore"):
+            self.log_p = np.log(choice.probabilities())
+
+    def draw(self, tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(k of each arrival, its others: n x (k_max - 1) table ids, -1 past its k - 1), flat."""
+        n, K = len(tables), self.k_max
+        if K == 1:
+            return np.ones(n, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        k = self.rng.integers(1, K + 1, n) if self.uniform else np.full(n, K)
+        more = np.empty((n, K - 1), dtype=np.int64)
+        for lo in range(0, n, self.ROWS):
+            rows = np.arange(lo, min(n, lo + self.ROWS))
+            keys = self.log_p + self.rng.gumbel(size=(len(rows), len(self.log_p)))
+            keys[np.arange(len(rows)), tables[rows]] = -np.inf
+            more[rows] = np.argsort(-keys, axis=1, kind="stable")[:, :K - 1]
+        more[np.arange(K - 1) >= (k - 1)[:, None]] = -1
+        return k.astype(np.int64), more.reshape(-1)
 
 
 def conflict_table(p: float, lo: int, hi: int) -> np.ndarray:

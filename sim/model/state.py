@@ -83,6 +83,10 @@ TX = np.dtype([
     # scheduled on them after its instant (FAIL_AT_CHECK: its commit's conflict check fails it)
     ("rejected", I),
     ("instant", I),              # Hudi: 1 from its start lock (its instant on the timeline) until it commits
+    # commits over several tables (sim/model/multi_table.py): its tables (`Model.mt_table`), the one its request in
+    # flight is on (an index into them), and the table whose row lock its statement waits for (-1: none)
+    ("ntables", I), ("mt_i", I), ("row_wait", I),
+    ("wake_next", I),            # a parked slot woken in the same event after it (`sim.model.fifo.wake`; -1: none)
 ])
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
@@ -102,7 +106,8 @@ WR = np.dtype([
 ])
 
 # one arrival drawn ahead (a row of `Model.arrivals`): its table, operation and runtime
-ARRIVAL = np.dtype([("table", I), ("op", I), ("parts", I), ("runtime_ms", F)])
+ARRIVAL = np.dtype([("table", I), ("op", I), ("parts", I), ("runtime_ms", F),
+                    ("ntables", I)])   # ... and the tables its commit spans (its others: `Model.arr_more`)
 
 # one table's metadata (a row of `Model.tables`; `sim.model.growth`): snapshots retained, snapshots committed, metadata
 # versions written, live manifests; and (Hudi, `sim.model.designs.hudi`) the partitions a pending clustering holds
@@ -130,6 +135,7 @@ LK = np.dtype([
 POOL = np.dtype([
     ("free", I),                 # units free (connections; 1 or 0 for a row lock)
     ("head", I), ("tail", I),    # the first and last slots queued for one (-1: none)
+    ("holder", I),               # a row lock: the slot holding it (-1: none; a deadlock's check follows it)
 ])
 
 # the run's scalars that change (`Model.run`, one row)
@@ -146,7 +152,8 @@ RUN = np.dtype([
     ("writers_active", I),       # writers that will start another transaction
     ("snapshots_max", I),        # metadata growth with an expiry: the most snapshots a table has retained
     # locks and server capacity: what the last handler asks of the engine besides its own next event (-1: nothing)
-    ("wake", I),                 # the parked slot to run now (a FIFO-notify grant; a connection or row lock handed on)
+    ("wake", I),                 # the parked slot to run now (a FIFO-notify grant; a connection or row lock handed on;
+    ("wake_last", I),            # ... the first of those woken in this event, the last one: `sim.model.fifo.wake`)
     ("timer", I),                # the slot whose timer to set, `timer_ms` from now (a parked waiter's timeout)
     ("timer_ms", F),
 ])
@@ -286,6 +293,12 @@ class Params(NamedTuple):
     put_base_ms: float
     put_ms_per_byte: float
     get_ms_per_byte: float       # a GET's transfer of the bytes above its draw's size
+    # commits over several tables (`sim.model.multi_table`): the most a commit spans (1: none), a Lakekeeper-style
+    # bulk commit (one load of all, parallel PUTs, one UPDATE) or Polaris's table by table, and PostgreSQL's
+    # deadlock_timeout (a waiting statement checks for a deadlock this long after it began to wait)
+    tables_max: int
+    mt_bulk: bool
+    deadlock_ms: float
     parks: bool                  # a mechanism may park a transaction, hand a parked one on or set its timer (a lock,
                                  # a server's pools and row locks, a per-object queue): the engine reads run.wake and
                                  # run.timer after each step
@@ -327,17 +340,23 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
                   " HMS_MUTEX_WAIT HMS_CHECK_LOCK"
                   # a REST server's updates in its commit transaction, under the table's row lock (Lakekeeper
                   # >= 0.10: sim/model/designs/rest.py)
-                  " SRV_UPDATE")
+                  " SRV_UPDATE"
+                  # commits over several tables (sim/model/designs/rest_tx.py): the client's load of one of its
+                  # tables; the server's load (of one, or of all), its UPDATE of one table's row (or of all), a
+                  # statement waiting for a row lock, the COMMIT, a wait that PostgreSQL found deadlocked
+                  " MT_LOAD MT_SRV_LOAD MT_UPDATE MT_ROW_WAIT MT_COMMIT MT_DEADLOCK")
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT"
-                      " STORE_WRITE LOCK_WRITE STORE_READ", kind=I)
+                      " STORE_WRITE LOCK_WRITE STORE_READ"
+                      " LANDED", kind=I)   # a commit over several tables landed on another of its tables too
 KINDS = tuple(k.lower() for k in Kind._fields)
 Outcome = _codes("Outcome", "NONE COMMITTED ABORTED UNFINISHED", kind=I)
 OUTCOMES = ("", "committed", "aborted", "unfinished")
-Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED THROTTLED LOCK_TIMEOUT POOL_TIMEOUT", kind=I)
+Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED THROTTLED LOCK_TIMEOUT POOL_TIMEOUT DEADLOCK",
+                kind=I)
 REASONS = ("", "retries_exhausted", "validation_failed", "unfinished", "throttled", "lock_timeout",
-           "pool_timeout")
+           "pool_timeout", "deadlock")
 # operations: a FastAppend and a ValidatedOverwrite (whose conflicts are drawn), then the operations whose conflicts
 # the format's rules decide (`sim.model.operations`; docs/MODEL.md, "Operations and maintenance")
 Op = _codes("Op", "FA VO OVERWRITE ROW_DELTA COMPACTION REWRITE_MANIFESTS EXPIRE_SNAPSHOTS SCHEMA_CHANGE", kind=I)
@@ -401,4 +420,7 @@ class Model(NamedTuple):
     ring_parts: np.ndarray  # version v at t * R + (v - 1) % R, R = len // tables (`sim.model.operations`)
     jobs: np.ndarray        # JOB, one row per maintenance job and table (`sim.model.jobs`)
     tables: np.ndarray      # TABLE, one row per table (`sim.model.growth`)
+    arr_more: np.ndarray    # commits over several tables: drawn arrival a's other tables at a * (tables_max - 1) + i
+    mt_table: np.ndarray    # ... slot j's i-th table at j * tables_max + i (its first is `tx.table`) ...
+    mt_base: np.ndarray     # ... and that table's version at the client's load of it
     snap_ms: np.ndarray     # with an expiry: table t's k-th snapshot's commit time at t * Q + (k - 1) % Q

@@ -33,7 +33,20 @@ def begin(m, now, writer):
     t = drawn.table
     if writer >= 0 and m.p.owned:
         t = writer % m.p.num_tables
-    return opened(m, now, writer, -1, t, drawn.op, drawn.parts, drawn.runtime_ms)
+    j = opened(m, now, writer, -1, t, drawn.op, drawn.parts, drawn.runtime_ms)
+    if m.p.tables_max > 1:
+        _spans(m, j, r.drawn_next - 1 - r.arrivals_base, drawn.ntables)
+    return j
+
+
+@model_function
+def _spans(m, j, a, k):
+    """Transaction j's commit spans k tables (`workload.multi_table`): its first, then drawn arrival a's others."""
+    K = m.p.tables_max
+    m.tx[j].ntables = k
+    m.mt_table[j * K] = m.tx[j].table
+    for i in range(1, k):
+        m.mt_table[j * K + i] = m.arr_more[a * (K - 1) + i - 1]
 
 
 @model_function

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import cas, cas_queue, delta_dynamodb, fs_table, hive, hudi, log, rest
+from . import cas, cas_queue, delta_dynamodb, fs_table, hive, hudi, log, rest, rest_tx
 
 DESIGNS: dict[str, ModuleType] = {
     "cas": cas, "fs_table": fs_table, "rest": rest, "hive": hive,
-    "log": log, "delta_dynamodb": delta_dynamodb, "hudi": hudi, "cas_queue": cas_queue,
+    "log": log, "delta_dynamodb": delta_dynamodb, "hudi": hudi, "cas_queue": cas_queue, "rest_tx": rest_tx,
 }
 
 
@@ -37,7 +37,7 @@ def design_of(p) -> str:
     if p.log:
         return "log"
     if p.server:
-        return "rest"
+        return "rest_tx" if p.tables_max > 1 else "rest"
     if p.version_files:
         return "fs_table"
     if p.object_queue:

@@ -15,7 +15,7 @@ A table's timeline is a log of completed instants (`v[t]`: how many); a write ta
 A lock call that gives up (51 tries of 60 s by default) fails the write (HoodieLockException).
 """
 from .. import catalog, history, lock, operations
-from ..draws import take
+from ..draws import take, take_sum
 from ..io import gets_ms, list_ms
 from ..jit import handler, model_function
 from ..state import PC, Op, Outcome, Reason, Src
@@ -31,11 +31,8 @@ FAIL_AT_CHECK = 2
 @model_function
 def _small_puts_ms(m, j, n):
     """n small files PUT one after another (timeline instants, a heartbeat, metadata-table files)."""
-    ms = 0.0
-    for _ in range(n):
-        ms += take(m, Src.PUT_TIMELINE)
     m.tx[j].puts += n
-    return ms
+    return take_sum(m, Src.PUT_TIMELINE, n)
 
 
 @model_function
