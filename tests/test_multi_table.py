@@ -218,6 +218,25 @@ def test_busy_runs_hold_the_invariants(design):
         assert (rec.outcome == "aborted").sum() > 50
 
 
+# Polaris overloaded: 3 tables, every commit on all 3 in its own drawn order, 50 arrivals/s, jobs of ~50 ms on S3
+# Express, a 5 ms database: its JDBC transactions hold their connections while they wait for row locks
+OVERLOADED = {"design": "rest", "catalog": {"latency_ms": 5.0, "server": {"variant": "polaris"}},
+              "duration_ms": 30_000, "warmup_ms": 5_000, "cooldown_ms": 5_000, "storage": {"provider": "s3x"},
+              "workload": {"num_tables": 3, "inter_arrival": {"distribution": "exponential", "mean_ms": 20},
+                           "runtime": {"median_ms": 50, "sigma": 0.5, "min_ms": 0}, "multi_table": {"tables": 3}}}
+
+
+def test_overloaded_polaris_deadlocks_and_runs_out_of_connections():
+    """Opposite orders meet in the UPDATE phase: PostgreSQL fails one of each cycle (`deadlock`); transactions that
+    wait for rows keep their connections, so others give their wait for one up (`pool_timeout`). The checker holds
+    every lock row (a deadlock's give-up is a `lock_timeout` that failed its attempt)."""
+    rec, hist = _run(OVERLOADED)
+    reasons = rec.reason.value_counts()
+    assert reasons["deadlock"] > 20 and reasons["pool_timeout"] > 500 and reasons["retries_exhausted"] > 20
+    gave_up = hist[hist.kind == "lock_timeout"]
+    assert len(gave_up) == reasons["deadlock"] and (gave_up.attempts == 1).all()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("design", sorted(BUSY))
 def test_both_engines_give_the_same_busy_run(design):
