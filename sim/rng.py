@@ -54,7 +54,7 @@ SOURCES = (
                  workload=True),
     # REST servers (sim.model.designs.rest): the jitter of a server's retry sleep per lost database CAS
     RandomSource("server_backoff", "SERVER", 12, "uniform",
-                 lambda p, n: n if p.server and p.jitter_server != 0.0 else 0),
+                 lambda p, n: n if p.server and (p.jitter_server != 0.0 or p.mt_ref) else 0),
     # version files (fs-table): the version hint's best-effort PUT
     RandomSource("put_version_hint", "PUT_HINT", 13, "latency.put_version_hint",
                  lambda p, n: n if p.version_files else 0),

@@ -54,8 +54,8 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
     its row lock across the metadata.json write: that lock, per table, FIFO), and operations' rules."""
     catalog, commit, lock = cfg.catalog, cfg.commit, cfg.lock
     multi = cfg.workload.multi_table.tables > 1
-    row_locks = ((catalog.server.lock_scope in ("metadata_write", "transaction") or (multi and catalog.server.variant))
-                 and commit.shape == "table")
+    row_locks = ((catalog.server.lock_scope in ("metadata_write", "transaction")
+                  or (multi and catalog.server.variant in ("polaris", "lakekeeper"))) and commit.shape == "table")
     rules = {"scope": "table" if commit.protocol == "log" else catalog.scope, "protocol": commit.protocol,
              "mutation_rate_per_s": None, "mutation_burst": 1.0, "mutation_refusal_tokens": 0.0,
              "client_limit": client_limit(cfg, profile) is not None,

@@ -59,6 +59,11 @@ SERVER_VARIANTS = {
                    "retry": {"policy": "exponential", "base_ms": 50.0, "factor": 2.0, "max_ms": 100.0, "jitter": 0.5},
                    "pool_connections": 5, "read_pool_connections": 10, "acquire_timeout_ms": 5000.0,
                    "lock_scope": "transaction", "reread_before_cas": False, "delete_on_conflict": True},
+    # Nessie's Iceberg REST (its version store on JDBC, on Quarkus as Polaris: Agroal's pool of 20, 5 s to acquire):
+    # a commit retries the branch's ref, not a lost row (NESSIE_COMMIT_RETRY); multi-table commits only
+    "nessie": {"metadata_get": True, "retries": 0, "retry": ICEBERG_SERVER_RETRY, "pool_connections": 20,
+               "acquire_timeout_ms": 5000.0, "lock_scope": "statement", "reread_before_cas": False,
+               "delete_on_conflict": True},
     "lakekeeper-0.9": {"metadata_get": False, "retries": 2,
                        "retry": {"policy": "exponential", "base_ms": 50.0, "factor": 2.0, "max_ms": 100.0,
                                  "jitter": 0.0},
@@ -114,3 +119,8 @@ LOG_STORE_DEFAULTS = {"write_capacity_per_s": 5.0, "read_capacity_per_s": 5.0, "
 # PostgreSQL's deadlock_timeout (postgresql.conf, default 1 s): a statement that has waited this long for a lock
 # checks whether its wait closes a cycle, and if so fails (SQLSTATE 40P01); the servers' own configs leave it
 POSTGRES_DEADLOCK_TIMEOUT_MS = 1000.0
+
+# Nessie's commit loop (projectnessie/nessie, CommitRetry.java; StoreConfig defaults): a commit whose CAS of the
+# branch's ref lost to another commit (no key of its own changed) sleeps U[lower, upper) ms, both bounds doubling
+# while the upper stays within max_sleep (then the upper is max_sleep), and tries again, for at most timeout ms
+NESSIE_COMMIT_RETRY = {"lower_ms": 5.0, "upper_ms": 25.0, "max_sleep_ms": 250.0, "timeout_ms": 5000.0}

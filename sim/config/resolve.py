@@ -452,17 +452,21 @@ def _check_multi_table(cfg: Config) -> None:
     """Commits over several tables go where a catalog has a multi-table commit: an Iceberg REST server's
     /transactions/commit (Polaris, Lakekeeper >= 0.10) or DuckLake's database; appends only, each table apart."""
     mt, w, path = cfg.workload.multi_table, cfg.workload, "workload.multi_table"
+    if cfg.catalog.server.variant == "nessie" and mt.tables == 1:
+        raise ConfigError("catalog.server.variant", "Nessie's single-table commit is not modelled: only its commits "
+                                                    "over several tables (workload.multi_table.tables above 1)")
     if mt.tables == 1:
         if mt.distribution != "fixed":
             raise ConfigError(f"{path}.distribution", "one table a commit has nothing to draw; remove it")
         return
     srv = cfg.catalog.server.variant
     ducklake = bool(cfg.catalog.file_lists_inlined)
-    if not ducklake and srv not in ("polaris", "lakekeeper"):
+    if not ducklake and srv not in ("polaris", "lakekeeper", "nessie"):
         known = "Iceberg's reference server (RESTCatalogAdapter validates, then commits table by table: not atomic)" \
             if srv == "reference" else "no multi-table commit" if srv is None else f"server {srv}'s"
         raise ConfigError(f"{path}.tables", f"a commit over several tables needs a catalog with a multi-table commit "
-                          f"as modelled: design rest with catalog.server.variant polaris, design rest-lakekeeper, or "
+                          f"as modelled: design rest with catalog.server.variant polaris or nessie, design "
+                          f"rest-lakekeeper, or "
                           f"design ducklake ({known} is not modelled)")
     for wrong, key, why in ((mt.tables > w.num_tables, "tables", f"spans more tables than workload.num_tables "
                              f"({w.num_tables})"),

@@ -6,7 +6,7 @@ from typing import NamedTuple, get_type_hints
 import numpy as np
 
 from ..config import Config, RetryPolicy, jobs_of, operations_on
-from ..config.defaults import POSTGRES_DEADLOCK_TIMEOUT_MS
+from ..config.defaults import NESSIE_COMMIT_RETRY, POSTGRES_DEADLOCK_TIMEOUT_MS
 from ..providers import profile_of
 from ..rules import client_limit, mutation_limit, store_read_limit
 from .retry import delay_table
@@ -190,10 +190,13 @@ def _growth(cfg: Config, profile) -> dict:
 
 
 def _multi_table(cfg: Config) -> dict:
-    """Commits over several tables (`sim.model.multi_table`): the most a commit spans; Lakekeeper's bulk commit or
-    Polaris's table by table; PostgreSQL's deadlock_timeout (its default: the servers' configs leave it)."""
-    return dict(tables_max=cfg.workload.multi_table.tables, mt_bulk=cfg.catalog.server.variant == "lakekeeper",
-                deadlock_ms=POSTGRES_DEADLOCK_TIMEOUT_MS)
+    """Commits over several tables (`sim.model.designs.rest_tx`): the most a commit spans; Lakekeeper's bulk commit,
+    Nessie's commit of its branch's ref, or Polaris's table by table; PostgreSQL's deadlock_timeout (its default:
+    the servers' configs leave it); Nessie's retry of its ref."""
+    variant, ref = cfg.catalog.server.variant, NESSIE_COMMIT_RETRY
+    return dict(tables_max=cfg.workload.multi_table.tables, mt_bulk=variant == "lakekeeper",
+                deadlock_ms=POSTGRES_DEADLOCK_TIMEOUT_MS, mt_ref=variant == "nessie", ref_lower_ms=ref["lower_ms"],
+                ref_upper_ms=ref["upper_ms"], ref_max_sleep_ms=ref["max_sleep_ms"], ref_timeout_ms=ref["timeout_ms"])
 
 
 def _writers(cfg: Config) -> dict:

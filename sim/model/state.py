@@ -87,6 +87,9 @@ TX = np.dtype([
     # flight is on (an index into them), and the table whose row lock its statement waits for (-1: none)
     ("ntables", I), ("mt_i", I), ("row_wait", I),
     ("wake_next", I),            # a parked slot woken in the same event after it (`sim.model.fifo.wake`; -1: none)
+    # Nessie (sim/model/designs/rest_tx.py): the branch's head its commit attempt read, when its commit loop and the
+    # attempt began
+    ("ref_head", I), ("ref_t0_ms", F), ("ref_try_ms", F),
 ])
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
@@ -299,6 +302,11 @@ class Params(NamedTuple):
     tables_max: int
     mt_bulk: bool
     deadlock_ms: float
+    mt_ref: bool                 # ... Nessie's: one commit on its branch, whose ref is CASed (and retried: `ref_*`)
+    ref_lower_ms: float
+    ref_upper_ms: float
+    ref_max_sleep_ms: float
+    ref_timeout_ms: float
     parks: bool                  # a mechanism may park a transaction, hand a parked one on or set its timer (a lock,
                                  # a server's pools and row locks, a per-object queue): the engine reads run.wake and
                                  # run.timer after each step
@@ -344,7 +352,8 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
                   # commits over several tables (sim/model/designs/rest_tx.py): the client's load of one of its
                   # tables; the server's load (of one, or of all), its UPDATE of one table's row (or of all), a
                   # statement waiting for a row lock, the COMMIT, a wait that PostgreSQL found deadlocked
-                  " MT_LOAD MT_SRV_LOAD MT_UPDATE MT_ROW_WAIT MT_COMMIT MT_DEADLOCK")
+                  " MT_LOAD MT_SRV_LOAD MT_UPDATE MT_ROW_WAIT MT_COMMIT MT_DEADLOCK"
+                  " MT_REF_HEAD MT_REF_CAS")   # ... Nessie's read of its branch's head, and the CAS of its ref
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT"

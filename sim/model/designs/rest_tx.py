@@ -1,5 +1,6 @@
 """Iceberg REST's commit over several tables, `POST /v1/{prefix}/transactions/commit` (docs/model/multi-table.md;
-`workload.multi_table` with design rest and `catalog.server.variant: polaris`, or design rest-lakekeeper).
+`workload.multi_table` with design rest and `catalog.server.variant: polaris` or `nessie`, or design
+rest-lakekeeper).
 
 The client (Iceberg's Java `RESTSessionCatalog.commitTransaction`) loads its k tables one after another, runs,
 writes each table's manifest list, and POSTs every table's requirements (its version at the load) and updates at
@@ -19,6 +20,12 @@ The servers check each table's own requirement only (atomic commit, not isolatio
   (its row locks taken one after another, here in table order, so two such UPDATEs never deadlock), then its COMMIT.
   A row that changed rolls it back: the files are DELETEd and the server retries up to 2 times (sleep, then the
   whole call again, whose requirement check then fails: a 409).
+- Nessie (`IcebergApiV1GenericResource.java` L235-273, `CatalogServiceImpl.java` L470-578, `CommitRetry.java`):
+  every table's change is an operation of one commit on the branch. It reads the contents at the ref's hash (one
+  read: every requirement checked, a 409 at once), writes the metadata files (here in parallel: an estimate), then
+  tries its commit: it reads the branch's head, fails for a key of its own changed since that hash (a conflict:
+  the files DELETEd, 409), else rebases onto the head and CASes the ref from it; a CAS lost to another commit on any
+  table sleeps and tries again (`_ref_sleep_ms`) for up to 5 s.
 Each database request takes a connection of the server's pool (`sim.model.capacity`); the write transaction keeps
 its connection from its first UPDATE to its COMMIT or rollback. Request counts include the server's.
 """
@@ -148,7 +155,7 @@ def on_server_load(m, j, now):
     tx.catalog_reads += 1
     answer_in = m.p.g * tx.op_latency_ms
     first = tx.server_retries == 0
-    if m.p.mt_bulk:
+    if m.p.mt_bulk or m.p.mt_ref:
         failed = -1
         for i in range(tx.ntables):
             if failed < 0 and _moved(m, j, i):
@@ -159,6 +166,9 @@ def on_server_load(m, j, now):
         for i in range(tx.ntables):
             put = max(put, growth.put_metadata_ms(m, j, now))
         tx.puts += tx.ntables
+        if m.p.mt_ref:
+            tx.ref_t0_ms = now + answer_in + put
+            return _ref_attempt(m, j, answer_in + put)
         return _update(m, j, answer_in + put)
     i = tx.mt_i
     if m.p.server_get:
@@ -293,8 +303,17 @@ def _rolled_back(m, j, now, i, answer_in):
 def on_commit(m, j, now):
     """The COMMIT: every table's new version becomes visible at once (one commit of the run), and its row locks
     are released."""
+    _landed(m, j, now)
+    _release_rows(m, j, now)
+    return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + m.p.g * m.tx[j].op_latency_ms)
+
+
+@model_function
+def _landed(m, j, now):
+    """The commit lands on every one of its tables at once: one commit of the run (its CAS row on its first table,
+    a `landed` row on each other)."""
     tx = m.tx[j]
-    if tx.server_retries == 0:
+    if tx.server_retries == 0 or m.p.mt_ref:         # (Nessie's retries of its ref are the server's own)
         tx.attempts += 1
     answer_in = m.p.g * tx.op_latency_ms
     m.run[0].seq += 1
@@ -308,8 +327,6 @@ def on_commit(m, j, now):
                 history.cas(m, now, j, t, v, v, m.mt_base[k], True, now + answer_in)
             else:
                 history.landed_too(m, now, j, t, v, v, m.mt_base[k], now + answer_in)
-    _release_rows(m, j, now)
-    return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + answer_in)
 
 
 @handler
@@ -322,6 +339,70 @@ def on_deadlock(m, j, now):
     answer_in = m.p.g * tx.op_latency_ms
     _release_rows(m, j, now)
     return _rejected(m, j, now, answer_in + _deletes(m, j, tx.ntables), Reason.DEADLOCK)
+
+
+# ------------------------------------------------------------------------------------------ Nessie's ref
+
+@model_function
+def _ref_attempt(m, j, before):
+    """Nessie's commit attempt `before` ms from now: a read of the branch's head, then the CAS of its ref."""
+    return pooled(m, j, SERVER_POOL, Src.READ, PC.MT_REF_HEAD, before)
+
+
+@handler
+def on_ref_head(m, j, now):
+    """Nessie reads the branch's head: a key of the commit changed since the hash it loaded (a table moved since the
+    client's load) is a conflict, a 409 after the files are DELETEd; else the commit is rebased onto the head and
+    its ref CASed from it."""
+    tx = m.tx[j]
+    tx.catalog_reads += 1
+    answer_in = m.p.g * tx.op_latency_ms
+    tx.ref_try_ms = now - m.p.f * tx.op_latency_ms
+    for i in range(tx.ntables):
+        if _moved(m, j, i):
+            _lost_attempt(m, j, now, i, answer_in)
+            return _rejected(m, j, now, answer_in + _deletes(m, j, tx.ntables), Reason.EXHAUSTED)
+    tx.ref_head = m.run[0].seq
+    return pooled(m, j, SERVER_POOL, Src.CAS, PC.MT_REF_CAS, answer_in)
+
+
+@handler
+def on_ref_cas(m, j, now):
+    """The CAS of the branch's ref from the head the attempt read: committed, or (another commit moved the head)
+    Nessie's retry: its sleep, then another attempt; past its timeout the commit fails (the files DELETEd; a 5xx
+    the client does not retry)."""
+    tx = m.tx[j]
+    answer_in = m.p.g * tx.op_latency_ms
+    if m.run[0].seq == tx.ref_head:
+        _landed(m, j, now)
+        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + answer_in)
+    tx.server_retries += 1
+    sleep = _ref_sleep_ms(m, j, now + answer_in)
+    if sleep < 0.0:
+        return _rejected(m, j, now, answer_in + _deletes(m, j, tx.ntables), Reason.EXHAUSTED)
+    return _ref_attempt(m, j, answer_in + sleep)
+
+
+@model_function
+def _ref_sleep_ms(m, j, at):
+    """Nessie's sleep before its r-th retry, learnt `at` (`CommitRetry.TryLoopState`): U[lower, upper), both bounds
+    doubled after each sleep while the upper stays within max_sleep (then the upper is max_sleep), cut to the time
+    left; it then subtracts the last attempt's time, taken as start minus now, a negative: so it adds it. -1: past
+    its timeout."""
+    tx = m.tx[j]
+    total = at - tx.ref_t0_ms
+    if total > m.p.ref_timeout_ms:
+        return -1.0
+    lower, upper = m.p.ref_lower_ms, m.p.ref_upper_ms
+    for _ in range(tx.server_retries - 1):
+        if 2.0 * upper <= m.p.ref_max_sleep_ms:
+            lower *= 2.0
+            upper *= 2.0
+        else:
+            upper = m.p.ref_max_sleep_ms
+    sleep = lower + (upper - lower) * take(m, Src.SERVER)
+    sleep = min(m.p.ref_timeout_ms - total, sleep)
+    return max(1.0, sleep + (at - tx.ref_try_ms))
 
 
 @model_function
@@ -366,7 +447,7 @@ def on_pool_timeout(m, j, now):
     client does not retry (`pool_timeout`)."""
     tx = m.tx[j]
     answer_in = 0.0
-    if tx.pool_pc == PC.MT_UPDATE:
+    if tx.pool_pc == PC.MT_UPDATE or tx.pool_pc == PC.MT_REF_HEAD or tx.pool_pc == PC.MT_REF_CAS:
         answer_in = _deletes(m, j, tx.ntables)
     elif tx.pool_pc == PC.MT_SRV_LOAD and not m.p.mt_bulk:
         answer_in = _deletes(m, j, tx.mt_i)
@@ -395,6 +476,10 @@ def step(m, j, now):
         delay = on_commit(m, j, now)
     elif pc == PC.MT_DEADLOCK:
         delay = on_deadlock(m, j, now)
+    elif pc == PC.MT_REF_HEAD:
+        delay = on_ref_head(m, j, now)
+    elif pc == PC.MT_REF_CAS:
+        delay = on_ref_cas(m, j, now)
     else:
         delay = on_pool_timeout(m, j, now)
     return capacity.after_effect(m, j, release_in, delay)
@@ -404,5 +489,8 @@ def step(m, j, now):
 # --designs cas rest_tx, 2026-11-28, the machine shared: 26.9 s with its first run)
 COMPILE_S = 25
 
-OWNS = dict(effect_points=("MT_LOAD", "MT_SRV_LOAD", "MT_UPDATE", "MT_ROW_WAIT", "MT_COMMIT", "MT_DEADLOCK"),
-            fields=("ntables", "mt_i", "row_wait"), params=("tables_max", "mt_bulk", "deadlock_ms"), sources=())
+OWNS = dict(effect_points=("MT_LOAD", "MT_SRV_LOAD", "MT_UPDATE", "MT_ROW_WAIT", "MT_COMMIT", "MT_DEADLOCK",
+                          "MT_REF_HEAD", "MT_REF_CAS"),
+            fields=("ntables", "mt_i", "row_wait", "ref_head", "ref_t0_ms", "ref_try_ms"),
+            params=("tables_max", "mt_bulk", "deadlock_ms", "mt_ref", "ref_lower_ms", "ref_upper_ms",
+                    "ref_max_sleep_ms", "ref_timeout_ms"), sources=())
