@@ -18,6 +18,7 @@ from sim.engines.simpy_engine import SimPyEngine
 from sim.model.sources import OtherTables
 from sim.providers import load_provider
 from sim.rules import checker_rules
+from sim.run import run
 from sim.workload import TableChoice
 
 PROVIDER = str(Path(__file__).resolve().parent / "data" / "server_constant.yaml")
@@ -239,6 +240,14 @@ def test_busy_runs_hold_the_invariants(design):
     assert len(rec) > 500 and (rec.outcome == "committed").sum() > 50
     if design != "ducklake":
         assert (rec.outcome == "aborted").sum() > 50
+
+
+def test_slots_that_grow_keep_each_commits_tables():
+    """A run that starts with 2 transaction slots (they double as commits pile up, each slot's tables and versions
+    with them) gives the records of one that starts with room."""
+    cfg = from_dict(_busy(BUSY["polaris"]))
+    assert run(cfg, 0, engine="simpy", stream=False).records.equals(
+        run(cfg, 0, engine="simpy", stream=False, slots=2).records)
 
 
 # Polaris overloaded: 3 tables, every commit on all 3 in its own drawn order, 50 arrivals/s, jobs of ~50 ms on S3

@@ -37,12 +37,12 @@ def cas(m, j, t, expected, now):
     operations.landed(m, j, t)
     growth.landed(m, j, t, now)
     if m.p.tables_max > 1:
-        _landed_too(m, j, now)
+        _landed_too(m, j)
     return True
 
 
 @model_function
-def _landed_too(m, j, now):
+def _landed_too(m, j):
     """A commit over several tables (DuckLake's one database transaction, `workload.multi_table`) lands on its
     other tables too, in the same snapshot."""
     K = m.p.tables_max

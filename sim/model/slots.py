@@ -52,8 +52,8 @@ def grown(m, rows: int) -> dict:
     free[n:n + rows - old] = np.arange(rows - 1, old - 1, -1)
     r["free_slots"] = n + rows - old
     K = len(m.mt_table) // old                      # each slot's tables (commits over several tables)
-    mt = {k: np.concatenate([m[i], np.zeros((rows - old) * K, dtype=np.int64)])
-          for k, i in (("mt_table", m._fields.index("mt_table")), ("mt_base", m._fields.index("mt_base")))}
+    mt = {name: np.concatenate([getattr(m, name), np.zeros((rows - old) * K, dtype=np.int64)])
+          for name in ("mt_table", "mt_base")}
     return {"tx": tx, "free": free, **mt}
 
 
