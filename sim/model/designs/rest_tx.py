@@ -51,6 +51,15 @@ def _moved(m, j, i):
     return m.versions[m.mt_table[k]] != m.mt_base[k]
 
 
+@model_function
+def _first_moved(m, j, lo, hi):
+    """The first of j's tables lo..hi - 1 that moved since the client's load of it (-1: none)."""
+    for i in range(lo, hi):
+        if _moved(m, j, i):
+            return i
+    return -1
+
+
 # ------------------------------------------------------------------------------------------ the client
 
 @model_function
@@ -156,10 +165,7 @@ def on_server_load(m, j, now):
     answer_in = m.p.g * tx.op_latency_ms
     first = tx.server_retries == 0
     if m.p.mt_bulk or m.p.mt_ref:
-        failed = -1
-        for i in range(tx.ntables):
-            if failed < 0 and _moved(m, j, i):
-                failed = i
+        failed = _first_moved(m, j, 0, tx.ntables)
         if failed >= 0:
             return _requirement_failed(m, j, now, failed, answer_in, 0, first)
         put = 0.0
@@ -262,10 +268,9 @@ def _matched(m, j, now, answer_in):
     matched: Polaris's next UPDATE, or the COMMIT, on the same connection. One did not (a table moved since the
     client's load): the transaction rolls back."""
     tx = m.tx[j]
-    lo = 0 if m.p.mt_bulk else tx.mt_i - 1
-    for i in range(lo, tx.mt_i):
-        if _moved(m, j, i):
-            return _rolled_back(m, j, now, i, answer_in)
+    failed = _first_moved(m, j, 0 if m.p.mt_bulk else tx.mt_i - 1, tx.mt_i)
+    if failed >= 0:
+        return _rolled_back(m, j, now, failed, answer_in)
     if tx.mt_i < tx.ntables:
         return start(m, j, Src.CAS, PC.MT_UPDATE, answer_in)
     return start(m, j, Src.CAS, PC.MT_COMMIT, answer_in)
@@ -358,10 +363,10 @@ def on_ref_head(m, j, now):
     tx.catalog_reads += 1
     answer_in = m.p.g * tx.op_latency_ms
     tx.ref_try_ms = now - m.p.f * tx.op_latency_ms
-    for i in range(tx.ntables):
-        if _moved(m, j, i):
-            _lost_attempt(m, j, now, i, answer_in)
-            return _rejected(m, j, now, answer_in + _deletes(m, j, tx.ntables), Reason.EXHAUSTED)
+    failed = _first_moved(m, j, 0, tx.ntables)
+    if failed >= 0:
+        _lost_attempt(m, j, now, failed, answer_in)
+        return _rejected(m, j, now, answer_in + _deletes(m, j, tx.ntables), Reason.EXHAUSTED)
     tx.ref_head = m.run[0].seq
     return pooled(m, j, SERVER_POOL, Src.CAS, PC.MT_REF_CAS, answer_in)
 
