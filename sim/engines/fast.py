@@ -35,6 +35,7 @@ from ..model.draws import events_before_refill, needs
 from ..model.jit import handler
 from ..model.state import PC
 from .base import EngineBase
+from .model_ref import ModelRef
 
 # heap "who": >= 0 a transaction (its slot); W_WRITER0 - w writer (or maintenance job) w's next start; below the
 # starters', slot j's lock timer (W_WRITER0 - starters - j); else:
@@ -56,7 +57,7 @@ def _guard_cache() -> None:
     model functions they call from other files: any change to the model or this engine drops every cached one."""
     here = Path(__file__).resolve()
     model = here.parent.parent / "model"
-    sources = sorted(model.rglob("*.py")) + [here]
+    sources = sorted(model.rglob("*.py")) + [here, here.parent / "model_ref.py"]
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
     stamp = here.parent / "__pycache__" / f"{here.stem}.model-digest"
     try:
@@ -300,20 +301,21 @@ def loop_for(design: str):
 
 
 def _params_record(p):
-    """The parameters as one numpy record: compiled code gets a pointer to it, not its fields one by one."""
+    """The parameters as a one-row record array: compiled code gets a pointer to its row, not its fields one by
+    one."""
     dt = np.dtype([(k, np.bool_ if isinstance(v, bool) else np.int64 if isinstance(v, int) else np.float64)
                    for k, v in p._asdict().items()])
     arr = np.zeros(1, dtype=dt)
     arr[0] = tuple(p)
-    return arr[0]
+    return arr
 
 
 # the first use of a design after an install compiles its loop: about this long on a 2-core machine for the first
-# design (with every mechanism), benchmarks/compile.py (2026-11-28); a later one, its module's `COMPILE_S` (its own
-# handlers and mechanisms, the rest loaded from the cache). Both are the quiet machine's figures at 452f28a (cas
-# 42.6 s) times what the change since added, measured back to back on the busier machine (c043d32 -> 92179ff: cas
-# 50.8 -> 54.0 s, all seven 155.1 -> 161.9 s)
-FIRST_COMPILE_S = 45
+# design (with every mechanism); a later one, its module's `COMPILE_S` (its own handlers and mechanisms, the rest
+# loaded from the cache). benchmarks/compile.py, 2026-11-29, with the model handed over by reference
+# (`sim.engines.model_ref`): each design's first use less its warm run (cas 35.5 - 1.5 s; cas_queue and cas after
+# another design scaled by the series' ratio, 116 / 193 s against the checkout before)
+FIRST_COMPILE_S = 34
 
 
 def _compile_estimate_s(design: str) -> int:
@@ -384,7 +386,7 @@ class FastEngine(EngineBase):
     def loop_args(self, cap: int) -> tuple:
         """The loop's arguments at the start, its heap `cap` entries long: the run's `Model` (its parameters as
         one record), the loop's state, the heap, the watchdog, the end."""
-        m = self.r.m._replace(p=_params_record(self.r.m.p))
+        m = ModelRef(self.r.m, _params_record(self.r.m.p))
         return (m, np.zeros(N_E, dtype=np.int64), np.zeros(cap, dtype=np.float64), np.zeros(cap, dtype=np.int64),
                 np.zeros(cap, dtype=np.int64), float(self.watchdog_ms), np.zeros(1, dtype=np.float64))
 
@@ -393,7 +395,7 @@ class FastEngine(EngineBase):
         # the heap holds each transaction in flight (one per slot in use), each writer's next start, the
         # arrivals, watchdog and stop
         m, e, h_t, h_k, h_w, watchdog_ms, end = self.loop_args(0)
-        params = m.p
+        params = m.params
         status = STATUS_DONE
         loop = loop_for(r.design)
         first = True
@@ -405,7 +407,7 @@ class FastEngine(EngineBase):
                 n = int(e[E_HEAP])
                 h_t, h_k, h_w = (np.concatenate([h[:n], np.zeros(cap - n, dtype=dt)])
                                  for h, dt in ((h_t, np.float64), (h_k, np.int64), (h_w, np.int64)))
-            args = (r.m._replace(p=params), e, h_t, h_k, h_w, watchdog_ms, end)
+            args = (ModelRef(r.m, params), e, h_t, h_k, h_w, watchdog_ms, end)
             if first and not loop.signatures:   # its first call compiles the design's loop, or loads it
                 first = False
                 with _one_compiler(r.design), compile_notice(r.design, _say):

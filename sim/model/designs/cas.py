@@ -31,7 +31,7 @@ timer = no_timer   # it takes no lock, so it sets no timer
 
 
 # its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached
-# (benchmarks/compile.py, 2026-11-28): the engine's `compiling the model ...` line quotes it
-COMPILE_S = 10
+# (benchmarks/compile.py, 2026-11-29): the engine's `compiling the model ...` line quotes it
+COMPILE_S = 6
 
 OWNS = dict(effect_points=("CAS",), fields=(), params=(), sources=())

@@ -43,7 +43,7 @@ timer = no_timer   # a queue of writes has no acquire timeout
 
 
 # its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached
-# (benchmarks/compile.py, 2026-11-28): the engine's `compiling the model ...` line quotes it
-COMPILE_S = 6
+# (benchmarks/compile.py, 2026-11-29): the engine's `compiling the model ...` line quotes it
+COMPILE_S = 4
 
 OWNS = dict(effect_points=("CAS",), fields=(), params=("object_queue",), sources=())

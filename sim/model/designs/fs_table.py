@@ -95,8 +95,8 @@ timer = no_timer   # it takes no lock, so it sets no timer
 
 
 # its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached
-# (benchmarks/compile.py, 2026-11-28): the engine's `compiling the model ...` line quotes it
-COMPILE_S = 8
+# (benchmarks/compile.py, 2026-11-29): the engine's `compiling the model ...` line quotes it
+COMPILE_S = 5
 
 OWNS = dict(effect_points=("FS_HINT", "FS_PROBE", "CAS"), fields=("after_read", "probe"),
             params=("version_files",), sources=("PUT_HINT",))

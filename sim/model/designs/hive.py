@@ -196,8 +196,8 @@ timer = lock.on_timer   # a parked lock waiter's timer: whether it gives its wai
 
 
 # its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached
-# (benchmarks/compile.py, 2026-11-28): the engine's `compiling the model ...` line quotes it
-COMPILE_S = 20
+# (benchmarks/compile.py, 2026-11-29): the engine's `compiling the model ...` line quotes it
+COMPILE_S = 11
 
 OWNS = dict(effect_points=("HIVE_LOCKED", "HIVE_CHECK", "HIVE_ALTER", "HIVE_UNLOCKED", "HMS_ROW_WAIT",
                            "HMS_MUTEX_WAIT", "HMS_CHECK_LOCK"),

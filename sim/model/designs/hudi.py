@@ -216,8 +216,8 @@ timer = lock.on_timer   # a parked lock waiter's timer: whether it gives its wai
 
 
 # its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached
-# (benchmarks/compile.py, 2026-11-28): the engine's `compiling the model ...` line quotes it
-COMPILE_S = 10
+# (benchmarks/compile.py, 2026-11-29): the engine's `compiling the model ...` line quotes it
+COMPILE_S = 8
 
 OWNS = dict(effect_points=("HUDI_START_LOCKED", "HUDI_STARTED", "HUDI_LOCKED", "HUDI_CHECK", "HUDI_COMMIT",
                            "HUDI_FAILED"),

@@ -20,7 +20,7 @@ timer = no_timer   # it takes no lock, so it sets no timer
 
 
 # its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached
-# (benchmarks/compile.py, 2026-11-28): the engine's `compiling the model ...` line quotes it
-COMPILE_S = 24
+# (benchmarks/compile.py, 2026-11-29): the engine's `compiling the model ...` line quotes it
+COMPILE_S = 18
 
 OWNS = dict(effect_points=(), fields=(), params=(), sources=())

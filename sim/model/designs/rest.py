@@ -305,8 +305,8 @@ timer = capacity.on_timer   # a request waiting for a connection: whether its po
 
 
 # its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached
-# (benchmarks/compile.py, 2026-11-28): the engine's `compiling the model ...` line quotes it
-COMPILE_S = 18
+# (benchmarks/compile.py, 2026-11-29): the engine's `compiling the model ...` line quotes it
+COMPILE_S = 12
 
 OWNS = dict(effect_points=("SRV_LOAD", "SRV_CAS", "SRV_REREAD", "SRV_ROW_WAIT", "SRV_UPDATE", "POOL_TIMEOUT"),
             fields=("server_retries",),

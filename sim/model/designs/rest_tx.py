@@ -490,9 +490,9 @@ def step(m, j, now):
     return capacity.after_effect(m, j, release_in, delay)
 
 
-# its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached (benchmarks/compile.py
-# --designs cas rest_tx, 2026-11-28, the machine shared: 26.9 s with its first run)
-COMPILE_S = 25
+# its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached (benchmarks/compile.py,
+# 2026-11-29: 12.8 s with its first run): the engine's `compiling the model ...` line quotes it
+COMPILE_S = 11
 
 OWNS = dict(effect_points=("MT_LOAD", "MT_SRV_LOAD", "MT_UPDATE", "MT_ROW_WAIT", "MT_COMMIT", "MT_DEADLOCK",
                           "MT_REF_HEAD", "MT_REF_CAS"),
