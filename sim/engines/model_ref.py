@@ -44,11 +44,13 @@ class ModelRefType(types.Type):
 
 
 class ModelRef:
-    """A `Model` (its parameters as a one-row record array `params`) as compiled code receives it."""
+    """A `Model` (its parameters as a one-row record array `params`) as compiled code receives it. `types` keeps
+    the numba types of the layouts seen (numba's typeof of a record dtype takes milliseconds, and an engine hands
+    its model over some forty times a run, its arrays replaced as they grow but their layout unchanged)."""
 
     __slots__ = ("model", "params", "table", "address", "numba_type")
 
-    def __init__(self, model, params: np.ndarray):
+    def __init__(self, model, params: np.ndarray, types: dict | None = None):
         arrays = [params] + [getattr(model, f) for f in model._fields[1:]]
         for name, a in zip(model._fields, arrays):
             if a.ndim != 1 or not a.flags.c_contiguous:
@@ -56,8 +58,12 @@ class ModelRef:
         self.model, self.params = model, params
         self.table = np.array([(a.ctypes.data, len(a), a.itemsize) for a in arrays], dtype=np.int64).ravel()
         self.address = self.table.ctypes.data
-        kinds = [typeof(params[0])] + [typeof(a) for a in arrays[1:]]
-        self.numba_type = ModelRefType(tuple(zip(model._fields, kinds)))
+        types = {} if types is None else types
+        layout = tuple((name, a.dtype, a.flags.writeable, a.flags.aligned) for name, a in zip(model._fields, arrays))
+        if layout not in types:
+            kinds = [typeof(params[0])] + [typeof(a) for a in arrays[1:]]
+            types[layout] = ModelRefType(tuple(zip(model._fields, kinds)))
+        self.numba_type = types[layout]
 
 
 @typeof_impl.register(ModelRef)
