@@ -4,13 +4,13 @@
 The constants are today's engine's; update them when it changes (e.g. when its memory stops growing with the
 run's length). Measured on the 2-core reference machine (AMD EPYC, Python 3.11.7, engine `fast`, JIT cache warm),
 wall from the summary's `wall_s`, memory as the child's peak RSS (`resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`)
-less that of a process that only imports sim, numpy, pandas, pyarrow and numba (227 MiB). Wall, 2026-11-28 (model
-version 11, the machine shared with a test run: the best of two runs each):
-- s3x, 1 table, mean gap 20 ms, 1 h (180,000 arrivals, heavy contention): FA 0.9 3.68 s (measured set), 3.29 s
-  (seed set); FA 0.5 (seed set, 4c's heaviest) 3.67 s;
-- s3, 1 table, FA only, mean gap 100 ms, 10 h (360,000 arrivals): 6.26 s.
-(2026-11: 9.4 s for the first, before long reads were one draw: model version 10.) Memory, 2026-11: the first
-166 MiB, with history 1,367 MiB; the second 358 MiB, with history 3,146 MiB. The larger per-arrival figure of
+less that of a process that only imports sim, numpy, pandas, pyarrow and numba (227 MiB). Wall, 2026-11-29 (model
+version 13, the model handed to compiled code by reference: `sim.engines.model_ref`; the best of two runs each):
+- s3x, 1 table, mean gap 20 ms, 1 h (180,000 arrivals, heavy contention): FA 0.9 1.48 s (measured set), 1.40 s
+  (seed set); FA 0.5 (seed set, 4c's heaviest) 1.68 s;
+- s3, 1 table, FA only, mean gap 100 ms, 10 h (360,000 arrivals): 2.38 s.
+(2026-11-28, model version 11: 3.68, 3.29, 3.67 and 6.26 s; 2026-11: 9.4 s for the first, before long reads were
+one draw: model version 10.) Memory, 2026-11: the first 166 MiB, with history 1,367 MiB; the second 358 MiB, with history 3,146 MiB. The larger per-arrival figure of
 each is kept, so estimates err on the heavy side. A design that reads much more per commit (log, whose commits read
 every log entry since their snapshot) can take longer than this: the estimate is of the commit's events, not of
 its reads.
@@ -29,7 +29,7 @@ from .config import Config, ConfigError, InterArrival
 MIB = 1024 * 1024
 GIB = 1024 * MIB
 
-WALL_S_PER_ARRIVAL = 21e-6          # 3.68 s / 180,000, rounded up
+WALL_S_PER_ARRIVAL = 10e-6          # 1.68 s / 180,000, rounded up
 RECORD_BYTES_PER_ARRIVAL = 1_050    # 358 MiB / 360,000 (records and the engine's per-transaction arrays)
 HISTORY_BYTES_PER_ARRIVAL = 8_200   # (3,146 - 358) MiB / 360,000: the history's rows, ~20 per transaction
 STREAM_BYTES = 780 * MIB               # a streaming run (`streams`) keeps no records: what it holds does not grow
@@ -56,7 +56,7 @@ class Estimate:
     memory_bytes: float
 
     def describe(self) -> str:
-        return (f"~{self.arrivals:,.0f} arrivals, ~{_duration(self.wall_s)} of run time, "
+        return (f"~{self.arrivals:,.0f} arrivals, {_about(self.wall_s)} of run time, "
                 f"~{_bytes(self.memory_bytes)} of memory")
 
 
@@ -118,11 +118,19 @@ def guard(est: Estimate, limits: Limits | None, what: str) -> None:
 
 
 def _duration(s: float) -> str:
+    if s < 0.05:
+        return "< 0.1 s"
     if s < 120:
         return f"{s:.1f} s"
     if s < 7200:
         return f"{s / 60:.0f} min"
     return f"{s / 3600:,.1f} h"
+
+
+def _about(s: float) -> str:
+    """An estimated duration: `~0.4 s`, or `< 0.1 s` (not `~0.0 s`)."""
+    d = _duration(s)
+    return d if d.startswith("<") else f"~{d}"
 
 
 def _bytes(n: float) -> str:

@@ -198,6 +198,6 @@ def test_a_report_names_the_commands_that_bound_its_open_knees_and_reads_their_a
     assert (knee.loc[knee["provider"] == "s3", "knee_source"] == "grid").all()
     assert unbounded_note(d) == (        # a rerun of the same searches would not change the one still open
         "knees: 7 ok (6 of them grid knees wider than +-5 %), 1 below_range; 1 still without a bounded knee after "
-        "a knee search (knee_reason, knee_bound_cps); to narrow the 6 wide with knee searches (about 11 s on 2 "
+        "a knee search (knee_reason, knee_bound_cps); to narrow the 6 wide with knee searches (about 10 s on 2 "
         f"cores): {unbounded_command(d)}")
     assert yaml.safe_load((d / "report" / "knee-unbounded.yaml").read_text())["zip"] == spec["zip"]   # both kept

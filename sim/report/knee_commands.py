@@ -23,10 +23,11 @@ from .aggregate import _hashable, _key, format_value, knee_group_columns, knee_t
 
 BASE_NAME = "base.yaml"
 UNBOUNDED = "knee-unbounded"
-#: measured: the 90 cells 4c's grid leaves open or wide searched in 162 s on 2 cores (2026-11-28, model version 10:
-#: `sim sweep experiments/4c.yaml`'s searches, 1,329 runs; model version 6's took 475 s, before long reads were one
-#: draw); the estimate a report gives for its cells to search (smoke's 4 cells: 5.8 s of searching)
-SEARCH_S_PER_CELL = 162 / 90
+#: measured: the 90 cells 4c's grid leaves open or wide searched in 149 s on 2 cores (2026-11-29, model version 13,
+#: the model handed to compiled code by reference: `sim sweep experiments/4c.yaml`'s searches on a fresh clone,
+#: 1,329 runs; 162 s at model version 10; model version 6's took 475 s, before long reads were one draw); the
+#: estimate a report gives for its cells to search (smoke's 4 cells: 5.8 s of searching at version 10)
+SEARCH_S_PER_CELL = 149 / 90
 #: the knee searches' spec for a grid's unbounded cells (experiments/4c-knee.yaml's; the start bracket is the grid's
 #: own loads, so the pilot begins where the grid left off)
 SEARCH_SPEC = {"threshold": 0.95, "precision": 0.05, "max_runs": 36, "halfwidth": 0.05}
