@@ -21,11 +21,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import multiprocessing
 import sys
 from pathlib import Path
 
 import numpy as np
-from numba import njit, typeof
+from numba import njit, typeof, types
 from numba.core import event as ev
 
 from ..model import arrivals, writers
@@ -318,11 +319,17 @@ def _params_record(p):
 FIRST_COMPILE_S = 34
 
 
-def _compile_estimate_s(design: str) -> int:
-    """The first design compiled on a machine compiles every mechanism; a later one, its own part."""
+def _cached_loops(design: str) -> list[str]:
+    """The designs whose loops numba's cache holds (where `design`'s would be)."""
     loop = loop_for(design)
     cache = Path(getattr(getattr(loop, "_cache", None), "_cache_path", Path(__file__).parent / "__pycache__"))
-    others = [f for f in cache.glob(f"{Path(__file__).stem}.loop_*.nbi") if f".loop_{design}-" not in f.name]
+    stem = Path(__file__).stem
+    return [f.name[len(stem) + len(".loop_"):].rsplit("-", 1)[0] for f in cache.glob(f"{stem}.loop_*.nbi")]
+
+
+def _compile_estimate_s(design: str) -> int:
+    """The first design compiled on a machine compiles every mechanism; a later one, its own part."""
+    others = [d for d in _cached_loops(design) if d != design]
     return DESIGNS[design].COMPILE_S if others else FIRST_COMPILE_S
 
 
@@ -368,17 +375,41 @@ def _one_compiler(design: str):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def _compile_step(design: str, args: tuple) -> None:
+    """A helper process's part of a design's first compile: its `step` (the handlers, the larger half of the
+    loop), into numba's cache, while the loop's own process compiles the engine's side (arrivals, writers and jobs,
+    the draws' checks) and then loads the step from the cache."""
+    DESIGNS[design].step.compile((args[0], types.int64, types.float64))
+
+
 def compile_designs(configs, say=_say) -> list[str]:
     """Compile (or load from the cache) the loop of every design the configs run, in this process: a sweep's
-    workers then load each from the cache instead of compiling it side by side. Returns the designs."""
+    workers then load each from the cache instead of compiling it side by side. A design not cached yet is
+    compiled on two cores: a helper process compiles its step meanwhile (`_compile_step`). Returns the designs."""
     first = {}
     for cfg in configs:
         first.setdefault(design_of_config(cfg), cfg)
     for design, cfg in first.items():
         eng = FastEngine(cfg, 0)
+        sig = tuple(typeof(a) for a in eng.loop_args(len(eng.r.m.tx) + 8))
         with _one_compiler(design), compile_notice(design, say):
-            loop_for(design).compile(tuple(typeof(a) for a in eng.loop_args(len(eng.r.m.tx) + 8)))
+            helper = None
+            if design not in _cached_loops(design):
+                helper = multiprocessing.get_context("fork").Process(target=_compile_step, args=(design, sig))
+                helper.start()
+            if helper is not None:
+                _compile_engine_side(sig[0])
+                helper.join()
+            loop_for(design).compile(sig)
     return list(first)
+
+
+def _compile_engine_side(model_type) -> None:
+    """The loop's callees besides its design's step, into numba's cache, while a helper compiles the step."""
+    i64, f64 = types.int64, types.float64
+    for fn, sig in ((needs, ()), (events_before_refill, ()), (writers.on_due, (i64, f64)),
+                    (writers.on_end, (i64, f64)), (arrivals.on_arrival, (f64,)), (arrivals.next_arrival, (f64,))):
+        fn.compile((model_type, *sig))
 
 
 class FastEngine(EngineBase):

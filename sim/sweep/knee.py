@@ -18,7 +18,7 @@ from ..knee.status import knee_text
 from ..results_io import atomic_write_parquet, atomic_write_text
 from .executors import default_jobs, make_executor
 from .progress import RunProgress
-from .runner import precompile
+from .runner import precompile, run_cost
 from .store import ResultStore, RunKey, run_key
 from .task import execute, standard_columns
 
@@ -54,9 +54,12 @@ def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int |
                 break
             results, todo = _stored(wanted, store, force, seen)
             if todo:
+                configs = [from_dict(t["config"]) for t in todo]
+                cost = {t["key"]: run_cost(c) for t, c in zip(todo, configs)}
+                todo.sort(key=lambda t: -cost[t["key"]])   # the heavy runs first (`run_cost`)
                 if ex is None:
                     if engine == "fast":
-                        precompile([from_dict(t["config"]) for t in todo], log or _to_stderr)
+                        precompile(configs, log or _to_stderr)
                     ex = make_executor(executor, jobs or default_jobs(), scheduler)
                 if progress:
                     progress.add(len(todo))

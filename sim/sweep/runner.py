@@ -31,14 +31,19 @@ class Outcome:
     out_dir: Path
 
 
+def run_cost(cfg) -> float:
+    """A run's rough relative cost (arrivals x the attempts they may make): an executor starts the heavy runs first,
+    so that the last ones to finish are short and no core idles long at the end of a batch."""
+    return expected_transactions(cfg) * cfg.max_attempts
+
+
 def tasks_of(sweep: Sweep, replications: int | None = None, engine: str = "fast") -> list[dict]:
     reps = replications or sweep.replications
     out = []
     for point in sweep.points:
         cfg = point.config
         columns = {**point.params, **standard_columns(cfg), "config_hash": point.hash}
-        # rough relative cost (arrivals x attempts they may make), to start the heavy runs first
-        cost = expected_transactions(cfg) * cfg.max_attempts
+        cost = run_cost(cfg)
         for rep in range(reps):
             key = RunKey.expected(cfg, rep)
             out.append({"key": key.name, "run_key": key.ingredients(), "config": cfg.to_dict(),
