@@ -392,15 +392,16 @@ def compile_designs(configs, say=_say) -> list[str]:
     for design, cfg in first.items():
         eng = FastEngine(cfg, 0)
         sig = tuple(typeof(a) for a in eng.loop_args(len(eng.r.m.tx) + 8))
-        with _one_compiler(design), compile_notice(design, say):
+        with _one_compiler(design):
             helper = None
-            if design not in _cached_loops(design):
+            if design not in _cached_loops(design):   # (started before the notice listens: it says it once)
                 helper = multiprocessing.get_context("fork").Process(target=_compile_step, args=(design, sig))
                 helper.start()
-            if helper is not None:
-                _compile_engine_side(sig[0])
-                helper.join()
-            loop_for(design).compile(sig)
+            with compile_notice(design, say):
+                if helper is not None:
+                    _compile_engine_side(sig[0])
+                    helper.join()
+                loop_for(design).compile(sig)
     return list(first)
 
 
