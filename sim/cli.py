@@ -101,6 +101,8 @@ def cmd_run(args) -> int:
     est = estimate(cfg, history=args.history)
     print(f"estimate: {est.describe()}", file=sys.stderr)
     guard(est, None if args.yes else Limits.default(), "this run")
+    if args.engine == "fast":
+        _first_compile(cfg)
     if args.out:
         with staged_dir(Path(args.out), replace=False) as out:   # all files, or none
             # the records stream to parquet in row groups as transactions finish
@@ -124,6 +126,17 @@ def cmd_run(args) -> int:
         if args.out:
             print(f"wrote {args.out}")
     return 0
+
+
+def _first_compile(cfg) -> None:
+    """A design's first run after an install compiles its loop on two cores, as a sweep does
+    (`sim.engines.fast.compile_designs`); once it is cached, nothing (the run loads it)."""
+    from .engines.fast import cached_loops, compile_designs
+    from .model.designs import design_of_config
+    design = design_of_config(cfg)
+    if design not in cached_loops(design):
+        with _numba_without_scipy_blas():
+            compile_designs([cfg])
 
 
 def cmd_check(args) -> int:

@@ -314,12 +314,14 @@ def _params_record(p):
 # the first use of a design after an install compiles its loop: about this long on a 2-core machine for the first
 # design (with every mechanism); a later one, its module's `COMPILE_S` (its own handlers and mechanisms, the rest
 # loaded from the cache). benchmarks/compile.py, 2026-11-29, with the model handed over by reference
-# (`sim.engines.model_ref`): each design's first use less its warm run (cas 35.5 - 1.5 s; cas_queue and cas after
-# another design scaled by the series' ratio, 116 / 193 s against the checkout before)
-FIRST_COMPILE_S = 34
+# (`sim.engines.model_ref`): each design's first use less its warm run, CPU (cas 35.5 - 1.5 s; cas_queue and cas
+# after another design scaled by the series' ratio, 116 / 193 s against the checkout before). `sim run` and a sweep
+# compile a design on two cores (`compile_designs`): the first in 26.2 s of wall time, measured the same day; the
+# later ones' figures are one core's, so the notice errs long for them
+FIRST_COMPILE_S = 26
 
 
-def _cached_loops(design: str) -> list[str]:
+def cached_loops(design: str) -> list[str]:
     """The designs whose loops numba's cache holds (where `design`'s would be)."""
     loop = loop_for(design)
     cache = Path(getattr(getattr(loop, "_cache", None), "_cache_path", Path(__file__).parent / "__pycache__"))
@@ -329,7 +331,7 @@ def _cached_loops(design: str) -> list[str]:
 
 def _compile_estimate_s(design: str) -> int:
     """The first design compiled on a machine compiles every mechanism; a later one, its own part."""
-    others = [d for d in _cached_loops(design) if d != design]
+    others = [d for d in cached_loops(design) if d != design]
     return DESIGNS[design].COMPILE_S if others else FIRST_COMPILE_S
 
 
@@ -394,7 +396,7 @@ def compile_designs(configs, say=_say) -> list[str]:
         sig = tuple(typeof(a) for a in eng.loop_args(len(eng.r.m.tx) + 8))
         with _one_compiler(design):
             helper = None
-            if design not in _cached_loops(design):   # (started before the notice listens: it says it once)
+            if design not in cached_loops(design):   # (started before the notice listens: it says it once)
                 helper = multiprocessing.get_context("fork").Process(target=_compile_step, args=(design, sig))
                 helper.start()
             with compile_notice(design, say):
