@@ -44,13 +44,13 @@ class ModelRefType(types.Type):
 
 
 class ModelRef:
-    """A `Model` (its parameters as a one-row record array `params`) as compiled code receives it. `types` keeps
+    """A `Model` (its parameters as a one-row record array `params`) as compiled code receives it. `known` keeps
     the numba types of the layouts seen (numba's typeof of a record dtype takes milliseconds, and an engine hands
     its model over some forty times a run, its arrays replaced as they grow but their layout unchanged)."""
 
     __slots__ = ("model", "params", "table", "address", "numba_type")
 
-    def __init__(self, model, params: np.ndarray, types: dict | None = None):
+    def __init__(self, model, params: np.ndarray, known: dict | None = None):
         arrays = [params] + [getattr(model, f) for f in model._fields[1:]]
         for name, a in zip(model._fields, arrays):
             if a.ndim != 1 or not a.flags.c_contiguous:
@@ -58,12 +58,12 @@ class ModelRef:
         self.model, self.params = model, params
         self.table = np.array([(a.ctypes.data, len(a), a.itemsize) for a in arrays], dtype=np.int64).ravel()
         self.address = self.table.ctypes.data
-        types = {} if types is None else types
+        known = {} if known is None else known
         layout = tuple((name, a.dtype, a.flags.writeable, a.flags.aligned) for name, a in zip(model._fields, arrays))
-        if layout not in types:
+        if layout not in known:
             kinds = [typeof(params[0])] + [typeof(a) for a in arrays[1:]]
-            types[layout] = ModelRefType(tuple(zip(model._fields, kinds)))
-        self.numba_type = types[layout]
+            known[layout] = ModelRefType(tuple(zip(model._fields, kinds)))
+        self.numba_type = known[layout]
 
 
 @typeof_impl.register(ModelRef)
