@@ -54,12 +54,10 @@ def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int |
                 break
             results, todo = _stored(wanted, store, force, seen)
             if todo:
-                configs = [from_dict(t["config"]) for t in todo]
-                cost = {t["key"]: run_cost(c) for t, c in zip(todo, configs)}
-                todo.sort(key=lambda t: -cost[t["key"]])   # the heavy runs first (`run_cost`)
+                todo.sort(key=lambda t: -t["cost"])   # the heavy runs first (`run_cost`)
                 if ex is None:
                     if engine == "fast":
-                        precompile(configs, log or _to_stderr)
+                        precompile([from_dict(t["config"]) for t in todo], log or _to_stderr)
                     ex = make_executor(executor, jobs or default_jobs(), scheduler)
                 if progress:
                     progress.add(len(todo))
@@ -96,7 +94,8 @@ def _wanted(searches: list[KneeSearch], engine: str) -> dict:
             key = run_key(config_hash(cfg), rep)
             if key not in wanted:
                 wanted[key] = ({"key": key, "config": cfg.to_dict(), "params": {s.param.path: point.value},
-                                "replication": rep, "engine": engine, "run_key": RunKey.expected(cfg, rep)}, [])
+                                "replication": rep, "engine": engine, "run_key": RunKey.expected(cfg, rep),
+                                "cost": run_cost(cfg)}, [])
             wanted[key][1].append((s, point))
     return wanted
 
