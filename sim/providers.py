@@ -78,6 +78,13 @@ class Profile:
     # optional: the store serves conditional writes to one object one at a time, each for its whole latency, in
     # order of arrival (a what-if: no shipped profile has it; docs/MODEL.md, "Concurrent writes to one object")
     cas_one_at_a_time: bool | None = None
+    # optional: how the store creates a name if absent (docs/model/storage-providers.md, "File systems"): None, an
+    # object store's conditional PUT (If-None-Match); "rename": a file system's rename that fails if the target
+    # exists (HDFS, HopsFS: the client checks exists(), writes a temp file and renames it); "link": a POSIX hard
+    # link (a local or Lustre mount, as object_store's LocalFileSystem does it); "none": no atomic create known
+    create_if_absent: str | None = None
+    # optional: False: the store has no conditional replace (no If-Match): a catalog object cannot be CASed
+    replace_if_match: bool | None = None
 
     def put_median_ms(self, size_bytes: int) -> float:
         return self.put_base_ms + self.put_ms_per_mib * size_bytes / MIB
@@ -99,7 +106,8 @@ class Profile:
 
 def profile_digest(profile: dict) -> str:
     """`Profile.digest` of a profile stored as plain data (a run file's `resolved.provider_profile`)."""
-    values = {k: float(v) for k, v in profile.items() if k not in ("name", "description")}
+    values = {k: v if isinstance(v, str) else float(v) for k, v in profile.items()
+              if k not in ("name", "description")}
     blob = json.dumps(values, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -119,6 +127,9 @@ def _lognormal(median_ms: Field) -> dict:
     return {"median_ms": median_ms, "sigma": Field(float, required=True, ge=0), "fixed_ms": Field(float, ge=0)}
 
 
+#: how a store creates a name if absent (`Profile.create_if_absent`): put (an object store's If-None-Match, the
+#: default), rename (a file system's rename that fails if the target exists), link (a POSIX hard link), none
+CREATE_IF_ABSENT = ("put", "rename", "link", "none")
 _NUMBER = Field(float, required=True, ge=0)
 _MEDIAN = Field(float, required=True, gt=0)
 _REQUESTS = {
@@ -127,6 +138,8 @@ _REQUESTS = {
                  required=True),
     "cas": Field(_lognormal(_MEDIAN), required=True),
     "list": Field(_lognormal(_NUMBER)),   # optional: LIST latency
+    # optional: how a name is created if absent, and whether an object can be replaced if it matches (file systems)
+    "create_if_absent": Field(str, choices=CREATE_IF_ABSENT), "replace_if_match": Field(bool),
 }
 _FIGURE = Field(float, gt=0)
 # what a measured set was fitted to: one writer's conditional-write loop (read by the tests and
@@ -147,6 +160,7 @@ _LIMIT = {"mutation_rate_per_s": Field(float, gt=0), "mutation_burst": Field(flo
 _CLIENT = ("client_rate_per_s", "client_burst", "client_refusal_tokens")
 SHAPE = {
     "name": Field(str, required=True), "description": Field(str, required=True), **_REQUESTS,
+    "head": Field(_lognormal(_MEDIAN)),   # optional: a HEAD (exists()) of its own, else a GET draw
     # optional: a per-object mutation limit; a measured set may give its own
     **_LIMIT,
     "cas_one_at_a_time": Field(bool),
@@ -205,7 +219,9 @@ def _profile(name: str, description: str, d: dict, limit: dict) -> Profile:
         cas_fixed_ms=d["cas"].get("fixed_ms"), list_fixed_ms=lst.get("fixed_ms"), head_fixed_ms=head.get("fixed_ms"),
         cas_checked_at_completion=d.get("cas_checked_at_completion") or None,
         version_from_head=d.get("version_from_head") or None,
-        cas_one_at_a_time=d.get("cas_one_at_a_time") or None, **limit)
+        cas_one_at_a_time=d.get("cas_one_at_a_time") or None,
+        create_if_absent=None if d.get("create_if_absent", "put") == "put" else d["create_if_absent"],
+        replace_if_match=None if d.get("replace_if_match", True) else False, **limit)
 
 
 @functools.lru_cache(maxsize=64)

@@ -72,8 +72,9 @@ SOURCES = (
     RandomSource("put_timeline", "PUT_TIMELINE", 19, "latency.put_timeline", lambda p, n: 8 * n if p.hudi else 0),
     # Delta's DynamoDB log store: its GetItem, Query and completion PutItem
     RandomSource("log_store", "LOG_STORE", 20, "latency.log_store", lambda p, n: 3 * n if p.log_store else 0),
-    # the microbenchmark's HEAD, under a profile with a HEAD of its own (else the HEAD is a `get` draw)
-    RandomSource("head", "HEAD", 21, "latency.head", lambda p, n: n if p.own_head else 0),
+    # the microbenchmark's HEAD, under a profile with a HEAD of its own (else the HEAD is a `get` draw); a file
+    # system's exists() checks
+    RandomSource("head", "HEAD", 21, "latency.head", lambda p, n: 4 * n if p.file_system else n if p.own_head else 0),
     # a long read's one draw (`sim.long_reads`): the uniform that picks its quantile; drawn once a run has one
     RandomSource("long_read", "LONG", 22, "uniform", lambda p, n: 0),
     # operations (`workload.operations`): the partitions each arrival touches, drawn by the arrivals

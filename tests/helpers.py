@@ -65,3 +65,18 @@ def groups(df, by: str = "txn") -> dict:
 def by_txn(records) -> dict:
     """{txn: the record as a named tuple} (what `records.set_index("txn").loc[txn]` gives, without its cost)."""
     return dict(zip(records["txn"].tolist(), records.itertuples(index=False)))
+
+
+def run_both_checked(data: dict):
+    """One run of `data` on both engines, their records equal, the history checked clean: the records by txn."""
+    from sim.checker import check_history
+    from sim.config import from_dict
+    from sim.providers import load_provider
+    from sim.rules import checker_rules
+    from sim.run import run
+    cfg = from_dict(data)
+    fast, ref = run(cfg, 0, history=True), run(cfg, 0, history=True, engine="simpy")
+    assert fast.records.equals(ref.records)
+    rules = checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))
+    assert check_history(fast.history, **rules) == []
+    return fast.records.sort_values("txn").reset_index(drop=True)

@@ -17,6 +17,8 @@ from sim.providers import load_provider
 from sim.rules import checker_rules
 from sim.run import run
 
+from helpers import run_both_checked
+
 G, P, C = 5.0, 7.0, 20.0
 PREPARE = 2 * G + 2 * P          # GET table metadata, GET manifest list, PUT manifest list, PUT table metadata
 NO_WORK = {"median_ms": 0, "sigma": 0, "min_ms": 0}
@@ -37,14 +39,7 @@ def _one_writer(tmp_path, design: str, commits: int, limit: str = "") -> dict:
             "workload": {"runtime": NO_WORK, "writers": {"count": 1, "commits": commits}}}
 
 
-def _run(data: dict):
-    """Both engines' records, equal; the history checked clean."""
-    cfg = from_dict(data)
-    fast, ref = run(cfg, 0, history=True), run(cfg, 0, history=True, engine="simpy")
-    assert fast.records.equals(ref.records)
-    rules = checker_rules(cfg, load_provider(cfg.storage.provider, cfg.storage.profile_set))
-    assert check_history(fast.history, **rules) == []
-    return fast.records.sort_values("txn").reset_index(drop=True)
+_run = run_both_checked   # both engines' records, equal; the history checked clean
 
 
 def test_fs_table_fresh_hint(tmp_path):

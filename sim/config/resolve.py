@@ -341,6 +341,42 @@ def _check_file_lists(cfg: Config) -> None:
             raise ConfigError(path, f"{why} (or design: ducklake)")
 
 
+def _store_commit_needs(cfg: Config) -> tuple[str, tuple[str, ...]] | None:
+    """What a design that commits through the store needs of it: why, and the ways of creating a name if absent
+    that serve it (`Profile.create_if_absent`; none: it replaces an object if it matches); None: nothing."""
+    cat, commit = cfg.catalog, cfg.commit
+    if cfg.lock.variant == "storage":
+        return "a storage lock takes its object by a conditional PUT", ("put",)
+    if cat.backend != "storage" or cfg.lock.variant is not None or cfg.log_store.kind is not None:
+        return None                  # a service, a lock or a log store commits: the store only holds files
+    if cat.version_files:            # iceberg-rust's copy-if-not-exists; Hadoop tables' exists + rename
+        return "this design creates its version files if absent", ("put", "rename", "link")
+    if commit.protocol == "log":
+        if commit.first_attempt == "stale":   # Delta Spark: HDFSLogStore renames; on a local mount, one JVM only
+            return "Delta Spark's log store creates each entry by a rename that fails if it exists", ("put", "rename")
+        return "delta-rs creates each log entry if absent", ("put", "rename", "link")
+    return "this design replaces its catalog object only if it matches (If-Match)", ()
+
+
+_STORE_HAS = {"none": "documents no conditional write", "rename": "is a file system with no If-Match",
+              "link": "creates a name atomically only by hard link (a rename there replaces the target)"}
+
+
+def _check_store_commits(cfg: Config, prof) -> None:
+    """A design that commits through the store runs only where the store gives the conditional write it needs
+    (docs/model/storage-providers.md, "File systems"): a file system has no If-Match; on a local or Lustre mount
+    only a hard link creates a name atomically; a store with no documented conditional write gives none."""
+    needs = _store_commit_needs(cfg)
+    if needs is None:
+        return
+    why, creates = needs
+    create = prof.create_if_absent or "put"
+    if (creates and create not in creates) or (not creates and prof.replace_if_match is False):
+        has = _STORE_HAS.get(create, "has no If-Match")
+        raise ConfigError("storage.provider", f"{cfg.storage.provider!r} {has}, and {why}: choose a design that "
+                          "commits in a service (e.g. design: rest) or another provider")
+
+
 def _check_reread(cat: Catalog, commit: Commit) -> None:
     """The re-read guards one catalog object that every table's commit replaces (a catalog as a file)."""
     if commit.reread_before_cas and (cat.scope != "global" or commit.protocol != "rewrite"
@@ -520,7 +556,7 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     _check_multi_table(cfg)
     try:
         if provider_known:
-            profile_of(cfg)
+            _check_store_commits(cfg, profile_of(cfg))
     except ProviderError as exc:
         raise ConfigError("storage.provider", str(exc)) from None
     workload = dataclasses.replace(cfg.workload, writers=_resolve_writers(cfg.workload))

@@ -19,7 +19,8 @@ from .io import gets_ms, gets_on_lanes_ms, list_ms, log_pages_ms
 from .jit import handler, model_function
 from .retry import delay_ms
 from .state import LIST_PAGE_KEYS, PC, LogCleanup, Op, Outcome, Reason, Src
-from .transaction import admitted, end, first_read, next_read, next_write, read_catalog, real_conflict, resend
+from .transaction import (admitted, before_create_ms, end, first_read, next_read, next_write, read_catalog,
+                          real_conflict, resend)
 
 
 @model_function
@@ -119,10 +120,11 @@ def on_list(m, j, now):
 @model_function
 def _create(m, j, pending):
     """Create the next entry `pending` ms from now (with Delta's DynamoDB log store, after its checks and the
-    entry's temp file: its conditional PutItem is the create)."""
+    entry's temp file: its conditional PutItem is the create; on a file system, after its exists() check and
+    temp file: the rename or link is)."""
     if m.p.log_store:
         return log_store.check_then_create(m, j, pending)
-    return next_write(m, j, PC.LOG_CREATE, pending)
+    return next_write(m, j, PC.LOG_CREATE, pending + before_create_ms(m, j, True))
 
 
 @model_function

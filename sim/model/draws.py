@@ -101,6 +101,8 @@ def gets_in_event(m):
         if m.p.snapshot_update:                      # the checks' n GETs, a LIST and the update's n GETs
             n = 2 * n + 1
         n = max(n, snap, _post_commit_gets(m))
+        if m.p.file_system:                          # and a LIST of its whole directory (`io.log_pages_ms`)
+            n += (m.p.log_entries_at_start + 2 * r.seq) // LIST_PAGE_KEYS + 1
     if m.p.tables_max > 1:                           # a commit over k tables: each one's manifest list and metadata
         n += 2 * m.p.tables_max
     return n + 4

@@ -290,11 +290,15 @@ def log_pages_ms(m, j):
     entries since it, and the checkpoint, LIST_PAGE_KEYS keys a page. The pages before the last are read first
     (`list_ms`); the last, with the newest entries, is the effect point. With a checkpoint every < 1000 versions
     there is one page: nothing here. (The entries counted from the run's start, as the snapshot reads count them;
-    `log_entries_at_start` are the cleanup's, older than any checkpoint.)"""
+    `log_entries_at_start` are the cleanup's, older than any checkpoint.) On a file system both clients list the
+    whole directory and filter it (HDFSLogStore's listStatus; object_store's list with no offset there): every
+    entry and checkpoint in it."""
     ci = m.p.checkpoint_interval
     v = m.versions[m.tx[j].table]
     newest = (v // ci) * ci if ci > 0 else 0
     keys = v - newest + (1 if newest > 0 else 0)
+    if m.p.file_system:
+        keys = m.p.log_entries_at_start + v + (v // ci if ci > 0 else 0)
     if keys <= LIST_PAGE_KEYS or m.p.object_shape:
         return 0.0
     return list_ms(m, j, (keys - 1) // LIST_PAGE_KEYS)

@@ -155,8 +155,11 @@ def _shape(cfg: Config) -> dict:
     own = head and prof.head_median_ms is not None
     # an object's conditional write of design cas (a storage catalog, rewrite, no version files)
     cas_object = cfg.catalog.backend == "storage" and cfg.commit.protocol == "rewrite" and not cfg.catalog.version_files
+    create = prof.create_if_absent
     return dict(object_shape=obj, head=head, own_head=own, object_queue=cas_object and bool(prof.cas_one_at_a_time),
-                head_version=own and cas_object and bool(prof.version_from_head))
+                head_version=own and cas_object and bool(prof.version_from_head),
+                file_system=create in ("rename", "link"), create_exists=create == "rename",
+                create_temp=create in ("rename", "link"))
 
 
 def _operations(cfg: Config) -> dict:

@@ -149,9 +149,27 @@ def pooled(m, j, k, src, pc, before):
 
 @model_function
 def probe(m, j, name, before):
-    """Start an exists() probe of version file `name` `before` ms from now (a GET-profile draw)."""
+    """Start an exists() probe of version file `name` `before` ms from now (a GET-profile draw; on a file system
+    its HEAD: getFileInfo, stat)."""
     m.tx[j].probe = name
-    return start(m, j, Src.READ, PC.FS_PROBE, before)
+    return start(m, j, Src.HEAD if m.p.file_system else Src.READ, PC.FS_PROBE, before)
+
+
+@model_function
+def before_create_ms(m, j, temp):
+    """What a file system's create-if-absent sends before its atomic step (`storage.create_if_absent`; the step is
+    the conditional write, `next_write`): by rename, an exists() check (a HEAD; a name found there fails at the
+    rename in the model), then, if the bytes are not yet in a file (`temp`: a log entry), the temp file's PUT; by
+    hard link, that PUT alone. An object store's conditional PUT sends nothing before."""
+    ms = 0.0
+    tx = m.tx[j]
+    if m.p.create_exists:
+        ms += take(m, Src.HEAD)
+        tx.gets += 1
+    if temp and m.p.create_temp:
+        ms += take(m, Src.PUT_ML)
+        tx.puts += 1
+    return ms
 
 
 @model_function

@@ -15,7 +15,7 @@ from ..iceberg import lost, swap
 from ..jit import handler, model_function
 from ..lock import no_timer
 from ..state import PC, Outcome, Reason, Src
-from ..transaction import AGAIN, admitted, end, next_write, probe, resend
+from ..transaction import AGAIN, admitted, before_create_ms, end, next_write, probe, resend
 
 
 @handler
@@ -83,8 +83,8 @@ def step(m, j, now):
             return on_create(m, j, now)
         elif pc == PC.FS_HINT:
             return on_hint(m, j, now)
-        elif pc == PC.COMMIT:
-            return next_write(m, j, PC.CAS, m.tx[j].commit_in_ms)
+        elif pc == PC.COMMIT:                       # (on a file system, Hadoop tables' exists() check first)
+            return next_write(m, j, PC.CAS, m.tx[j].commit_in_ms + before_create_ms(m, j, False))
         else:
             delay = iceberg.route(m, j, now, pc)
         if delay != AGAIN:
