@@ -486,15 +486,15 @@ def _check_hudi_services(cfg: Config) -> None:
 
 def _check_multi_table(cfg: Config) -> None:
     """Commits over several tables go where a catalog has a multi-table commit: an Iceberg REST server's
-    /transactions/commit (Polaris, Lakekeeper >= 0.10) or DuckLake's database; appends only, each table apart."""
+    /transactions/commit (Polaris, Lakekeeper >= 0.10, Nessie) or DuckLake's database; appends only, each table
+    apart. Nessie's one-table commit is the same commit on its branch (`variant` the path): appends only too."""
     mt, w, path = cfg.workload.multi_table, cfg.workload, "workload.multi_table"
-    if cfg.catalog.server.variant == "nessie" and mt.tables == 1:
-        raise ConfigError("catalog.server.variant", "Nessie's single-table commit is not modelled: only its commits "
-                                                    "over several tables (workload.multi_table.tables above 1)")
+    nessie = cfg.catalog.server.variant == "nessie"   # one commit on its branch, whatever the tables: appends only
     if mt.tables == 1:
         if mt.distribution != "fixed":
             raise ConfigError(f"{path}.distribution", "one table a commit has nothing to draw; remove it")
-        return
+        if not nessie:
+            return
     srv = cfg.catalog.server.variant
     ducklake = bool(cfg.catalog.file_lists_inlined)
     if not ducklake and srv not in ("polaris", "lakekeeper", "nessie"):
@@ -511,13 +511,15 @@ def _check_multi_table(cfg: Config) -> None:
                             (any(getattr(cfg.maintenance, n).every_ms is not None
                                  or getattr(cfg.maintenance, n).inline_after_commits is not None for n in JOBS),
                              "tables", "maintenance jobs commit one table each: remove maintenance"),
-                            (w.writers.tables == "owned", "tables", "a writer that owns one table commits to it "
-                                                                    "alone: workload.writers.tables shared"),
+                            (w.writers.tables == "owned" and mt.tables > 1, "tables", "a writer that owns one "
+                             "table commits to it alone: workload.writers.tables shared"),
                             (cfg.metadata.growth, "tables", "metadata growth is per table's commits: remove "
                                                             "metadata.growth"),
                             (cfg.workload.vo_conflict_probability > 0, "tables", "appends only: remove "
                                                                                  "workload.vo_conflict_probability")):
         if wrong:
+            if mt.tables == 1:
+                raise ConfigError("catalog.server.variant", f"Nessie's commit is modelled for appends only ({why})")
             raise ConfigError(f"{path}.{key}", why)
 
 

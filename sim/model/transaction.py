@@ -34,7 +34,7 @@ def begin(m, now, writer):
     if writer >= 0 and m.p.owned:
         t = writer % m.p.num_tables
     j = opened(m, now, writer, -1, t, drawn.op, drawn.parts, drawn.runtime_ms)
-    if m.p.tables_max > 1:
+    if m.p.tables_max > 1 or m.p.mt_ref:
         _spans(m, j, r.drawn_next - 1 - r.arrivals_base, drawn.ntables)
     return j
 

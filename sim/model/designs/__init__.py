@@ -37,7 +37,7 @@ def design_of(p) -> str:
     if p.log:
         return "log"
     if p.server:
-        return "rest_tx" if p.tables_max > 1 else "rest"
+        return "rest_tx" if p.tables_max > 1 or p.mt_ref else "rest"   # (Nessie's one-table commit: its branch's)
     if p.version_files:
         return "fs_table"
     if p.object_queue:

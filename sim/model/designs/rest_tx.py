@@ -5,7 +5,9 @@ rest-lakekeeper).
 The client (Iceberg's Java `RESTSessionCatalog.commitTransaction`) loads its k tables one after another, runs,
 writes each table's manifest list, and POSTs every table's requirements (its version at the load) and updates at
 once. It sends the POST once: a 409 is a `CommitFailedException` to the caller, which this model ends as an abort
-(`retries_exhausted`: one attempt allowed); a 5xx a `CommitStateUnknownException`, no retry either.
+(`retries_exhausted`: one attempt allowed); a 5xx a `CommitStateUnknownException`, no retry either. Nessie's
+one-table commit (design rest, variant nessie, one table a commit) is the same commit on its branch, and its
+client's 409 is retried as Iceberg's client retries any commit (`_conflict`).
 The servers check each table's own requirement only (atomic commit, not isolation):
 - Polaris (`IcebergCatalogHandler` L1340-1500): table by table in request order, a load (a database read, then
   metadata.json's GET) whose requirement check fails the request at once, then the new metadata.json's PUT; then
@@ -33,6 +35,7 @@ from .. import capacity, fifo, growth, history
 from ..capacity import ROW_LOCKS, SERVER_POOL
 from ..draws import take, take_sum
 from ..jit import handler, model_function
+from ..operations import attempts_allowed
 from ..retry import delay_ms
 from ..state import PC, Kind, Outcome, Reason, Src
 from ..transaction import PARKED, end, pooled, start
@@ -92,6 +95,8 @@ def on_client_load(m, j, now):
         history.read(m, now, j, t, v, v, now + answer_in)
     if i + 1 < tx.ntables:
         return _load(m, j, i + 1, answer_in)
+    if tx.attempts > 0:                              # a retry's refresh: the job has run
+        return _post(m, j, answer_in + _prepare(m, j, now))
     tx.runtime_end_ms = now + answer_in + tx.runtime_ms
     return _post(m, j, answer_in + tx.runtime_ms + _prepare(m, j, now))
 
@@ -140,9 +145,23 @@ def _sort_by_table(m, j):
 
 @model_function
 def _rejected(m, j, now, answer_in, reason):
-    """The client gets the server's error `answer_in` ms from now: a 409 (CommitFailedException) or a 500
-    (CommitStateUnknownException); it does not retry either."""
+    """The client gets the server's error `answer_in` ms from now and ends: a 409 it does not retry, or a 500
+    (CommitStateUnknownException), which no one retries."""
     return end(m, j, now, Outcome.ABORTED, reason, now + answer_in)
+
+
+@model_function
+def _conflict(m, j, now, answer_in):
+    """The client gets a 409 (CommitFailedException) `answer_in` ms from now. Over several tables it sent
+    /transactions/commit once: it ends. A one-table commit (Nessie's updateTable: the same commit on its branch)
+    is retried as Iceberg's client retries any commit (`attempts_allowed`): its sleep (`retry.table`), then the
+    table's load again, a new manifest list and the POST."""
+    tx = m.tx[j]
+    if tx.attempts >= attempts_allowed(m, j):
+        return _rejected(m, j, now, answer_in, Reason.EXHAUSTED)
+    delay = delay_ms(m, m.p.policy_table, m.p.jitter_table, m.bo_tab, tx.table_conflicts, Src.BACKOFF)
+    tx.backoff_ms += delay
+    return _load(m, j, 0, answer_in + delay)
 
 
 # ------------------------------------------------------------------------------------------ the server's loads
@@ -198,7 +217,7 @@ def _requirement_failed(m, j, now, i, answer_in, written, first):
     elif history.on(m):                              # (a server retry's load: its attempt was counted)
         t = m.mt_table[_at(m, j, i)]
         history.read(m, now, j, t, m.versions[t], m.versions[t], now + answer_in)
-    return _rejected(m, j, now, answer_in + _deletes(m, j, written), Reason.EXHAUSTED)
+    return _conflict(m, j, now, answer_in + _deletes(m, j, written))
 
 
 @model_function
@@ -298,7 +317,7 @@ def _rolled_back(m, j, now, i, answer_in):
     pending = answer_in + _deletes(m, j, tx.ntables)
     r = tx.server_retries + 1
     if r > m.p.server_retries or not m.p.mt_bulk:
-        return _rejected(m, j, now, pending, Reason.EXHAUSTED)
+        return _conflict(m, j, now, pending)
     tx.server_retries = r
     sleep = delay_ms(m, m.p.policy_server, m.p.jitter_server, m.bo_srv, r, Src.SERVER)
     return _server_load(m, j, 0, pending + sleep)
@@ -366,7 +385,7 @@ def on_ref_head(m, j, now):
     failed = _first_moved(m, j, 0, tx.ntables)
     if failed >= 0:
         _lost_attempt(m, j, now, failed, answer_in)
-        return _rejected(m, j, now, answer_in + _deletes(m, j, tx.ntables), Reason.EXHAUSTED)
+        return _conflict(m, j, now, answer_in + _deletes(m, j, tx.ntables))
     tx.ref_head = m.run[0].seq
     return pooled(m, j, SERVER_POOL, Src.CAS, PC.MT_REF_CAS, answer_in)
 
