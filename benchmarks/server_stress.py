@@ -43,6 +43,7 @@ VARIANTS = {
     "lakekeeper": ("rest-lakekeeper", "lakekeeper"),
     "lakekeeper-0.9": ("rest-lakekeeper", "lakekeeper-0.9"),
     "jdbc": ("service-pointer", None),
+    "nessie": ("rest", "nessie"),   # its one-table commit: one commit on its branch, its ref's CAS retried up to 5 s
     # Lakekeeper >= 0.10 as version 10 ran it: one CAS request, no wait for the row (version 11's row hold off)
     "lakekeeper-no-row-wait": ("rest-lakekeeper", "lakekeeper", {"lock_scope": "statement"}),
     # designs as such (before catalog.server had capacity: the designs' own servers)
@@ -50,7 +51,7 @@ VARIANTS = {
     "rest-lakekeeper": ("rest-lakekeeper", None),
     "service-pointer": ("service-pointer", None),
 }
-AFTER = ("reference", "polaris", "lakekeeper", "lakekeeper-0.9", "jdbc")
+AFTER = ("reference", "polaris", "lakekeeper", "lakekeeper-0.9", "jdbc", "nessie")
 
 
 def config(variant: str, writers: int, latency_ms: float = 10.0) -> dict:
