@@ -351,10 +351,11 @@ def _same_partition(df: pd.DataFrame, a: str, b: str) -> bool:
 
 def varying_parameters(df: pd.DataFrame) -> list[str]:
     """Parameter columns that take more than one value, leaving out dotted-path columns that
-    merely mirror a standard column (or an earlier dotted one)."""
+    merely mirror a standard column (or an earlier dotted one). A design comes first: a report names a swept design,
+    not the max_retries or backend that come with it."""
     df = _hashable(df, parameter_columns(df))
     out: list[str] = []
-    for c in parameter_columns(df):
+    for c in sorted(parameter_columns(df), key=lambda c: c != "design"):
         if _nunique(df[c]) <= 1:
             continue
         if any(_same_partition(df, o, c) for o in out):
