@@ -47,6 +47,7 @@ DEFAULT_FACET_CANDIDATES = [
     "catalog_latency_ms",
     "fast_append_ratio",
     "table_selection",
+    "design",
     "max_retries",
 ]
 
@@ -342,11 +343,7 @@ def _max_throughput_point(g: pd.DataFrame, load: str) -> dict:
 def _same_partition(df: pd.DataFrame, a: str, b: str) -> bool:
     """True if columns a and b determine each other (e.g. ``workload.num_tables`` and
     ``num_tables``), so b adds no grouping beyond a."""
-    try:
-        return (df.groupby(a, dropna=False)[b].nunique(dropna=False).max() <= 1
-                and df.groupby(b, dropna=False)[a].nunique(dropna=False).max() <= 1)
-    except TypeError:
-        return False
+    return _determines(df, a, b) and _determines(df, b, a)
 
 
 def varying_parameters(df: pd.DataFrame) -> list[str]:
@@ -367,11 +364,24 @@ def varying_parameters(df: pd.DataFrame) -> list[str]:
 def default_layout(df: pd.DataFrame) -> dict:
     """Heatmap layout: ``rows`` = num_tables, ``cols`` = inter_arrival_ms, ``facets`` = the
     standard columns among provider, catalog_latency_ms, fast_append_ratio, table_selection,
-    max_retries that take more than one value (then any other parameter that varies, so that
-    no heatmap cell pools different configurations)."""
+    design, max_retries that take more than one value, less one an earlier facet determines (a design's
+    max_retries), then any other parameter that varies, so that no heatmap cell pools different
+    configurations."""
     rows, cols = "num_tables", "inter_arrival_ms"
-    facets = [c for c in DEFAULT_FACET_CANDIDATES if c in df.columns and _nunique(df[c]) > 1]
+    sub = _hashable(df, parameter_columns(df))
+    facets: list[str] = []
+    for c in DEFAULT_FACET_CANDIDATES:
+        if c in df.columns and _nunique(df[c]) > 1 and not any(_determines(sub, f, c) for f in facets):
+            facets.append(c)
     return dict(rows=rows, cols=cols, facets=facets + _unplaced_parameters(df, [rows, cols] + facets))
+
+
+def _determines(df: pd.DataFrame, a: str, b: str) -> bool:
+    """True if column a determines b (each value of a goes with one value of b)."""
+    try:
+        return df.groupby(a, dropna=False)[b].nunique(dropna=False).max() <= 1
+    except TypeError:
+        return False
 
 
 def _unplaced_parameters(df: pd.DataFrame, placed: list[str]) -> list[str]:

@@ -128,7 +128,8 @@ def design_knees(knee: pd.DataFrame, out_dir, extra: list[str] | None = None) ->
                 axes[i][j].set_title(f"{t} table{'s' if t != 1 else ''}, "
                                      f"{MIX_LABELS.get(f, f'FA {format_value(f)}')}", loc="left", fontsize=10)
             axes[i][0].set_ylabel("knee (commits/s, log)")
-        fig.legend(handles=_design_legend(designs, colors), loc="outside right upper", fontsize=8, frameon=False)
+        fig.legend(handles=_design_legend(designs, colors), loc="outside lower center", ncols=2, fontsize=8,
+                   frameon=False)   # (beside the axes it met the title on a narrow figure)
         label = facet_label(parts)
         suptitle(fig, "Knee per catalog design and provider" + (f" \u2014 {label}" if label else ""))
         path = save(fig, Path(out_dir) / f"design_knees{slug(parts)}.png")
