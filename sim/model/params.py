@@ -158,8 +158,7 @@ def _shape(cfg: Config) -> dict:
     create = prof.create_if_absent
     return dict(object_shape=obj, head=head, own_head=own, object_queue=cas_object and bool(prof.cas_one_at_a_time),
                 head_version=own and cas_object and bool(prof.version_from_head),
-                file_system=create in ("rename", "link"), create_exists=create == "rename",
-                create_temp=create in ("rename", "link"))
+                file_system=create in ("rename", "link"), create_exists=create == "rename")
 
 
 def _operations(cfg: Config) -> dict:

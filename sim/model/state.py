@@ -216,10 +216,10 @@ class Params(NamedTuple):
     object_queue: bool           # the store serves conditional writes to one object one at a time (design cas_queue)
     head_version: bool           # ... and the conditional write expects the HEAD's version, the GET after it
                                  # reading the body (the benchmark's client on S3 and GCS: docs/MODEL.md)
-    file_system: bool            # a file system: an exists() probe is a HEAD (getFileInfo, stat), not a GET draw, and a
-                                 # log's LIST reads its whole directory (no list-from)
+    file_system: bool            # a file system: an exists() probe is a HEAD (getFileInfo, stat), not a GET draw, a
+                                 # log's LIST reads its whole directory (no list-from), and a log entry is written to
+                                 # a temp file first (a PUT), then renamed or linked
     create_exists: bool          # ... its create-if-absent first checks exists() (a HEAD): a rename's clients
-    create_temp: bool            # ... and a log entry is written to a temp file first (a PUT), then renamed or linked
     writers: int                 # 0: open-loop arrivals
     periodic: bool
     interval_ms: float

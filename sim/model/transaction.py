@@ -166,7 +166,7 @@ def before_create_ms(m, j, temp):
     if m.p.create_exists:
         ms += take(m, Src.HEAD)
         tx.gets += 1
-    if temp and m.p.create_temp:
+    if temp and m.p.file_system:
         ms += take(m, Src.PUT_ML)
         tx.puts += 1
     return ms
