@@ -54,6 +54,10 @@ def _summary_text(s: dict, cfg) -> str:
                          f"{_fmt(s[f'{op}_commit_latency_p99_ms'], '.1f')} ms{lost}")
     if s["writers_seen"]:
         lines.append(_writers_text(s))
+    if s["faults"]:
+        lines.append(f"lost answers and 5xx: {s['faults']} commit requests; {s['unknown']} unknown outcomes "
+                     f"({s['unknown_landed']} of them landed), {s['duplicated']} duplicated; orphaned "
+                     f"{s['orphaned_files']} files, {s['orphaned_bytes']:,.0f} bytes")
     lines.append(f"retries: {s['catalog_conflicts']} catalog conflicts, {s['table_conflicts']} table conflicts; "
                  f"mean attempts {_fmt(s['mean_attempts'], '.2f')}")
     lines.append(f"simulated {s['sim_end_ms'] / 1000:.0f} s, {s['events']} events, wall {s['wall_s']:.2f} s")
@@ -143,7 +147,7 @@ def cmd_check(args) -> int:
     """Check DIR/history.parquet; DIR/config.yaml (written by `run --out`), if present, says which catalog
     design the run had (catalog.scope, commit.protocol) and whether a per-object mutation limit applied
     (backend storage, storage.throttle not false, a provider rate): the checker verifies those rules too."""
-    from .checker import REQUIRED_COLUMNS, check_history, format_violation
+    from .checker import REQUIRED_COLUMNS, check_history, format_violation, outcomes_resolved
     from .inputs import read_mapping, read_parquet
     from .rules import checker_rules, of_stored
 
@@ -180,6 +184,10 @@ def cmd_check(args) -> int:
     ops = "" if rules["operations"] is None else ", operations' rules"
     print(f"ok: every invariant holds ({len(hist)} history rows, {n_tx} transactions; scope {rules['scope']}, "
           f"protocol {rules['protocol']}, {throttle}, {lock}{ops})")
+    told = outcomes_resolved(hist)
+    if len(told):
+        print("outcomes its clients did not learn, resolved from the history: " + ", ".join(
+            f"{n} {outcome} {what}" for (outcome, what), n in told.groupby(["outcome", "resolved"]).size().items()))
     return 0
 
 

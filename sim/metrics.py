@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from .model.state import OPS, Outcome
+from .model.state import OPS, OUTCOMES, Outcome
 
 PERCENTILES = (50, 95, 99)
 FIXED_OPS = (0, 1)   # the operations every summary has a block of: FastAppend, ValidatedOverwrite
@@ -30,6 +30,9 @@ FIXED_OPS = (0, 1)   # the operations every summary has a block of: FastAppend, 
 _BLOCK = ("outcome", "end_ms", "runtime_end_ms")
 _SUMS = ("catalog_conflicts", "table_conflicts", "gets", "puts", "manifest_lists_read", "cases", "catalog_reads",
          "backoff_ms", "throttled")
+N_OUT = len(OUTCOMES)   # outcome codes (a row of counts per group)
+# what the fault figures read (`_fault_figures`)
+_FAULTS = ("faults", "landed", "orphaned_files", "orphaned_bytes")
 # what the lock figures read (`_lock_out`)
 _LOCK = ("lock_requests", "lock_grants", "lock_timeouts", "lock_wait_ms", "lock_hold_ms")
 # what the writer tallies read (`_Writers.add`): all records, not only the window's (a writer's busy time)
@@ -69,14 +72,31 @@ def _in_runtime(outcome: np.ndarray, runtime_end_ms: np.ndarray, end_ms: float) 
     return (outcome == Outcome.UNFINISHED) & ~(runtime_end_ms <= end_ms)
 
 
-def _counts_out(prefix: str, n: int, n_c: int, n_a: int, n_runtime: int, window_s: float) -> dict:
+def _counts_out(prefix: str, n: int, n_c: int, n_a: int, n_runtime: int, window_s: float, n_other: int = 0) -> dict:
     """Counts of `n` window transactions, `n_runtime` of them still in their runtime at the end (left out of the
-    success rate, whose trials are the `began_commit` others)."""
+    success rate, whose trials are the `began_commit` others); `n_other` ended neither committed nor aborted
+    (unknown, duplicated: no success)."""
     began = n - n_runtime
     return {f"{prefix}arrived": n, f"{prefix}committed": n_c, f"{prefix}aborted": n_a,
             f"{prefix}began_commit": began,
-            f"{prefix}success_rate": _ratio(n_c, began), f"{prefix}success_rate_finished": _ratio(n_c, n_c + n_a),
+            f"{prefix}success_rate": _ratio(n_c, began),
+            f"{prefix}success_rate_finished": _ratio(n_c, n_c + n_a + n_other),
             f"{prefix}throughput_cps": n_c / window_s}
+
+
+def _others(oc) -> int:
+    """Of a row of outcome counts, those that ended neither committed nor aborted."""
+    return int(oc[Outcome.UNKNOWN] + oc[Outcome.DUPLICATED])
+
+
+def _fault_figures(outcome: np.ndarray, cols: dict) -> dict:
+    """The window's commit requests that lost their answer or were answered 5xx (`faults`), the outcomes they left
+    (`unknown`, of which `unknown_landed` did land; `duplicated`), and what unknown outcomes orphaned."""
+    unknown = outcome == Outcome.UNKNOWN
+    return {"faults": int(cols["faults"].sum()), "unknown": int(unknown.sum()),
+            "unknown_landed": int((unknown & (cols["landed"] > 0)).sum()),
+            "duplicated": int((outcome == Outcome.DUPLICATED).sum()),
+            "orphaned_files": int(cols["orphaned_files"].sum()), "orphaned_bytes": float(cols["orphaned_bytes"].sum())}
 
 
 def _block(cols: dict, window_s: float, prefix: str, end_ms: float) -> dict:
@@ -85,7 +105,8 @@ def _block(cols: dict, window_s: float, prefix: str, end_ms: float) -> dict:
     n_c, n_a = int(committed.sum()), int((outcome == Outcome.ABORTED).sum())
     n_runtime = int(_in_runtime(outcome, cols["runtime_end_ms"], end_ms).sum())
     lat = (cols["end_ms"] - cols["runtime_end_ms"])[committed]
-    out = _counts_out(prefix, len(outcome), n_c, n_a, n_runtime, window_s)
+    n_other = int(((outcome == Outcome.UNKNOWN) | (outcome == Outcome.DUPLICATED)).sum())
+    out = _counts_out(prefix, len(outcome), n_c, n_a, n_runtime, window_s, n_other)
     out.update(_latency(lat, prefix))
     return out
 
@@ -137,7 +158,7 @@ def summarize(cols: dict, window_ms: tuple[float, float], end_ms: float, ops: tu
     """The run's flat summary over window transactions (`cols`: `sim.records.record_columns`) of a run that ended
     at `end_ms`; a block for each operation in `ops` (`op_codes`; unset: FIXED_OPS)."""
     ops = FIXED_OPS if ops is None else ops
-    df, window_s = _window(cols, window_ms, _BLOCK + _SUMS + ("op", "attempts", "arrival_ms") + _LOCK)
+    df, window_s = _window(cols, window_ms, _BLOCK + _SUMS + ("op", "attempts", "arrival_ms") + _LOCK + _FAULTS)
     out = _block(df, window_s, "", end_ms)
     op = df["op"]
     blocks = [_block(_take(df, op == code, _BLOCK), window_s, f"{OPS[code]}_", end_ms) for code in ops]
@@ -156,6 +177,7 @@ def summarize(cols: dict, window_ms: tuple[float, float], end_ms: float, ops: tu
     out.update(writers.summary(out["throughput_cps"], float(lag.mean()) if lag.size else math.nan,
                                float(np.percentile(lag, 99)) if lag.size else math.nan))
     out.update(_lock_figures(df, window_s))
+    out.update(_fault_figures(df["outcome"], df))
     return out
 
 
@@ -234,7 +256,7 @@ class _Writers:
         self.lo, self.hi = window_ms
         self.window_s = (self.hi - self.lo) / 1000.0
         self.seen = np.zeros(0, dtype=bool)
-        self.outcomes = np.zeros((0, 4), dtype=np.int64)
+        self.outcomes = np.zeros((0, N_OUT), dtype=np.int64)
         self.cases, self.due, self.missed = (np.zeros(0, dtype=np.int64) for _ in range(3))
         self.busy_ms, self.lag_ms = np.zeros(0), np.zeros(0)
         # the unfinished window transactions' writers and runtime ends: which were still in their runtime is known
@@ -268,7 +290,7 @@ class _Writers:
         self.busy_ms[:n] += np.bincount(wr, weights=busy, minlength=n)
         win = mine & (cols["in_window"] != 0)
         ww = w[win]
-        self.outcomes[:n] += np.bincount(ww * 4 + cols["outcome"][win], minlength=4 * n).reshape(n, 4)
+        self.outcomes[:n] += np.bincount(ww * N_OUT + cols["outcome"][win], minlength=N_OUT * n).reshape(n, N_OUT)
         still = cols["outcome"][win] == Outcome.UNFINISHED
         self.open_writer.append(ww[still])
         self.open_runtime_end_ms.append(cols["runtime_end_ms"][win][still])
@@ -304,7 +326,7 @@ class _Writers:
         for w, util in zip(np.flatnonzero(self.seen), self.utilisation()):
             oc, due, missed = self.outcomes[w], int(self.due[w]), int(self.missed[w])
             b = _counts_out("", int(oc.sum()), int(oc[Outcome.COMMITTED]), int(oc[Outcome.ABORTED]),
-                            int(in_runtime[w]), self.window_s)
+                            int(in_runtime[w]), self.window_s, _others(oc))
             rows.append({"writer": int(w), **b, "attempts_cps": int(self.cases[w]) / self.window_s,
                          "utilisation": float(util), "commit_lag_mean_ms": _ratio(float(self.lag_ms[w]), due),
                          "missed_interval_share": _ratio(missed, missed + due)})
@@ -349,6 +371,8 @@ def nested(summary: dict) -> dict:
                                                                                            "p99")},
                     "commit_lag_ms": {k: summary[f"commit_lag_{k}_ms"] for k in ("mean", "p99")},
                     "missed_interval_share": summary["missed_interval_share"]},
+        "faults": {k: summary[k] for k in ("faults", "unknown", "unknown_landed", "duplicated", "orphaned_files",
+                                           "orphaned_bytes")},
     }
 
 
@@ -426,7 +450,7 @@ class StreamSummary:
         self.T = num_tables
         self.ops = ops
         G = len(OPS) * num_tables               # group: table * len(OPS) + op
-        self.outcomes = np.zeros((G, 4), dtype=np.int64)
+        self.outcomes = np.zeros((G, N_OUT), dtype=np.int64)
         self.op_lost: list[np.ndarray] = []      # per chunk, per op: aborted window transactions' whole time
         self.op_attempts = np.zeros((len(OPS), 2), dtype=np.int64)   # per op: attempts, finished transactions
         self.open_group: list[np.ndarray] = []          # unfinished window transactions: group, runtime end
@@ -449,6 +473,7 @@ class StreamSummary:
         self.lock_sums: dict[str, list[float]] = {"lock_wait_ms": [], "lock_hold_ms": []}
         self.lock_n = {"lock_wait_ms": 0, "lock_hold_ms": 0}
         self.hist_lock = LogHistogram(ALPHA_SUMMARY, 2)   # row 0: waits, row 1: holds
+        self.faults: dict = _fault_figures(np.zeros(0, dtype=np.int64), {k: np.zeros(0) for k in _FAULTS})
 
     def add(self, cols: dict) -> None:
         self.total["transactions"] += len(cols["txn"])
@@ -458,7 +483,9 @@ class StreamSummary:
         table, op, outcome = cols["table"][w], cols["op"][w], cols["outcome"][w]
         g = table * len(OPS) + op
         G = len(OPS) * self.T
-        self.outcomes += np.bincount(g * 4 + outcome, minlength=G * 4).reshape(G, 4)
+        self.outcomes += np.bincount(g * N_OUT + outcome, minlength=G * N_OUT).reshape(G, N_OUT)
+        f = _fault_figures(outcome, {k: cols[k][w] for k in _FAULTS})
+        self.faults = {k: self.faults.get(k, 0) + v for k, v in f.items()}
         still = outcome == Outcome.UNFINISHED     # in its runtime or not: known once the run's end is (`_in_runtime`)
         self.open_group.append(g[still])
         self.open_runtime_end_ms.append(cols["runtime_end_ms"][w][still])
@@ -516,7 +543,7 @@ class StreamSummary:
         n_c = int(oc[Outcome.COMMITTED])
         lat_sum = math.fsum(np.stack(self.lat_sums)[:, groups].ravel()) if self.lat_sums else 0.0
         out = _counts_out(prefix, int(oc.sum()), n_c, int(oc[Outcome.ABORTED]), int(in_runtime[groups].sum()),
-                          self.window_s)
+                          self.window_s, _others(oc))
         out.update(_latency_out(prefix, lat_sum / n_c if n_c else math.nan, hist.percentiles(rows, PERCENTILES)))
         return out
 
@@ -543,6 +570,7 @@ class StreamSummary:
         wait, hold = ((math.fsum(self.lock_sums[k]), self.lock_n[k], self.hist_lock.percentiles([row], [99])[0])
                       for row, k in enumerate(("lock_wait_ms", "lock_hold_ms")))
         out.update(_lock_out(tuple(int(c) for c in self.lock_counts), self.window_s, wait, hold))
+        out.update(self.faults)
         return out
 
     def per_table(self, end_ms: float) -> list[dict]:

@@ -14,7 +14,8 @@ RECORD_COLUMNS = ("txn", "table", "table_rank", "op", "arrival_ms", "runtime_end
                   "reason", "attempts", "catalog_conflicts", "table_conflicts", "manifest_lists_read",
                   "catalog_reads", "gets", "puts", "cases", "backoff_ms", "in_window", "throttled", "writer",
                   "due_ms", "missed", "lists", "lock_requests", "lock_grants", "lock_timeouts", "lock_wait_ms",
-                  "lock_hold_ms", "deletes", "pool_wait_ms", "parts", "metadata_bytes", "tables")
+                  "lock_hold_ms", "deletes", "pool_wait_ms", "parts", "metadata_bytes", "tables", "faults", "landed",
+                  "orphaned_files", "orphaned_bytes")
 
 HISTORY_COLUMNS = ("kind", "time_ms", "txn", "table", "op", "seq", "version", "expected", "ok", "base_version",
                    "validated_from", "validated_to", "answer_ms", "outcome", "reason", "attempts", "parts")
@@ -83,6 +84,12 @@ def record_rows(tx: np.ndarray) -> dict[str, np.ndarray]:
         "parts": tx["parts"].copy(),                # operations: the partitions it touches, one bit each (else 0)
         "metadata_bytes": tx["metadata_bytes"].copy(),   # metadata growth: its last metadata.json's size (else 0)
         "tables": np.maximum(tx["ntables"], 1),          # the tables its commit spans (`workload.multi_table`)
+        # faults (docs/MODEL.md, "Unknown outcomes"): its commit requests that lost their answer or were answered 5xx;
+        # how many times its change landed (the truth an unknown outcome hides; 2: duplicated); what it orphaned
+        "faults": tx["faults"].copy(),
+        "landed": tx["landings"].copy(),
+        "orphaned_files": tx["orphaned_files"].copy(),
+        "orphaned_bytes": tx["orphaned_bytes"].copy(),
     }
     assert tuple(cols) == RECORD_COLUMNS
     return cols

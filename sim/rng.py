@@ -87,6 +87,8 @@ SOURCES = (
     # commits over several tables (`workload.multi_table`): how many tables each arrival's commit spans, and which
     # others, drawn by the arrivals
     RandomSource("tables", "", -1, "workload.multi_table", None, workload=True),
+    # faults (`sim.model.faults`): whether a commit request lost its answer or was answered 5xx, one a request
+    RandomSource("fault", "FAULT", 25, "uniform", lambda p, n: 2 * n if p.faults else 0),
 )
 
 

@@ -41,7 +41,13 @@ OPERATIONS = merge(ZIPF_VO, {"workload": {"fast_append_ratio": 1.0, "vo_conflict
                                              "expire_snapshots": {"every_ms": 30_000}}})
 
 
-@pytest.mark.parametrize("spec, aborted", [(ZIPF_VO, "vo_aborted"), (OPERATIONS, "compaction_aborted")])
+# commit requests that lose their answer (`faults`): unknown and duplicated outcomes, orphaned files and bytes
+FAULTS = merge(ZIPF_VO, {"faults": {"commit": {"lost_answer": 0.05, "server_error": 0.05}, "data_files": 2,
+                                    "data_bytes": 2.5e8}})
+
+
+@pytest.mark.parametrize("spec, aborted", [(ZIPF_VO, "vo_aborted"), (OPERATIONS, "compaction_aborted"),
+                                           (FAULTS, "unknown")])
 def test_streamed_summary_matches_in_memory(spec, aborted):
     """Counts and integer sums exact; means and work lost within 1e-12 relative (float summation order);
     percentiles within ALPHA_SUMMARY relative, per-table p99 within ALPHA_TABLE (plus float rounding)."""

@@ -24,6 +24,8 @@ NEW_KEYS = ["attempts_cps", "attempt_failure_share", "aborted_latency_mean_ms", 
 # the lock's keys come after them (sim.metrics._lock_out)
 LOCK_KEYS = ["lock_requests", "lock_grants", "lock_timeouts", "lock_grants_cps", "lock_wait_mean_ms",
              "lock_wait_p99_ms", "lock_hold_mean_ms", "lock_hold_p99_ms"]
+# ... and the faults' after those (sim.metrics._fault_figures)
+FAULT_KEYS = ["faults", "unknown", "unknown_landed", "duplicated", "orphaned_files", "orphaned_bytes"]
 
 
 def cols_of(**given) -> dict:
@@ -116,7 +118,8 @@ def test_open_loop_has_the_same_keys_nan_and_no_writer_rows():
     cols = closed_loop()
     cols["writer"][:] = -1
     s, w = summarize(cols, WINDOW, END_MS), summarize(closed_loop(), WINDOW, END_MS)
-    assert list(s) == list(w) and list(s)[-len(NEW_KEYS) - len(LOCK_KEYS):] == NEW_KEYS + LOCK_KEYS
+    tail = NEW_KEYS + LOCK_KEYS + FAULT_KEYS
+    assert list(s) == list(w) and list(s)[-len(tail):] == tail
     assert s["writers_seen"] == 0
     for k in ("commits_per_writer_cps", "writer_utilisation", "commit_lag_mean_ms", "commit_lag_p99_ms",
               "missed_interval_share"):

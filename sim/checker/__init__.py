@@ -67,10 +67,15 @@ Catalog designs (docs/MODEL.md, "Named designs"), chosen by the keyword argument
   6 replays them on the object's bucket; a release whose PUT was throttled leaves the lock held until it
   expires, and its `lock_release` comes at the first grant after.
 `throttled` rows (a conditional write answered 429) change nothing, are not attempts, and follow
-the ordering rules of `cas` rows. Invariant numbers are those of MODEL.md; 6 is the checker's own.
+the ordering rules of `cas` rows. `fault` rows (docs/MODEL.md, "Unknown outcomes"): `ok` 1, the answer of
+its last CAS was lost (a REST server's 409 may come after its re-load); `ok` 0, a conditional write answered 5xx
+before it took effect (like a 429: nothing changed, no attempt, its token taken). Until the transaction's next read,
+a CAS of it is its storage client's resend (no attempt). A transaction ends `duplicated` iff two or more of its
+CASes succeeded (the second after a lost answer), `unknown` only after a fault, landed or not: `outcomes_resolved`
+says which, from the history. Invariant numbers are those of MODEL.md; 6 is the checker's own.
 """
 
-from .replay import Replay, check_history
+from .replay import Replay, check_history, outcomes_resolved
 from .rows import REQUIRED_COLUMNS, Violation, format_violation, load_history
 
-__all__ = ["Violation", "check_history", "load_history", "format_violation", "REQUIRED_COLUMNS"]
+__all__ = ["Violation", "check_history", "load_history", "format_violation", "outcomes_resolved", "REQUIRED_COLUMNS"]

@@ -4,14 +4,17 @@ booked with `Tokens`, a commit's lock (invariant 7) checked with `Locks`."""
 
 from __future__ import annotations
 
+import math
+
 from .conflicts import VALIDATED, Conflicts
 from .locks import Locks
 from .rows import TIME_EPS_MS, Event, as_bool, as_float, as_int, as_str, fmt_t
 from .state import Design, Ledger, Txn
 from .tokens import Tokens
 
-OUTCOMES = {"committed", "aborted", "unfinished"}
+OUTCOMES = {"committed", "aborted", "unfinished", "unknown", "duplicated"}
 ABORT_REASONS = {"retries_exhausted", "validation_failed", "throttled", "lock_timeout", "pool_timeout", "deadlock"}
+UNKNOWN_REASONS = {"lost_answer", "server_error", "self_conflict"}
 
 
 def first_gap(v0: int, ranges: list[tuple[int, int]], upto: int) -> list[int]:
@@ -43,6 +46,7 @@ class Catalog:
         self.v: dict[int, int] = {}                    # replayed version per table
         self.last_committed_version: dict[int, int] = {}   # recorded version of each table's latest ok CAS
         self.cas_time: dict[int, float] = {}           # each transaction's successful CAS's time
+        self.last_cas_time: dict[int, float] = {}      # ... and its latest CAS's (ok or not)
 
     def cas_seq(self, table: int) -> int:
         """What a CAS on `table` compares `expected` with, and what rows record as seq."""
@@ -77,6 +81,7 @@ class Catalog:
             # the re-read saw the table moved: the attempt failed before its CAS
             self.ledger.count_attempt(e, x, "attempt {n} (failed at its re-read)")
         x.after_prepare = False
+        x.resending = False
         x.last_read_seq = r_seq
         x.reads[e.table] = r_seq
         if x.base_read_version is None:
@@ -124,14 +129,38 @@ class Catalog:
                             f"which a throttled request leaves unchanged, is {self.state_str(e.table)}")
         self.tokens.conditional_write(e, expected, throttled=True)
 
+    def fault(self, e: Event) -> None:
+        """A commit request that took effect and lost its answer (`ok`: its CAS row before; a REST server's 409 may
+        come after its re-load) or was answered 5xx before it took effect (it changes nothing and is no attempt).
+        Until the transaction's next read, a CAS of it is its storage client's resend."""
+        x = self.ledger.txn_of(e)
+        x.faults += 1
+        expected = as_int(e.raw.expected)
+        if as_bool(e.raw.ok):
+            if not e.time_ms >= self.last_cas_time.get(e.txn, math.inf) - TIME_EPS_MS:
+                self.flag(3, e, "lost answer that follows no CAS of its transaction")
+            x.lost_answer = True
+        else:
+            self._answered(e, x, "5xx")
+            self._expects_last_read(e, x, expected, "failed conditional write", "failed write")
+            rec_seq, rec_v = as_int(e.raw.seq), as_int(e.raw.version)
+            if rec_seq != self.cas_seq(e.table) or rec_v != self.v.get(e.table, 0):
+                self.flag(2, e, f"5xx records seq {rec_seq}, v[{e.table}]={rec_v} but the state, which a request "
+                                f"answered 5xx before it took effect leaves unchanged, is {self.state_str(e.table)}")
+            self.tokens.conditional_write(e, expected, throttled=False)   # it took its object's token
+            x.last_write = "fault"
+        x.resending = True
+
     def cas(self, e: Event) -> None:
         """Invariants 1 and 3 at an attempt; a success also 4 (and 7 with a lock), and changes the catalog."""
         x = self.ledger.txn_of(e)
         x.last_write = "cas"
         x.after_prepare = False
+        self.last_cas_time[e.txn] = e.time_ms
         expected = as_int(e.raw.expected)
         self._answered(e, x, "CAS")
-        self.ledger.count_attempt(e, x, "CAS attempt {n}")
+        if not x.resending:                          # a storage client's resend of a faulted write is no attempt
+            self.ledger.count_attempt(e, x, "CAS attempt {n}")
         self._expects_last_read(e, x, expected, "CAS", "CAS")
         self.tokens.conditional_write(e, expected, throttled=False)
         if as_bool(e.raw.ok):
@@ -199,13 +228,18 @@ class Catalog:
         """A transaction commits iff one of its CASes succeeded; the reason fits the outcome."""
         if outcome not in OUTCOMES:
             self.flag(3, e, f"end with unknown outcome {outcome!r}")
-        elif outcome == "committed":
-            if x.ok_cas_row < 0:
-                self.flag(3, e, "ends committed without a successful CAS")
+        elif outcome in ("committed", "duplicated"):
+            if (x.ok_cas_count != 1) if outcome == "committed" else (x.ok_cas_count < 2):
+                self.flag(3, e, f"ends {outcome} with {x.ok_cas_count} successful CAS(es)")
             if reason:
-                self.flag(3, e, f"committed with a reason {reason!r}")
+                self.flag(3, e, f"{outcome} with a reason {reason!r}")
+        elif outcome == "unknown":               # it may have landed: the history says (`outcomes_resolved`)
+            if reason not in UNKNOWN_REASONS:
+                self.flag(3, e, f"unknown with reason {reason!r}, expected one of {sorted(UNKNOWN_REASONS)}")
+            if x.faults == 0:
+                self.flag(3, e, "ends unknown but no request of it faulted")
         else:
-            if x.ok_cas_row >= 0:
+            if x.ok_cas_row >= 0 and not (outcome == "unfinished" and x.lost_answer):   # (still waiting to hear)
                 self.flag(2, e, f"ends {outcome} but its CAS at row {x.ok_cas_row} succeeded (changed the catalog)")
             if outcome == "aborted" and reason not in ABORT_REASONS:
                 self.flag(3, e, f"aborted with reason {reason!r}, expected one of {sorted(ABORT_REASONS)}"
@@ -233,8 +267,9 @@ class Catalog:
         (never to the recorded one)."""
         tbl = e.table
         v_before, cur = self.v.get(tbl, 0), self.cas_seq(tbl)
-        if x.ok_cas_row >= 0:
+        if x.ok_cas_row >= 0 and not x.lost_answer:
             self.flag(3, e, f"second successful CAS (already committed at row {x.ok_cas_row})")
+        x.ok_cas_count += 1
         if expected != cur:
             self.flag(1, e, self._taken_yet_succeeded(e, expected, cur))
         self._serializable(e, x, v_before)

@@ -51,7 +51,8 @@ class Replay:
                                          Conflicts(ledger, operations))
         self.routes = {
             "begin": ledger.begin, "read": catalog.read, "prepare": catalog.prepare, "cas": catalog.cas,
-            "throttled": catalog.throttled, "end": catalog.end, "final": catalog.final, "landed": catalog.landed,
+            "throttled": catalog.throttled, "fault": catalog.fault, "end": catalog.end, "final": catalog.final,
+            "landed": catalog.landed,
             "store_write": tokens.store_write, "store_read": tokens.store_read,
             "lock_request": locks.route(locks.request),
             "lock_grant": locks.route(locks.grant), "lock_release": locks.route(locks.release),
@@ -135,3 +136,16 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
     for raw in zip(*(h[c].tolist() for c in COLUMNS)):
         replay.row(Event.of(Row._make(raw)))
     return replay.finish()
+
+
+def outcomes_resolved(history: pd.DataFrame) -> pd.DataFrame:
+    """What each transaction whose client was not told a plain outcome really did, from the history: one row per
+    transaction that ended `unknown` or `duplicated`, with its times landed (its successful CASes) and what that
+    makes it (`not committed`, `committed`, `committed 2 times`, ...)."""
+    ends = history[history["kind"] == "end"].set_index("txn")
+    told = ends[ends["outcome"].isin(["unknown", "duplicated"])]
+    landed = history[(history["kind"] == "cas") & history["ok"].astype(bool)].groupby("txn").size()
+    n = landed.reindex(told.index, fill_value=0).astype("int64")
+    what = n.map(lambda k: "not committed" if k == 0 else "committed" if k == 1 else f"committed {k} times")
+    return pd.DataFrame({"txn": told.index.to_numpy(), "outcome": told["outcome"].to_numpy(),
+                         "reason": told["reason"].to_numpy(), "landed": n.to_numpy(), "resolved": what.to_numpy()})

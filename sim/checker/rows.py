@@ -18,7 +18,7 @@ OPTIONAL_COLUMNS = {"parts": 0}
 COLUMNS = REQUIRED_COLUMNS + tuple(OPTIONAL_COLUMNS)
 LOCK_KINDS = {"lock_request", "lock_grant", "lock_release", "lock_timeout", "lock_write"}
 KINDS = {"begin", "read", "prepare", "cas", "throttled", "end", "final", "store_write", "store_read",
-         "landed"} | LOCK_KINDS
+         "landed", "fault"} | LOCK_KINDS
 # Float slack when comparing times that the engine computes as the same sum (start + latency).
 TIME_EPS_MS = 1e-6
 

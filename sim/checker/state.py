@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from .rows import TIME_EPS_MS, Event, Violation, as_int, as_str, fmt_t
+from .rows import TIME_EPS_MS, Event, Violation, as_bool, as_int, as_str, fmt_t
 
 # the operations a begin row may name (`conflicts` judges the ones after the first two)
 OPERATIONS = ("fa", "vo", "overwrite", "row_delta", "compaction", "rewrite_manifests", "expire_snapshots",
@@ -32,7 +32,8 @@ class Txn:
     __slots__ = (
         "txn", "begin_row", "table", "op", "max_attempts", "end_row", "cas_count", "ok_cas_row",
         "last_read_seq", "base_read_version", "prepare_base", "validated", "ready_ms", "reported", "last_write",
-        "after_prepare", "lock_asked", "parts", "base_read_row", "reads", "prepared",
+        "after_prepare", "lock_asked", "parts", "base_read_row", "reads", "prepared", "ok_cas_count", "faults",
+        "lost_answer", "resending",
     )
 
     def __init__(self, txn: int):
@@ -57,6 +58,10 @@ class Txn:
         self.base_read_row = None    # row of its first read (Hudi: its instant's order)
         self.reads = {}              # a commit over several tables: per table, the seq its latest read saw ...
         self.prepared = {}           # ... and the base its latest prepare of it was on
+        self.ok_cas_count = 0        # its successful CASes (2: its change landed twice, a resend's doing)
+        self.faults = 0              # its `fault` rows: commit requests that lost their answer or were answered 5xx
+        self.lost_answer = False     # one of its CASes took effect and lost its answer
+        self.resending = False       # its last conditional write faulted and no read came since: a CAS is a resend
 
 
 class Ledger:
@@ -105,7 +110,8 @@ class Ledger:
             self.flag(0, e, f"{e.kind} on table {e.table} but the transaction began on table {x.table}")
         # Only catalog operations are actions the caller starts; prepare and end rows are recorded at the
         # engine's processing time (docs/FORMATS.md), which may precede the answer they follow.
-        if e.kind in ("read", "cas", "throttled") and e.time_ms < x.ready_ms - TIME_EPS_MS:
+        if e.kind in ("read", "cas", "throttled", "fault") and e.time_ms < x.ready_ms - TIME_EPS_MS \
+                and not (e.kind == "fault" and as_bool(e.raw.ok)):
             self.flag(5, e, f"{e.kind} at t={fmt_t(e.time_ms)} ms before the transaction learned the answer "
                             f"of its previous catalog operation (t={fmt_t(x.ready_ms)} ms)")
         return x

@@ -21,6 +21,12 @@ RESEND_CLIENTS = {
 }
 
 # an exponential commit retry's defaults: Iceberg's (100 ms doubling to 60 s, up to 10% jitter)
+# how a client meets a commit request whose answer it lost, or a 5xx (`faults.client`; docs/MODEL.md, "Unknown
+# outcomes"): Iceberg's status check (Hive, Glue: one refresh, its commit searched among the current and the last
+# write.metadata.previous-versions-max metadata files); the REST client's CommitStateUnknown (one refresh for an
+# append); an error to the caller (delta-rs, the JDBC catalog); the storage client resends the request (Delta Spark)
+REACTIONS = ("status_check", "reconcile", "error", "resend")
+
 EXPONENTIAL_RETRY = {"base_ms": 100.0, "factor": 2.0, "max_ms": 60_000.0, "jitter": 0.1}
 # an exponential storage resend's defaults when no client is named: 1 s doubling to 32 s, jitter 1.0
 EXPONENTIAL_RESEND = {"base_ms": 1000.0, "factor": 2.0, "max_ms": 32_000.0, "jitter": 1.0}

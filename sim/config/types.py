@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..providers import PROFILE_SETS
 from ..schema import Field
-from .defaults import LOCK_DISCIPLINES, LOCK_VARIANTS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS
+from .defaults import LOCK_DISCIPLINES, LOCK_VARIANTS, REACTIONS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS
 
 
 def _spec(default=None, *, ge=None, gt=None, le=None, lt=None, choices=None, late=False, seeded=True, hashed=True,
@@ -364,6 +364,36 @@ class Storage:
 
 
 @dataclass(frozen=True)
+class RequestFaults:
+    """One request kind's faults: the share of its requests that took effect and lost their answer (a timeout: the
+    client never hears), and the share answered 5xx before they took effect. No published rate exists for either
+    (../shared/research: "not found"): 0 unless given."""
+    lost_answer: float = _spec(0.0, ge=0, le=1)
+    server_error: float = _spec(0.0, ge=0, le=1)
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Requests whose outcome the client does not learn (docs/MODEL.md, "Unknown outcomes"). Only the commit
+    request has one to lose: the conditional write of the catalog or of a log entry, a REST server's commit POST.
+    Reads and a commit's other writes are idempotent: a storage client resends them, at a cost in time only. The
+    client's keys are not seeded: switching one compares the same arrivals and draws."""
+    commit: RequestFaults = _nested(RequestFaults)
+    # how long the client waits for a lost answer before it gives the request up: 30 s, the AWS SDK's and
+    # object_store's default request timeout (docs/MODEL.md, "Unknown outcomes")
+    timeout_ms: float = _spec(30_000.0, gt=0, seeded=False)
+    # how the client meets an answer it lost or a 5xx: its design's (filled in when a fault rate is above 0)
+    client: str = _spec(None, choices=REACTIONS, seeded=False)
+    # Delta Spark's commit.idempotencyCheck.enabled (internal, off by default): a resent entry that finds its own
+    # commit there is a success, not a conflict
+    idempotency_check: bool = _spec(False, seeded=False)
+    # the data files a commit adds and their bytes, orphaned with its metadata when it never lands: the table's own
+    # (no default workload has one), counted only when given
+    data_files: int = _spec(0, ge=0, seeded=False)
+    data_bytes: float = _spec(0.0, ge=0, seeded=False)
+
+
+@dataclass(frozen=True)
 class Config:
     duration_ms: float = _spec(3_600_000.0, gt=0)
     warmup_ms: float = _spec(900_000.0, ge=0)
@@ -389,6 +419,8 @@ class Config:
     maintenance: Maintenance = _nested(Maintenance, late=True)
     # metadata that grows with the table's age; off by default
     metadata: Metadata = _nested(Metadata, late=True)
+    # commit requests that lose their answer; none by default
+    faults: Faults = _nested(Faults, late=True)
 
     def to_dict(self) -> dict:
         """The resolved config as plain data; keys that do not apply (None) are left out."""

@@ -34,6 +34,10 @@ def cas(m, j, t, expected, now):
         return False
     m.run[0].seq += 1
     m.versions[t] += 1
+    tx = m.tx[j]
+    tx.landings += 1                 # (twice: a resent commit that landed again, `sim.model.faults`)
+    if tx.landings == 1:
+        tx.landed_v = m.versions[t]
     operations.landed(m, j, t)
     growth.landed(m, j, t, now)
     if m.p.tables_max > 1:

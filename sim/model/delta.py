@@ -13,12 +13,12 @@ run on their own lanes (`snapshot_max_parallel`); the post-commit work rebuilds 
 snapshot (`checkpoint_rebuild`) and LISTs the whole log for expired entries (`log_cleanup`). A LIST outside an
 effect point is drawn as a GET, one per page of LIST_PAGE_KEYS keys.
 """
-from . import catalog, history, log_store, operations, throttle
+from . import catalog, faults, history, log_store, operations, throttle
 from .draws import take
 from .io import gets_ms, gets_on_lanes_ms, list_ms, log_pages_ms
 from .jit import handler, model_function
 from .retry import delay_ms
-from .state import LIST_PAGE_KEYS, PC, LogCleanup, Op, Outcome, Reason, Src
+from .state import LIST_PAGE_KEYS, PC, Fault, LogCleanup, Op, Outcome, Reason, Src
 from .transaction import (admitted, before_create_ms, end, first_read, next_read, next_write, read_catalog,
                           real_conflict, resend)
 
@@ -110,10 +110,25 @@ def on_list(m, j, now):
         checks += d
     if history.on(m):
         history.prepare(m, now, j, tx.table, v, checked, v)
+    if m.p.faults and faults.met_own(m, j, checked, v):   # a resend found its own entry among those read
+        return _met_own(m, j, now, pending)
     if m.p.log_store:
         return log_store.query(m, j, m.p.g * L, checks, PC.DONE if aborted else PC.LOG_CREATE)
     if aborted:
         return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + pending)
+    return _create(m, j, pending)
+
+
+@model_function
+def _met_own(m, j, now, pending):
+    """The entries an attempt read hold its own (its resent create found it there; `sim.model.faults`): Delta Spark's
+    idempotency check, when on, takes it for the commit; else a blind append conflicts with nothing and creates the
+    next entry too, and anything else conflicts with its own (Delta Spark: IdempotentCommitRetrySuite)."""
+    tx = m.tx[j]
+    if m.p.idempotency_check:
+        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + pending)
+    if tx.op != Op.FA:
+        return end(m, j, now, Outcome.UNKNOWN, Reason.SELF_CONFLICT, now + pending)
     return _create(m, j, pending)
 
 
@@ -175,12 +190,18 @@ def on_create(m, j, now):
     if throttle.on(m) and not admitted(m, j, now, slot):
         return resend(m, j, now)
     L = tx.op_latency_ms
-    attempts = tx.attempts + 1
+    resent = faults.resent(m, j)                    # a storage client's resend is no attempt of the client's
+    fault = faults.draw(m, j)
+    if fault == Fault.ERROR:
+        return faults.failed(m, j, now, now + m.p.cg * L, PC.LOG_CREATE)
+    attempts = tx.attempts + (0 if resent else 1)
     tx.attempts = attempts
     ok = catalog.cas(m, j, t, expected, now)
     answer = now + m.p.cg * L
     if history.on(m):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), expected, ok, answer)
+    if fault == Fault.LOST:
+        return faults.lost(m, j, now, answer, PC.LOG_CREATE)
     if ok:
         return _committed(m, j, now, t, answer)
     if attempts >= m.p.max_attempts:

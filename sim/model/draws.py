@@ -210,6 +210,8 @@ def _hist_left(m):
     per = HIST_ROWS_PER_EVENT
     if m.p.tables_max > 1:   # a COMMIT over k tables: its CAS, k - 1 landed rows, k releases and grants, its end
         per = 3 * m.p.tables_max + 2
+    if m.p.faults:           # ... and a faulted request's row
+        per += 1
     return (len(m.hist) - m.run[0].hist_rows) // per
 
 

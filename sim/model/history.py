@@ -78,6 +78,14 @@ def throttled(m, now, j, t, seq, v, expected, answer):
 
 
 @model_function
+def fault(m, now, j, t, seq, v, expected, took_effect, reason, answer):
+    """A commit request's fault at its effect point (`sim.model.faults`): its answer lost (`ok`: it took effect, its
+    CAS row just before says whether it swapped) or a 5xx before it took effect (nothing changed, no attempt)."""
+    _row(m, Kind.FAULT, now, j, t, seq, v, expected, TRUE if took_effect else FALSE, NA, NA, NA, answer, Outcome.NONE,
+         reason, NA)
+
+
+@model_function
 def end(m, now, j, t, answer, outcome, reason, attempts):
     _row(m, Kind.END, now, j, t, NA, NA, NA, FALSE, NA, NA, NA, answer, outcome, reason, attempts)
 

@@ -7,12 +7,12 @@ The client reads its base, runs, refreshes, prepares, and then hands the prepare
 attempt at `PC.COMMIT` with `tx.commit_in_ms` saying when the commit request goes out, and answers `AGAIN`, so
 the design's `step` starts its commit in the same event. A lost attempt comes back here (`after_conflict`).
 """
-from . import catalog, growth, history, jobs, operations
+from . import catalog, faults, growth, history, jobs, operations
 from .draws import take
 from .io import gets_ms
 from .jit import handler, model_function
 from .retry import conflict_delay
-from .state import PC, Op, Outcome, Reason, Src
+from .state import PC, Fault, Op, Outcome, Reason, Src
 from .transaction import AGAIN, admitted, end, first_read, next_read, next_write, read_catalog, real_conflict, resend
 
 
@@ -95,6 +95,8 @@ def _prepare_then_commit(m, j, now, pending, v, do_prepare):
     """After a read whose answer comes `pending` ms from now: prepare if asked, then commit (with
     `commit.reread_before_cas`, a prepare is followed by a re-read of the catalog first)."""
     if do_prepare:
+        if m.p.faults and m.tx[j].landings > 0 and m.tx[j].op != Op.FA:   # a resend found its own commit there:
+            return end(m, j, now, Outcome.UNKNOWN, Reason.SELF_CONFLICT, now + pending)   # it conflicts with it
         cost, aborted = prepare(m, j, now, v)
         if aborted:
             return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + pending + cost)
@@ -167,7 +169,15 @@ def on_catalog_cas(m, j, now):
     request comes back later (designs `cas` and `cas_queue`)."""
     if not admitted(m, j, now, catalog.object_of(m, m.tx[j].table)):
         return resend(m, j, now)
+    resent = faults.resent(m, j)
+    fault = faults.draw(m, j)
+    if fault == Fault.ERROR:
+        return faults.failed(m, j, now, now + m.p.cg * m.tx[j].op_latency_ms, PC.CAS)
     ok, answer = swap(m, j, now)
+    if resent:                                       # a storage client's resend is no attempt of the client's
+        m.tx[j].attempts -= 1
+    if fault == Fault.LOST:
+        return faults.lost(m, j, now, answer, PC.CAS)
     if ok:
         return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer)
     return lost(m, j, now, answer)
@@ -239,6 +249,8 @@ def route(m, j, now, pc):
         return on_base_read(m, j, now)
     if pc == PC.REREAD:
         return on_reread(m, j, now)
+    if pc == PC.STATUS_CHECK:
+        return faults.on_status_check(m, j, now)
     return AGAIN
 
 

@@ -6,7 +6,7 @@ from typing import NamedTuple, get_type_hints
 import numpy as np
 
 from ..config import Config, RetryPolicy, jobs_of, operations_on
-from ..config.defaults import NESSIE_COMMIT_RETRY, POSTGRES_DEADLOCK_TIMEOUT_MS
+from ..config.defaults import NESSIE_COMMIT_RETRY, POSTGRES_DEADLOCK_TIMEOUT_MS, REACTIONS
 from ..providers import profile_of
 from ..rules import client_limit, mutation_limit, store_read_limit
 from .retry import delay_table
@@ -65,7 +65,8 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg), **_resends(cfg),
         **_server(cfg, pol_srv, jit_srv),
         version_files=cat.version_files, reread_before_cas=cfg.commit.reread_before_cas, **_log(cfg),
-        **_lock(cfg, pol_lock, jit_lock), **_operations(cfg), **_growth(cfg, profile), **_multi_table(cfg))
+        **_lock(cfg, pol_lock, jit_lock), **_operations(cfg), **_growth(cfg, profile), **_multi_table(cfg),
+        **_faults(cfg))
     p["starters"] = p["writers"] + p["jobs"]
     p["parks"] = p["lock"] or p["server"] or p["object_queue"]
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
@@ -199,6 +200,20 @@ def _multi_table(cfg: Config) -> dict:
     return dict(tables_max=cfg.workload.multi_table.tables, mt_bulk=variant == "lakekeeper",
                 deadlock_ms=POSTGRES_DEADLOCK_TIMEOUT_MS, mt_ref=variant == "nessie", ref_lower_ms=ref["lower_ms"],
                 ref_upper_ms=ref["upper_ms"], ref_max_sleep_ms=ref["max_sleep_ms"], ref_timeout_ms=ref["timeout_ms"])
+
+
+def _faults(cfg: Config) -> dict:
+    """Commit requests that lose their answer (`sim.model.faults`): the rates, the client's wait and reaction; a
+    storage client resends a 5xx (every SDK's default retry covers 5xx); a status check searches the current and the
+    last write.metadata.previous-versions-max metadata files (metadata.metadata_log_max), a REST reconcile the
+    refreshed table's snapshots (every one)."""
+    f = cfg.faults
+    reaction = REACTIONS.index(f.client) if f.client is not None else 0
+    window = cfg.metadata.metadata_log_max if f.client == "status_check" else 1 << 62
+    return dict(faults=f.commit.lost_answer + f.commit.server_error > 0.0, lost_p=f.commit.lost_answer,
+                error_p=f.commit.server_error, fault_timeout_ms=f.timeout_ms, reaction=reaction,
+                resends_errors=cfg.catalog.backend == "storage", idempotency_check=f.idempotency_check,
+                status_window=window, data_files=f.data_files, data_bytes=f.data_bytes)
 
 
 def _writers(cfg: Config) -> dict:

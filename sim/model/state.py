@@ -90,6 +90,12 @@ TX = np.dtype([
     # Nessie (sim/model/designs/rest_tx.py): the branch's head its commit attempt read, when its commit loop and the
     # attempt began
     ("ref_head", I), ("ref_t0_ms", F), ("ref_try_ms", F),
+    # faults (sim/model/faults.py): its commit requests that lost their answer or were answered 5xx, the last one's
+    # fault (Fault), that fault's storage-client resends in a row and when it was first sent; how many times its
+    # change landed, and the table version its first landing made; what it left orphaned (an unknown outcome that
+    # never landed: the files its last attempt wrote, data included)
+    ("faults", I), ("fault", I), ("fault_in_row", I), ("fault_sent_ms", F), ("landings", I), ("landed_v", I),
+    ("orphaned_files", I), ("orphaned_bytes", F),
 ])
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
@@ -311,6 +317,20 @@ class Params(NamedTuple):
     ref_upper_ms: float
     ref_max_sleep_ms: float
     ref_timeout_ms: float
+    # commit requests whose answer is lost (`sim.model.faults`; docs/MODEL.md, "Unknown outcomes"): on; the share
+    # that took effect and lost their answer, and that were answered 5xx before they took effect; the client's wait
+    # for a lost answer, its reaction (Reaction), whether its storage client resends a 5xx, Delta Spark's
+    # idempotency check, the metadata versions a status check searches, and the data files and bytes a commit adds
+    faults: bool
+    lost_p: float
+    error_p: float
+    fault_timeout_ms: float
+    reaction: int
+    resends_errors: bool
+    idempotency_check: bool
+    status_window: int
+    data_files: int
+    data_bytes: float
     parks: bool                  # a mechanism may park a transaction, hand a parked one on or set its timer (a lock,
                                  # a server's pools and row locks, a per-object queue): the engine reads run.wake and
                                  # run.timer after each step
@@ -357,19 +377,27 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
                   # tables; the server's load (of one, or of all), its UPDATE of one table's row (or of all), a
                   # statement waiting for a row lock, the COMMIT, a wait that PostgreSQL found deadlocked
                   " MT_LOAD MT_SRV_LOAD MT_UPDATE MT_ROW_WAIT MT_COMMIT MT_DEADLOCK"
-                  " MT_REF_HEAD MT_REF_CAS")   # ... Nessie's read of its branch's head, and the CAS of its ref
+                  " MT_REF_HEAD MT_REF_CAS"   # ... Nessie's read of its branch's head, and the CAS of its ref
+                  " STATUS_CHECK")   # a client's refresh that looks for its own commit after a lost answer (faults)
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT"
                       " STORE_WRITE LOCK_WRITE STORE_READ"
-                      " LANDED", kind=I)   # a commit over several tables landed on another of its tables too
+                      " LANDED"    # a commit over several tables landed on another of its tables too
+                      " FAULT", kind=I)   # a commit request's answer lost, or a 5xx before it took effect (faults)
 KINDS = tuple(k.lower() for k in Kind._fields)
-Outcome = _codes("Outcome", "NONE COMMITTED ABORTED UNFINISHED", kind=I)
-OUTCOMES = ("", "committed", "aborted", "unfinished")
-Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED THROTTLED LOCK_TIMEOUT POOL_TIMEOUT DEADLOCK",
-                kind=I)
+# unknown: the client ended without learning whether its change landed (the history knows); duplicated: it landed
+# twice and the client was told it committed (docs/MODEL.md, "Unknown outcomes")
+Outcome = _codes("Outcome", "NONE COMMITTED ABORTED UNFINISHED UNKNOWN DUPLICATED", kind=I)
+OUTCOMES = ("", "committed", "aborted", "unfinished", "unknown", "duplicated")
+Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED THROTTLED LOCK_TIMEOUT POOL_TIMEOUT DEADLOCK"
+                          " LOST_ANSWER SERVER_ERROR SELF_CONFLICT", kind=I)
 REASONS = ("", "retries_exhausted", "validation_failed", "unfinished", "throttled", "lock_timeout",
-           "pool_timeout", "deadlock")
+           "pool_timeout", "deadlock", "lost_answer", "server_error", "self_conflict")
+# a commit request's fault (`sim.model.faults`): none, its answer lost after it took effect, a 5xx before it did
+Fault = _codes("Fault", "NONE LOST ERROR", kind=I)
+# how a client meets a commit whose answer it lost (`faults.client`)
+Reaction = _codes("Reaction", "STATUS_CHECK RECONCILE ERROR RESEND")   # (`sim.config.defaults.REACTIONS`)
 # operations: a FastAppend and a ValidatedOverwrite (whose conflicts are drawn), then the operations whose conflicts
 # the format's rules decide (`sim.model.operations`; docs/MODEL.md, "Operations and maintenance")
 Op = _codes("Op", "FA VO OVERWRITE ROW_DELTA COMPACTION REWRITE_MANIFESTS EXPIRE_SNAPSHOTS SCHEMA_CHANGE", kind=I)

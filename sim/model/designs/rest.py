@@ -26,20 +26,23 @@ On a 409 the Iceberg client sleeps its retry policy's delay, then refreshes (no 
 prepares and POSTs again. Request counts include the server's requests for the transaction: its database reads
 (`catalog_reads`), metadata.json GETs (`gets`), PUTs (`puts`) and DELETEs (`deletes`).
 """
-from .. import capacity, catalog, growth, history, iceberg
+from .. import capacity, catalog, faults, growth, history, iceberg
 from ..capacity import SERVER_POOL
 from ..draws import take
 from ..jit import handler, model_function
 from ..operations import attempts_allowed, requirement_holds, server_rebases
 from ..retry import conflict_delay, delay_ms
-from ..state import PC, Outcome, Reason, Src
+from ..state import PC, Fault, Outcome, Reason, Src
 from ..transaction import AGAIN, PARKED, end, next_read, pooled, start
 
 
 @model_function
 def post(m, j, before):
-    """The client POSTs its commit `before` ms from now: the server's load of the base comes first."""
-    m.tx[j].server_retries = 0
+    """The client POSTs its commit `before` ms from now: the server's load of the base comes first. Whether the POST
+    loses its answer or is answered 5xx is drawn as it goes out (`sim.model.faults`)."""
+    tx = m.tx[j]
+    tx.server_retries = 0
+    tx.fault = faults.draw(m, j)
     return _load(m, j, before)
 
 
@@ -55,6 +58,8 @@ def _rejected(m, j, now, answer_in):
     """The client gets a 409 `answer_in` ms from now: out of attempts, or its policy's sleep then a refresh (a
     table moved since the prepare counts as a table conflict)."""
     tx = m.tx[j]
+    if tx.fault == Fault.LOST:
+        return faults.lost(m, j, now, now + answer_in, -1)
     if tx.attempts >= attempts_allowed(m, j):
         return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, now + answer_in)
     delay = conflict_delay(m, j, catalog.read_version(m, tx.table) != tx.prepared)
@@ -74,6 +79,8 @@ def on_load(m, j, now):
     tx.catalog_reads += 1
     seq = catalog.read_seq(m, t)
     answer_in = catalog.read_answer_ms(m, j, tx.op_latency_ms)   # (its load's metadata.json GET, if any)
+    if first and tx.fault == Fault.ERROR:            # the server fails before its check: 500
+        return faults.failed(m, j, now, now + answer_in, -1)
     if requirement_holds(m, j, seq):
         if seq != tx.seq:                            # an expiry, a schema change: applied to the table as it loaded it
             _rebased(m, j, now, seq, answer_in)
@@ -232,6 +239,8 @@ def on_cas(m, j, now):
     if m.p.row_locks or m.p.row_hold:
         capacity.unlock_row(m, j, now, t)
         capacity.keep(m, j, False)
+    if ok and tx.fault == Fault.LOST:
+        return faults.lost(m, j, now, now + answer_in, -1)
     if ok:
         return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + answer_in)
     return _lost(m, j, now, answer_in)
