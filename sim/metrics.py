@@ -86,16 +86,18 @@ def _counts_out(prefix: str, n: int, n_c: int, n_a: int, n_runtime: int, window_
 
 def _others(oc) -> int:
     """Of a row of outcome counts, those that ended neither committed nor aborted."""
-    return int(oc[Outcome.UNKNOWN] + oc[Outcome.DUPLICATED])
+    return int(oc[Outcome.UNKNOWN] + oc[Outcome.DUPLICATED] + oc[Outcome.PARTIAL])
 
 
 def _fault_figures(outcome: np.ndarray, cols: dict) -> dict:
-    """The window's commit requests that lost their answer or were answered 5xx (`faults`), the outcomes they left
-    (`unknown`, of which `unknown_landed` did land; `duplicated`), and what unknown outcomes orphaned."""
+    """The window's commit requests that lost their answer or were answered 5xx (`faults`), the outcomes whose
+    client was not told what landed (`unknown`, of which `unknown_landed` did land; `duplicated`; `partial`: a commit
+    over several tables that landed on some only), and what unknown outcomes orphaned."""
     unknown = outcome == Outcome.UNKNOWN
     return {"faults": int(cols["faults"].sum()), "unknown": int(unknown.sum()),
             "unknown_landed": int((unknown & (cols["landed"] > 0)).sum()),
             "duplicated": int((outcome == Outcome.DUPLICATED).sum()),
+            "partial": int((outcome == Outcome.PARTIAL).sum()),
             "orphaned_files": int(cols["orphaned_files"].sum()), "orphaned_bytes": float(cols["orphaned_bytes"].sum())}
 
 
@@ -105,7 +107,7 @@ def _block(cols: dict, window_s: float, prefix: str, end_ms: float) -> dict:
     n_c, n_a = int(committed.sum()), int((outcome == Outcome.ABORTED).sum())
     n_runtime = int(_in_runtime(outcome, cols["runtime_end_ms"], end_ms).sum())
     lat = (cols["end_ms"] - cols["runtime_end_ms"])[committed]
-    n_other = int(((outcome == Outcome.UNKNOWN) | (outcome == Outcome.DUPLICATED)).sum())
+    n_other = int(np.isin(outcome, (Outcome.UNKNOWN, Outcome.DUPLICATED, Outcome.PARTIAL)).sum())
     out = _counts_out(prefix, len(outcome), n_c, n_a, n_runtime, window_s, n_other)
     out.update(_latency(lat, prefix))
     return out
@@ -371,8 +373,8 @@ def nested(summary: dict) -> dict:
                                                                                            "p99")},
                     "commit_lag_ms": {k: summary[f"commit_lag_{k}_ms"] for k in ("mean", "p99")},
                     "missed_interval_share": summary["missed_interval_share"]},
-        "faults": {k: summary[k] for k in ("faults", "unknown", "unknown_landed", "duplicated", "orphaned_files",
-                                           "orphaned_bytes")},
+        "faults": {k: summary[k] for k in ("faults", "unknown", "unknown_landed", "duplicated", "partial",
+                                           "orphaned_files", "orphaned_bytes")},
     }
 
 

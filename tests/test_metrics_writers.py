@@ -25,7 +25,7 @@ NEW_KEYS = ["attempts_cps", "attempt_failure_share", "aborted_latency_mean_ms", 
 LOCK_KEYS = ["lock_requests", "lock_grants", "lock_timeouts", "lock_grants_cps", "lock_wait_mean_ms",
              "lock_wait_p99_ms", "lock_hold_mean_ms", "lock_hold_p99_ms"]
 # ... and the faults' after those (sim.metrics._fault_figures)
-FAULT_KEYS = ["faults", "unknown", "unknown_landed", "duplicated", "orphaned_files", "orphaned_bytes"]
+FAULT_KEYS = ["faults", "unknown", "unknown_landed", "duplicated", "partial", "orphaned_files", "orphaned_bytes"]
 
 
 def cols_of(**given) -> dict:

@@ -12,9 +12,10 @@ from .rows import TIME_EPS_MS, Event, as_bool, as_float, as_int, as_str, fmt_t
 from .state import Design, Ledger, Txn
 from .tokens import Tokens
 
-OUTCOMES = {"committed", "aborted", "unfinished", "unknown", "duplicated"}
+OUTCOMES = {"committed", "aborted", "unfinished", "unknown", "duplicated", "partial"}
 ABORT_REASONS = {"retries_exhausted", "validation_failed", "throttled", "lock_timeout", "pool_timeout", "deadlock"}
 UNKNOWN_REASONS = {"lost_answer", "server_error", "self_conflict"}
+PARTIAL_REASONS = {"dropped", "pool_timeout"}
 
 
 def first_gap(v0: int, ranges: list[tuple[int, int]], upto: int) -> list[int]:
@@ -41,7 +42,7 @@ class Catalog:
         self.ledger, self.tokens, self.locks, self.conflicts = ledger, tokens, locks, conflicts
         self.flag = ledger.flag
         self.per_table, self.log, self.reread = design.per_table, design.log, reread
-        self.multi_table = design.multi_table
+        self.multi_table, self.table_by_table = design.multi_table, design.table_by_table
         self.seq = 0                                   # successful CASes so far: the global seq
         self.v: dict[int, int] = {}                    # replayed version per table
         self.last_committed_version: dict[int, int] = {}   # recorded version of each table's latest ok CAS
@@ -180,9 +181,14 @@ class Catalog:
         x = self.ledger.txn_of(e)
         tbl, v_before = e.table, self.v.get(e.table, 0)
         ok_time = self.cas_time.get(e.txn)
-        if not self.multi_table or x.ok_cas_row < 0 or ok_time != e.time_ms:
+        if not self.multi_table or x.ok_cas_row < 0 or (ok_time != e.time_ms and not self.table_by_table):
             self.flag(3, e, "landed row that does not follow, at its instant, a successful CAS of a commit over "
                             "several tables")
+        if tbl in x.landed_tables:
+            self.flag(3, e, f"commit lands on table {tbl} again")
+        x.landed_tables.add(tbl)
+        if self.table_by_table:                      # each table's landing a commit of its own
+            self.seq += 1
         if self.per_table:
             expected = as_int(e.raw.expected)
             self._expects_last_read(e, x, expected, "landed commit", "landed commit")
@@ -231,15 +237,23 @@ class Catalog:
         elif outcome in ("committed", "duplicated"):
             if (x.ok_cas_count != 1) if outcome == "committed" else (x.ok_cas_count < 2):
                 self.flag(3, e, f"ends {outcome} with {x.ok_cas_count} successful CAS(es)")
+            if self.table_by_table and x.landed_tables != set(x.prepared):
+                self.flag(3, e, f"ends {outcome} but landed on tables {sorted(x.landed_tables)} of "
+                                f"{sorted(x.prepared)}")
             if reason:
                 self.flag(3, e, f"{outcome} with a reason {reason!r}")
+        elif outcome == "partial":               # told committed, landed on some of its tables only
+            if not self.table_by_table or not x.landed_tables < set(x.prepared) or reason not in PARTIAL_REASONS:
+                self.flag(3, e, f"ends partial ({reason!r}) but landed on tables {sorted(x.landed_tables)} of "
+                                f"{sorted(x.prepared)}" + ("" if self.table_by_table else
+                                                           " (only a commit table by table can)"))
         elif outcome == "unknown":               # it may have landed: the history says (`outcomes_resolved`)
             if reason not in UNKNOWN_REASONS:
                 self.flag(3, e, f"unknown with reason {reason!r}, expected one of {sorted(UNKNOWN_REASONS)}")
             if x.faults == 0:
                 self.flag(3, e, "ends unknown but no request of it faulted")
         else:
-            if x.ok_cas_row >= 0 and not (outcome == "unfinished" and x.lost_answer):   # (still waiting to hear)
+            if x.ok_cas_row >= 0 and not (outcome == "unfinished" and (x.lost_answer or self.table_by_table)):
                 self.flag(2, e, f"ends {outcome} but its CAS at row {x.ok_cas_row} succeeded (changed the catalog)")
             if outcome == "aborted" and reason not in ABORT_REASONS:
                 self.flag(3, e, f"aborted with reason {reason!r}, expected one of {sorted(ABORT_REASONS)}"
@@ -279,6 +293,7 @@ class Catalog:
         if x.ok_cas_row < 0:
             x.ok_cas_row = e.i
             self.cas_time[e.txn] = e.time_ms
+        x.landed_tables.add(tbl)
         rec_v, last = as_int(e.raw.version), self.last_committed_version.get(tbl, 0)
         if rec_v != last + 1:
             self.flag(4, e, f"commit installs v[{tbl}]={rec_v} but the previous commit to table {tbl} "

@@ -31,7 +31,8 @@ class Replay:
                  version_files: bool = False, reread_before_cas: bool = False, lock_scope: str | None = None,
                  lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False,
                  read_rate_per_s: float | None = None, read_burst: float = 1.0, mutation_refusal_tokens: float = 0.0,
-                 client_limit: bool = False, operations: dict | None = None, multi_table: bool = False):
+                 client_limit: bool = False, operations: dict | None = None, multi_table: bool = False,
+                 table_by_table: bool = False):
         if lock_scope not in (None,) + SCOPES:
             raise ValueError(f"lock_scope must be None or one of {SCOPES}, not {lock_scope!r}")
         if scope not in SCOPES:
@@ -42,7 +43,7 @@ class Replay:
                                                                      mutation_refusal_tokens)
         log = protocol == "log"
         design = Design(per_table=log or scope == "table", log=log, version_files=version_files,
-                        multi_table=multi_table)
+                        multi_table=multi_table, table_by_table=table_by_table)
         self.ledger = ledger = Ledger(multi_table)
         reads = None if read_rate_per_s is None else Buckets(read_rate_per_s, read_burst)
         self.tokens = tokens = Tokens(ledger, design, buckets, log_store, reads, client_limit)
@@ -104,7 +105,8 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
                   lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False,
                   read_rate_per_s: float | None = None, read_burst: float = 1.0,
                   mutation_refusal_tokens: float = 0.0, client_limit: bool = False,
-                  operations: dict | None = None, multi_table: bool = False) -> list[Violation]:
+                  operations: dict | None = None, multi_table: bool = False,
+                  table_by_table: bool = False) -> list[Violation]:
     """Replay `history` (FORMATS.md "History") and return every invariant violation, sorted by row.
 
     `scope` (`global` | `table`) and `protocol` (`rewrite` | `log`) are the run's `catalog.scope` and
@@ -118,14 +120,17 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
     `lock_object` whether its lock is an object in storage (the mutation limit binds its writes); `operations` the
     rules of invariant 8 (`{"serializable": bool, "server": bool, "equality": bool, "format": "iceberg" | "delta" |
     "hudi", "partial": bool, "mor": bool}`; None: operations off); `multi_table` whether a commit may span several
-    tables (its rows then name any of them, and a `landed` row each other table it committed). An empty list
+    tables (its rows then name any of them, and a `landed` row each other table it committed), `table_by_table`
+    whether such a commit lands one table after another (Iceberg's reference server: a `landed` row comes at its
+    table's own instant, each a commit of its own, and a commit told committed may have landed on some of its tables
+    only: `partial`). An empty list
     means all checked invariants hold. The replay trusts only the order of events and the CAS outcomes; every observed
     value (read state, seq/version after a CAS, final state) is compared against the checker's own
     catalog state, which is never resynchronised to the record, so an error shows where it first happens.
     """
     replay = Replay(scope, protocol, mutation_rate_per_s, mutation_burst, version_files, reread_before_cas,
                     lock_scope, lock_fifo, log_store, lock_object, read_rate_per_s, read_burst,
-                    mutation_refusal_tokens, client_limit, operations, multi_table)
+                    mutation_refusal_tokens, client_limit, operations, multi_table, table_by_table)
     history = history.assign(**{c: v for c, v in OPTIONAL_COLUMNS.items() if c not in history.columns})
     missing_cols = [c for c in REQUIRED_COLUMNS if c not in history.columns]
     if missing_cols:

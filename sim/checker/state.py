@@ -24,6 +24,7 @@ class Design(NamedTuple):
     log: bool             # the log protocol: a CAS creates a log entry
     version_files: bool   # a CAS creates a version file of its own
     multi_table: bool     # a transaction's commit spans several tables (its rows name any of them)
+    table_by_table: bool = False   # ... committed one table after another, not atomically (Iceberg's reference server)
 
 
 class Txn:
@@ -33,7 +34,7 @@ class Txn:
         "txn", "begin_row", "table", "op", "max_attempts", "end_row", "cas_count", "ok_cas_row",
         "last_read_seq", "base_read_version", "prepare_base", "validated", "ready_ms", "reported", "last_write",
         "after_prepare", "lock_asked", "parts", "base_read_row", "reads", "prepared", "ok_cas_count", "faults",
-        "lost_answer", "resending",
+        "lost_answer", "resending", "landed_tables",
     )
 
     def __init__(self, txn: int):
@@ -62,6 +63,7 @@ class Txn:
         self.faults = 0              # its `fault` rows: commit requests that lost their answer or were answered 5xx
         self.lost_answer = False     # one of its CASes took effect and lost its answer
         self.resending = False       # its last conditional write faulted and no read came since: a CAS is a resend
+        self.landed_tables = set()   # the tables its commit landed on (a commit over several tables)
 
 
 class Ledger:

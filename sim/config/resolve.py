@@ -492,8 +492,9 @@ def _check_hudi_services(cfg: Config) -> None:
 
 def _check_multi_table(cfg: Config) -> None:
     """Commits over several tables go where a catalog has a multi-table commit: an Iceberg REST server's
-    /transactions/commit (Polaris, Lakekeeper >= 0.10, Nessie) or DuckLake's database; appends only, each table
-    apart. Nessie's one-table commit is the same commit on its branch (`variant` the path): appends only too."""
+    /transactions/commit (the reference server, Polaris, Lakekeeper >= 0.10, Nessie) or DuckLake's database;
+    appends only, each table apart. Nessie's one-table commit is the same commit on its branch (`variant` the path):
+    appends only too."""
     mt, w, path = cfg.workload.multi_table, cfg.workload, "workload.multi_table"
     nessie = cfg.catalog.server.variant == "nessie"   # one commit on its branch, whatever the tables: appends only
     if mt.tables == 1:
@@ -503,13 +504,11 @@ def _check_multi_table(cfg: Config) -> None:
             return
     srv = cfg.catalog.server.variant
     ducklake = bool(cfg.catalog.file_lists_inlined)
-    if not ducklake and srv not in ("polaris", "lakekeeper", "nessie"):
-        known = "Iceberg's reference server (RESTCatalogAdapter validates, then commits table by table: not atomic)" \
-            if srv == "reference" else "no multi-table commit" if srv is None else f"server {srv}'s"
+    if not ducklake and srv not in ("reference", "polaris", "lakekeeper", "nessie"):
+        known = "no multi-table commit" if srv is None else f"server {srv}'s"
         raise ConfigError(f"{path}.tables", f"a commit over several tables needs a catalog with a multi-table commit "
-                          f"as modelled: design rest with catalog.server.variant polaris or nessie, design "
-                          f"rest-lakekeeper, or "
-                          f"design ducklake ({known} is not modelled)")
+                          f"as modelled: design rest (catalog.server.variant reference, polaris or nessie), design "
+                          f"rest-lakekeeper, or design ducklake ({known} is not modelled)")
     for wrong, key, why in ((mt.tables > w.num_tables, "tables", f"spans more tables than workload.num_tables "
                              f"({w.num_tables})"),
                             (w.fast_append_ratio != 1.0, "tables", "appends only: set workload.fast_append_ratio 1"),

@@ -198,7 +198,8 @@ def _multi_table(cfg: Config) -> dict:
     the servers' configs leave it); Nessie's retry of its ref."""
     variant, ref = cfg.catalog.server.variant, NESSIE_COMMIT_RETRY
     return dict(tables_max=cfg.workload.multi_table.tables, mt_bulk=variant == "lakekeeper",
-                deadlock_ms=POSTGRES_DEADLOCK_TIMEOUT_MS, mt_ref=variant == "nessie", ref_lower_ms=ref["lower_ms"],
+                deadlock_ms=POSTGRES_DEADLOCK_TIMEOUT_MS, mt_ref=variant == "nessie",
+                mt_seq=variant == "reference" and cfg.workload.multi_table.tables > 1, ref_lower_ms=ref["lower_ms"],
                 ref_upper_ms=ref["upper_ms"], ref_max_sleep_ms=ref["max_sleep_ms"], ref_timeout_ms=ref["timeout_ms"])
 
 

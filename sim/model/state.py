@@ -313,6 +313,7 @@ class Params(NamedTuple):
     mt_bulk: bool
     deadlock_ms: float
     mt_ref: bool                 # ... Nessie's: one commit on its branch, whose ref is CASed (and retried: `ref_*`)
+    mt_seq: bool                 # ... Iceberg's reference server's: every table checked, then committed one by one
     ref_lower_ms: float
     ref_upper_ms: float
     ref_max_sleep_ms: float
@@ -378,6 +379,8 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
                   # statement waiting for a row lock, the COMMIT, a wait that PostgreSQL found deadlocked
                   " MT_LOAD MT_SRV_LOAD MT_UPDATE MT_ROW_WAIT MT_COMMIT MT_DEADLOCK"
                   " MT_REF_HEAD MT_REF_CAS"   # ... Nessie's read of its branch's head, and the CAS of its ref
+                  # ... Iceberg's reference server, table by table: a table's refresh, its row's check, its UPDATE
+                  " MT_SEQ_REFRESH MT_SEQ_CHECK MT_SEQ_UPDATE"
                   " STATUS_CHECK")   # a client's refresh that looks for its own commit after a lost answer (faults)
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
@@ -387,13 +390,14 @@ Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST L
                       " FAULT", kind=I)   # a commit request's answer lost, or a 5xx before it took effect (faults)
 KINDS = tuple(k.lower() for k in Kind._fields)
 # unknown: the client ended without learning whether its change landed (the history knows); duplicated: it landed
-# twice and the client was told it committed (docs/MODEL.md, "Unknown outcomes")
-Outcome = _codes("Outcome", "NONE COMMITTED ABORTED UNFINISHED UNKNOWN DUPLICATED", kind=I)
-OUTCOMES = ("", "committed", "aborted", "unfinished", "unknown", "duplicated")
+# twice and the client was told it committed (docs/MODEL.md, "Unknown outcomes"); partial: a commit over several
+# tables that the client was told committed landed on some of them only (Iceberg's reference server)
+Outcome = _codes("Outcome", "NONE COMMITTED ABORTED UNFINISHED UNKNOWN DUPLICATED PARTIAL", kind=I)
+OUTCOMES = ("", "committed", "aborted", "unfinished", "unknown", "duplicated", "partial")
 Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED THROTTLED LOCK_TIMEOUT POOL_TIMEOUT DEADLOCK"
-                          " LOST_ANSWER SERVER_ERROR SELF_CONFLICT", kind=I)
+                          " LOST_ANSWER SERVER_ERROR SELF_CONFLICT DROPPED", kind=I)
 REASONS = ("", "retries_exhausted", "validation_failed", "unfinished", "throttled", "lock_timeout",
-           "pool_timeout", "deadlock", "lost_answer", "server_error", "self_conflict")
+           "pool_timeout", "deadlock", "lost_answer", "server_error", "self_conflict", "dropped")
 # a commit request's fault (`sim.model.faults`): none, its answer lost after it took effect, a 5xx before it did
 Fault = _codes("Fault", "NONE LOST ERROR", kind=I)
 # how a client meets a commit whose answer it lost (`faults.client`)

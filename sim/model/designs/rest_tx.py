@@ -1,5 +1,5 @@
 """Iceberg REST's commit over several tables, `POST /v1/{prefix}/transactions/commit` (docs/model/multi-table.md;
-`workload.multi_table` with design rest and `catalog.server.variant: polaris` or `nessie`, or design
+`workload.multi_table` with design rest and `catalog.server.variant` reference, polaris or nessie, or design
 rest-lakekeeper).
 
 The client (Iceberg's Java `RESTSessionCatalog.commitTransaction`) loads its k tables one after another, runs,
@@ -28,6 +28,10 @@ The servers check each table's own requirement only (atomic commit, not isolatio
   tries its commit: it reads the branch's head, fails for a key of its own changed since that hash (a conflict:
   the files DELETEd, 409), else rebases onto the head and CASes the ref from it; a CAS lost to another commit on any
   table sleeps and tries again (`_ref_sleep_ms`) for up to 5 s.
+- Iceberg's reference server (`RESTCatalogAdapter.commitTransaction`, a test adapter that the iceberg-rest-fixture
+  image serves): every table loaded and refreshed, its requirement checked (409 at once), its updates applied in
+  memory; then each table's transaction commits in turn, its own autocommit UPDATE: not atomic. A table that moved
+  since the check has its change dropped with no error (`_seq_*`): the answer is 204 whatever landed.
 Each database request takes a connection of the server's pool (`sim.model.capacity`); the write transaction keeps
 its connection from its first UPDATE to its COMMIT or rollback. Request counts include the server's.
 """
@@ -183,6 +187,8 @@ def on_server_load(m, j, now):
     tx.catalog_reads += 1
     answer_in = m.p.g * tx.op_latency_ms
     first = tx.server_retries == 0
+    if m.p.mt_seq:
+        return _seq_load(m, j, now, answer_in)
     if m.p.mt_bulk or m.p.mt_ref:
         failed = _first_moved(m, j, 0, tx.ntables)
         if failed >= 0:
@@ -365,6 +371,117 @@ def on_deadlock(m, j, now):
     return _rejected(m, j, now, answer_in + _deletes(m, j, tx.ntables), Reason.DEADLOCK)
 
 
+# ------------------------------------------------------------------------------------------ the reference server
+
+@model_function
+def _seq_load(m, j, now, answer_in):
+    """Iceberg's reference server (`RESTCatalogAdapter.commitTransaction`), its first pass: each table is loaded
+    (a read of its row, then its metadata.json's GET), then a transaction made on it, which refreshes it (both
+    again); the request's requirement is checked against that refresh (409 at once: nothing written yet) and its
+    updates applied in memory. After the last table, each table's transaction commits in turn."""
+    tx = m.tx[j]
+    i = tx.mt_i // 2                                 # (two loads a table: `mt_i` counts them)
+    tx.gets += 1
+    answer_in += growth.get_metadata_ms(m, m.mt_table[_at(m, j, i)])
+    if tx.mt_i % 2 == 1 and _moved(m, j, i):
+        return _requirement_failed(m, j, now, i, answer_in, 0, True)
+    if tx.mt_i + 1 < 2 * tx.ntables:
+        return _server_load(m, j, tx.mt_i + 1, answer_in)
+    return _seq_refresh(m, j, 0, answer_in)
+
+
+@model_function
+def _seq_refresh(m, j, i, before):
+    """Table i's transaction commits (`commitSimpleTransaction`) `before` ms from now: first it refreshes the table
+    (`applyUpdates`: a read of its row, then metadata.json's GET)."""
+    m.tx[j].mt_i = i
+    return pooled(m, j, SERVER_POOL, Src.READ, PC.MT_SEQ_REFRESH, before)
+
+
+@handler
+def on_seq_refresh(m, j, now):
+    """The refresh of table i: a table that moved since the first pass's check is taken as it is now, and the
+    transaction's pending updates replayed on it: there are none (the request's were applied to the first pass's
+    copy), so there is nothing to commit, and table i's change is dropped with no error. Else its metadata.json's
+    PUT, then the commit's check of the row (JdbcTableOperations.doCommit)."""
+    tx = m.tx[j]
+    i = tx.mt_i
+    k = _at(m, j, i)
+    t = m.mt_table[k]
+    tx.catalog_reads += 1
+    tx.gets += 1
+    answer_in = m.p.g * tx.op_latency_ms + growth.get_metadata_ms(m, t)
+    if history.on(m):
+        history.read(m, now, j, t, m.versions[t], m.versions[t], now + answer_in)
+    if m.versions[t] != m.mt_base[k]:
+        return _seq_next(m, j, now, i, answer_in)
+    tx.puts += 1
+    return pooled(m, j, SERVER_POOL, Src.READ, PC.MT_SEQ_CHECK, answer_in + growth.put_metadata_ms(m, j, now))
+
+
+@handler
+def on_seq_check(m, j, now):
+    """The commit's check: the row's metadata location against the base's (a read of the row): a table that moved is
+    a CommitFailedException; else the UPDATE."""
+    tx = m.tx[j]
+    t = m.mt_table[_at(m, j, tx.mt_i)]
+    tx.catalog_reads += 1
+    answer_in = m.p.g * tx.op_latency_ms
+    if history.on(m):
+        history.read(m, now, j, t, m.versions[t], m.versions[t], now + answer_in)
+    if m.versions[t] != m.mt_base[_at(m, j, tx.mt_i)]:
+        return _seq_retry(m, j, answer_in)
+    return pooled(m, j, SERVER_POOL, Src.CAS, PC.MT_SEQ_UPDATE, answer_in)
+
+
+@handler
+def on_seq_update(m, j, now):
+    """The UPDATE ... WHERE metadata_location = the base's (autocommit): table i's change lands, a commit of the run
+    of its own, or a CommitFailedException."""
+    tx = m.tx[j]
+    i = tx.mt_i
+    k = _at(m, j, i)
+    t = m.mt_table[k]
+    answer_in = m.p.g * tx.op_latency_ms
+    if m.versions[t] != m.mt_base[k]:
+        return _seq_retry(m, j, answer_in)
+    m.versions[t] += 1
+    m.run[0].seq += 1
+    tx.landings += 1
+    if tx.landings == 1:                             # the POST's one attempt, recorded at its first landing
+        tx.attempts += 1
+    if history.on(m):
+        v = m.versions[t]
+        if tx.landings == 1:
+            history.cas(m, now, j, t, v, v, m.mt_base[k], True, now + answer_in)
+        else:
+            history.landed_too(m, now, j, t, v, v, m.mt_base[k], now + answer_in)
+    return _seq_next(m, j, now, i, answer_in)
+
+
+@model_function
+def _seq_retry(m, j, answer_in):
+    """A CommitFailedException: `Tasks`' sleep (the server's retry policy), then the refresh again, which finds the
+    table moved: its change is dropped (the metadata.json written stays, orphaned)."""
+    tx = m.tx[j]
+    tx.server_retries += 1
+    sleep = delay_ms(m, m.p.policy_server, m.p.jitter_server, m.bo_srv, tx.server_retries, Src.SERVER)
+    return _seq_refresh(m, j, tx.mt_i, answer_in + sleep)
+
+
+@model_function
+def _seq_next(m, j, now, i, answer_in):
+    """Table i's transaction is done (landed, or its change dropped): the next table's, or after the last the
+    answer, 204 whatever was dropped: committed, or `partial` (reason `dropped`) with `landings` of its tables."""
+    tx = m.tx[j]
+    tx.server_retries = 0
+    if i + 1 < tx.ntables:
+        return _seq_refresh(m, j, i + 1, answer_in)
+    if tx.landings == tx.ntables:
+        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + answer_in)
+    return end(m, j, now, Outcome.PARTIAL, Reason.DROPPED, now + answer_in)
+
+
 # ------------------------------------------------------------------------------------------ Nessie's ref
 
 @model_function
@@ -470,6 +587,8 @@ def on_pool_timeout(m, j, now):
     wrote: all of them if its write transaction waited, Polaris's of the tables it loaded if a load did), which the
     client does not retry (`pool_timeout`)."""
     tx = m.tx[j]
+    if tx.landings > 0:                              # (the reference server: some tables committed before)
+        return end(m, j, now, Outcome.PARTIAL, Reason.POOL_TIMEOUT, now)
     answer_in = 0.0
     if tx.pool_pc == PC.MT_UPDATE or tx.pool_pc == PC.MT_REF_HEAD or tx.pool_pc == PC.MT_REF_CAS:
         answer_in = _deletes(m, j, tx.ntables)
@@ -504,6 +623,12 @@ def step(m, j, now):
         delay = on_ref_head(m, j, now)
     elif pc == PC.MT_REF_CAS:
         delay = on_ref_cas(m, j, now)
+    elif pc == PC.MT_SEQ_REFRESH:
+        delay = on_seq_refresh(m, j, now)
+    elif pc == PC.MT_SEQ_CHECK:
+        delay = on_seq_check(m, j, now)
+    elif pc == PC.MT_SEQ_UPDATE:
+        delay = on_seq_update(m, j, now)
     else:
         delay = on_pool_timeout(m, j, now)
     return capacity.after_effect(m, j, release_in, delay)
@@ -514,7 +639,7 @@ def step(m, j, now):
 COMPILE_S = 11
 
 OWNS = dict(effect_points=("MT_LOAD", "MT_SRV_LOAD", "MT_UPDATE", "MT_ROW_WAIT", "MT_COMMIT", "MT_DEADLOCK",
-                          "MT_REF_HEAD", "MT_REF_CAS"),
+                          "MT_REF_HEAD", "MT_REF_CAS", "MT_SEQ_REFRESH", "MT_SEQ_CHECK", "MT_SEQ_UPDATE"),
             fields=("ntables", "mt_i", "row_wait", "ref_head", "ref_t0_ms", "ref_try_ms"),
-            params=("tables_max", "mt_bulk", "deadlock_ms", "mt_ref", "ref_lower_ms", "ref_upper_ms",
+            params=("tables_max", "mt_bulk", "deadlock_ms", "mt_ref", "mt_seq", "ref_lower_ms", "ref_upper_ms",
                     "ref_max_sleep_ms", "ref_timeout_ms"), sources=())
