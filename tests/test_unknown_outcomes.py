@@ -121,6 +121,17 @@ def test_delta_rs_returns_the_error():
 
 
 @pytest.mark.parametrize("design", ["log-spark", "file"])
+def test_every_answer_lost_the_resends_give_up(design):
+    """Every answer lost: the storage client (Google's Java client, these designs' `storage.throttle_retry`) resends
+    the write after its 30 s timeout, loses that answer too, and is past its 50 s deadline: the error goes to the
+    caller. Unknown, landed once (the first send took effect), one attempt, two faulted requests; no duplicate can
+    happen, since no resend is ever answered."""
+    recs = _ended(run_both_checked(_one_writer(design, lost=1.0)))
+    assert len(recs) > 5 and (recs["outcome"] == "unknown").all() and (recs["reason"] == "lost_answer").all()
+    assert (recs["landed"] == 1).all() and (recs["attempts"] == 1).all() and (recs["faults"] == 2).all()
+
+
+@pytest.mark.parametrize("design", ["log-spark", "file"])
 def test_a_resend_that_finds_its_own_commit(design):
     """Delta Spark (and boring-catalog's storage client) resend a conditional write whose answer was lost; the resend
     finds the commit there and fails as a conflict: a blind append commits again (duplicated), a
