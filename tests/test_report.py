@@ -768,3 +768,38 @@ def test_writers_knee_report_shows_missed_intervals_and_lag_when_the_record_has_
     assert "<th>missed intervals</th>" in text.replace(' class=""', "") and "3.1 %" in text and "2.50s" in text
     csv = pd.read_csv(tmp_path / "report" / "writers_knees.csv")
     assert csv["missed_interval_share"].eq(0.031).all() and "commit_lag_p99_ms" not in csv.columns
+
+
+# --------------------------------------------------------------------------------------------
+# one offered load per configuration (a sweep of other parameters: faults, designs): no knee to read
+
+def test_write_report_of_one_load_per_configuration(tmp_path):
+    """A sweep that runs one load per configuration has no success curve: its page opens on each configuration's
+    results (means +- CI), writes no knee.csv and prints no knees line; the outcomes its clients were not told are
+    columns only where a run has one."""
+    from sim.report.knee_commands import unbounded_note
+    d = tmp_path / "one_load"
+    d.mkdir()
+    df = make_results()
+    df = df[(df.inter_arrival_ms == 100.0) & (df.status == "ok")].copy()
+    df["unknown"] = np.where(df.provider == "s3", 3.0, 0.0)
+    df["duplicated"] = 0.0
+    df.to_parquet(d / "results.parquet", index=False)
+    text = write_report(d).read_text()
+    headings = re.findall(r'<h2 id="([^"]+)"', text)
+    assert headings[0] == "results" and "knee" not in " ".join(headings)
+    assert not (d / "report" / "knee.csv").exists() and unbounded_note(d) is None
+    assert "so no knee is read" in text and ">unknown</th>" in text and ">duplicated</th>" not in text
+    table = text[text.index('id="results"'):text.index("</table>", text.index('id="results"'))]
+    assert table.count("<tr>") == 1 + df.config_hash.nunique()     # its head, then one row a configuration
+
+
+def test_a_default_facet_the_given_axes_determine_is_left_out():
+    """report: {cols: design}: the catalog latency each design comes with (and its backend) splits no cell."""
+    from sim.report.aggregate import resolve_layout
+    rows = [dict(design=dz, catalog_latency_ms=lat, backend=be, num_tables=1, inter_arrival_ms=100.0,
+                 **{"faults.commit.lost_answer": r}, status="ok")
+            for dz, lat, be in (("file", np.nan, "storage"), ("rest", 10.0, "service"), ("log", np.nan, "storage"))
+            for r in (0.001, 0.01)]
+    layout, _ = resolve_layout(pd.DataFrame(rows), {"rows": "faults.commit.lost_answer", "cols": "design"})
+    assert layout["facets"] == []

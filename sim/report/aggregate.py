@@ -378,10 +378,7 @@ def default_layout(df: pd.DataFrame) -> dict:
 
 def _determines(df: pd.DataFrame, a: str, b: str) -> bool:
     """True if column a determines b (each value of a goes with one value of b)."""
-    try:
-        return df.groupby(a, dropna=False)[b].nunique(dropna=False).max() <= 1
-    except TypeError:
-        return False
+    return _jointly_determine(df, [a], b)
 
 
 def _unplaced_parameters(df: pd.DataFrame, placed: list[str]) -> list[str]:
@@ -390,10 +387,22 @@ def _unplaced_parameters(df: pd.DataFrame, placed: list[str]) -> list[str]:
     sub = _hashable(df, parameter_columns(df))
     extra: list[str] = []
     for c in varying_parameters(df):
-        if c in placed or any(_same_partition(sub, k, c) for k in placed + extra if k in sub.columns):
+        keys = [k for k in placed + extra if k in sub.columns]
+        if c in placed or any(_same_partition(sub, k, c) for k in keys) or _jointly_determine(sub, keys, c):
             continue
         extra.append(c)
     return extra
+
+
+def _jointly_determine(df: pd.DataFrame, keys: list[str], c: str) -> bool:
+    """True if the columns `keys` together determine c (each combination of their values goes with one value of c):
+    then c splits no cell they define (a design on an axis and the backend it comes with)."""
+    if not keys:
+        return False
+    try:
+        return df.groupby(keys, dropna=False)[c].nunique(dropna=False).max() <= 1
+    except TypeError:
+        return False
 
 
 def resolve_layout(df: pd.DataFrame, spec_report: dict | None = None) -> tuple[dict, list[str]]:
@@ -424,6 +433,11 @@ def resolve_layout(df: pd.DataFrame, spec_report: dict | None = None) -> tuple[d
             notes.append(f"report.facets: {unknown} are not columns of the results table; ignored.")
         layout["facets"] = [c for c in f if c in df.columns and c not in (layout["rows"], layout["cols"])]
     layout["facets"] = [c for c in layout["facets"] if c not in (layout["rows"], layout["cols"])]
+    if spec_report.get("facets") is None:           # a default facet that the axes given determine splits nothing
+        sub = _hashable(df, parameter_columns(df))
+        layout["facets"] = [c for c in layout["facets"]
+                            if not any(a in sub.columns and _determines(sub, a, c) for a in (layout["rows"],
+                                                                                             layout["cols"]))]
     extra = _unplaced_parameters(df, [layout["rows"], layout["cols"]] + layout["facets"])
     if extra and spec_report.get("facets") is not None:
         notes.append(f"Also faceted by {extra}: they vary in this sweep but are not in "

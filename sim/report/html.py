@@ -14,7 +14,8 @@ present) and writes ``DIR/report/``::
                         status per cell (sim.report.writers_knees), in place of the knee picture and tiers.csv
     figures/*.png       the knee picture, latency-throughput curves (heatmaps are HTML tables in the page)
 
-A grid sweep's page opens on its answer: the knee per line, mix and table count, the tiers, the knee picture.
+A grid sweep's page opens on its answer: the knee per line, mix and table count, the tiers, the knee picture. One
+that runs one offered load per configuration has no knee: its page opens on each configuration's results.
 Then its heatmaps and latency curves, one section per value of the first facet (the provider), then the full
 knee table, the runs and layout, unfinished transactions and failed runs.
 """
@@ -32,7 +33,7 @@ from . import html_heatmaps as heat
 from . import plots
 from . import writers as writers_cmp
 from . import writers_knees as wknees
-from .aggregate import (_hashable, aggregate, format_value, knee_commits, knee_group_columns,
+from .aggregate import (_determines, _hashable, aggregate, format_value, knee_commits, knee_group_columns,
                         knee_picture_layout, ok_rows, parameter_columns, resolve_layout, tiers_table,
                         varying_parameters)
 from .knee_commands import report_knees
@@ -171,9 +172,17 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict, steps: _
         return _write_index(out, title, [("writers", "Writers", _writers_html(sweep)),
                                          ("overview", "Runs and layout", overview), unfinished, failed],
                             _lede(sweep))
+    groups = _heat_groups(agg, layout)
+    if not _has_load_axis(ok):      # one offered load per configuration: no success curve to read a knee off
+        overview += '<p class="muted">Files: <a href="summary.csv">summary.csv</a>.</p>'
+        steps.plan(4 + len(groups))
+        sections = [("results", "Results per configuration", _results_html(sweep, agg))]
+        sections += _heat_sections(sweep, agg, groups, steps)
+        steps("page")
+        return _write_index(out, title, sections + [("overview", "Runs and layout", overview), unfinished, failed],
+                            _lede(sweep))
     overview += ('<p class="muted">Files: <a href="summary.csv">summary.csv</a>, '
                  '<a href="knee.csv">knee.csv</a>.</p>')
-    groups = _heat_groups(agg, layout)
     steps.plan(6 + len(groups))
     steps("knee table")
     keys, load = knee_group_columns(layout), layout["cols"]
@@ -196,6 +205,57 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict, steps: _
     sections += [("knee-table", "Knee table, all columns", knee_table_html(knee, keys, load)),
                  ("overview", "Runs and layout", overview), unfinished, failed]
     return _write_index(out, title, sections, _lede(sweep))
+
+
+# --------------------------------------------------------------------------------------------
+# a sweep of one load per configuration: its results, no knee
+# --------------------------------------------------------------------------------------------
+
+#: the results table's metrics (mean +- 95 % CI half-width), and the outcomes a client was not told (shown where any
+#: configuration has one: `faults`, Iceberg's reference server over several tables)
+RESULT_METRICS = (("success_rate", "success", _pct), ("throughput_cps", "commits/s", _num),
+                  ("commit_latency_p50_ms", "latency p50 ms", _num), ("commit_latency_p99_ms", "latency p99 ms", _num),
+                  ("mean_attempts", "attempts", _num))
+TOLD_METRICS = (("faults", "faulted requests"), ("unknown", "unknown"), ("unknown_landed", "... landed"),
+                ("duplicated", "duplicated"), ("partial", "partial"), ("orphaned_gib", "orphaned GiB"))
+
+
+def _has_load_axis(ok: pd.DataFrame) -> bool:
+    """Whether the sweep runs several offered loads (a knee is read where success crosses its threshold as the load
+    grows): with one, a configuration's success is a point, not a curve."""
+    return "inter_arrival_ms" in ok.columns and ok["inter_arrival_ms"].nunique() > 1
+
+
+def _results_html(sweep: _Sweep, agg: pd.DataFrame) -> str:
+    """Per configuration (its swept parameters), the replications' means with their 95 % CI half-widths: success,
+    throughput, latency, attempts, and, where any run has one, the outcomes its clients were not told (window
+    transactions per run)."""
+    keys = [c for c in sweep.varying if c in agg.columns]
+    keys = [c for i, c in enumerate(keys) if not any(_determines(agg, k, c) for k in keys[:i])]   # (a design's)
+    rows = agg.sort_values(keys, key=lambda c: c.map(lambda v: order_key(c.name, v))) if keys else agg
+    table = pd.DataFrame({axis_label(k): [format_value(v) for v in rows[k]] for k in keys})
+    if "orphaned_bytes" in rows.columns:
+        rows = rows.assign(orphaned_gib=rows["orphaned_bytes"] / 2**30, orphaned_gib_ci95=rows.get(
+            "orphaned_bytes_ci95", pd.Series(float("nan"), index=rows.index)) / 2**30)
+    told = [(m, name) for m, name in TOLD_METRICS if m in rows.columns and pd.to_numeric(rows[m]).gt(0).any()]
+    for m, name, fmt in RESULT_METRICS:
+        if m in rows.columns:
+            table[name] = [_with_ci(fmt, v, h) for v, h in zip(rows[m], rows.get(f"{m}_ci95", [None] * len(rows)))]
+    for m, name in told:
+        table[name] = [_with_ci(_num, v, h) for v, h in zip(rows[m], rows.get(f"{m}_ci95", [None] * len(rows)))]
+    n = int(rows["n_reps"].max()) if "n_reps" in rows.columns else 1
+    note = ("" if not told else " Faulted requests, unknown (of which landed), duplicated and partial outcomes "
+            "and orphaned GiB are per run, over its window (docs/model/unknown-outcomes.md).")
+    return (_table(table, left=set(table.columns[:len(keys)])) +
+            f'<p class="cap">Each configuration runs one offered load, so no knee is read (a knee needs the load '
+            f"swept: docs/knee.md). Means over up to {n} replications with their 95 % CI half-widths; success is "
+            f"committed / window transactions that began to commit.{note}</p>")
+
+
+def _with_ci(fmt, v, h) -> str:
+    """`v +- h` in `fmt`, or `v` alone without a half-width."""
+    text = fmt(v)
+    return text if h is None or pd.isna(h) else f"{text} +- {fmt(h)}"
 
 
 # --------------------------------------------------------------------------------------------
