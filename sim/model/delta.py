@@ -128,7 +128,7 @@ def _met_own(m, j, now, pending):
     if m.p.idempotency_check:
         return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + pending)
     if tx.op != Op.FA:
-        return end(m, j, now, Outcome.UNKNOWN, Reason.SELF_CONFLICT, now + pending)
+        return faults.unknown(m, j, now, Reason.SELF_CONFLICT, now + pending)
     return _create(m, j, pending)
 
 
@@ -155,7 +155,7 @@ def _committed(m, j, now, t, answer):
     if throttle.on(m):
         throttle.entry_created(m, t)
     answer += _post_commit_ms(m, j, m.versions[t])
-    return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer)
+    return end(m, j, now, faults.committed(m, j), Reason.NONE, answer)
 
 
 @model_function

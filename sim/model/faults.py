@@ -75,7 +75,7 @@ def lost(m, j, now, answer, pc):
         return _resend(m, j, now, wait, pc, Reason.LOST_ANSWER)
     if r == Reaction.STATUS_CHECK:
         return next_read(m, j, PC.STATUS_CHECK, wait)
-    return end(m, j, now, Outcome.UNKNOWN, Reason.LOST_ANSWER, now + wait)
+    return unknown(m, j, now, Reason.LOST_ANSWER, now + wait)
 
 
 @model_function
@@ -89,7 +89,7 @@ def failed(m, j, now, answer, pc):
         return _resend(m, j, now, wait, pc, Reason.SERVER_ERROR)
     if r == Reaction.STATUS_CHECK or (r == Reaction.RECONCILE and adds_one_snapshot(m.tx[j].op)):
         return next_read(m, j, PC.STATUS_CHECK, wait)
-    return end(m, j, now, Outcome.UNKNOWN, Reason.SERVER_ERROR, now + wait)
+    return unknown(m, j, now, Reason.SERVER_ERROR, now + wait)
 
 
 @model_function
@@ -110,7 +110,7 @@ def _resend(m, j, now, wait, pc, reason):
         tx.fault_sent_ms = now - m.p.cf * tx.op_latency_ms
     delay = next_delay_ms(m, j, k, now + wait - tx.fault_sent_ms)
     if delay == GIVE_UP:
-        return end(m, j, now, Outcome.UNKNOWN, reason, now + wait)
+        return unknown(m, j, now, reason, now + wait)
     return next_write(m, j, pc, wait + delay)
 
 
@@ -128,9 +128,36 @@ def on_status_check(m, j, now):
         answer += growth.get_metadata_ms(m, tx.table)
         tx.gets += 1
     if tx.landings > 0 and v - tx.landed_v <= m.p.status_window:
-        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer)
+        return end(m, j, now, committed(m, j), Reason.NONE, answer)
     reason = Reason.LOST_ANSWER if tx.fault == Fault.LOST else Reason.SERVER_ERROR
-    return end(m, j, now, Outcome.UNKNOWN, reason, answer)
+    return unknown(m, j, now, reason, answer)
+
+
+@model_function
+def committed(m, j):
+    """A commit its client was told of: `duplicated` if its change landed more than once (a resend's doing)."""
+    return Outcome.DUPLICATED if m.tx[j].landings > 1 else Outcome.COMMITTED
+
+
+@model_function
+def unknown(m, j, now, reason, end_ms):
+    """The client ends without learning whether its change landed. One that never landed orphans what its last
+    attempt wrote: its data (`faults.data_*`) and, on a catalog that is not a log, the manifest list and the
+    metadata.json its client wrote. Nothing deletes them (Iceberg cleans only a known failure; a Delta client never
+    its data) until an orphan-file sweep."""
+    tx = m.tx[j]
+    if tx.landings == 0:
+        files = m.p.data_files
+        size = m.p.data_bytes
+        if not m.p.log and not m.p.file_lists_inlined:
+            files += 1
+            size += m.p.ml_bytes
+        if not m.p.log and not m.p.metadata_inlined:
+            files += 1
+            size += tx.metadata_bytes if tx.metadata_bytes > 0.0 else m.p.tm_bytes
+        tx.orphaned_files = files
+        tx.orphaned_bytes = size
+    return end(m, j, now, Outcome.UNKNOWN, reason, end_ms)
 
 
 @model_function

@@ -96,7 +96,7 @@ def _prepare_then_commit(m, j, now, pending, v, do_prepare):
     `commit.reread_before_cas`, a prepare is followed by a re-read of the catalog first)."""
     if do_prepare:
         if m.p.faults and m.tx[j].landings > 0 and m.tx[j].op != Op.FA:   # a resend found its own commit there:
-            return end(m, j, now, Outcome.UNKNOWN, Reason.SELF_CONFLICT, now + pending)   # it conflicts with it
+            return faults.unknown(m, j, now, Reason.SELF_CONFLICT, now + pending)   # it conflicts with it
         cost, aborted = prepare(m, j, now, v)
         if aborted:
             return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + pending + cost)
@@ -179,7 +179,7 @@ def on_catalog_cas(m, j, now):
     if fault == Fault.LOST:
         return faults.lost(m, j, now, answer, PC.CAS)
     if ok:
-        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, answer)
+        return end(m, j, now, faults.committed(m, j), Reason.NONE, answer)
     return lost(m, j, now, answer)
 
 

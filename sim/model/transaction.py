@@ -238,8 +238,6 @@ def throttled_delay(m, j, now, answer_in, f):
 def end(m, j, now, outcome, reason, end_ms):
     """The transaction ends (committed or aborted); the run may stop once every window transaction has."""
     tx = m.tx[j]
-    if m.p.faults:
-        outcome = _settled(m, j, outcome)
     tx.pc = PC.DONE
     tx.outcome = outcome
     tx.reason = reason
@@ -253,25 +251,3 @@ def end(m, j, now, outcome, reason, end_ms):
             r.stop = 1
     return DONE
 
-
-@model_function
-def _settled(m, j, outcome):
-    """With faults (`sim.model.faults`): a commit the client was told of that landed twice is duplicated; an unknown
-    outcome that never landed orphans what its last attempt wrote: its data (`faults.data_*`) and, on a catalog
-    that is not a log, the manifest list and the metadata.json its client wrote. Nothing deletes them (Iceberg
-    cleans only a known failure; a Delta client never its data) until an orphan-file sweep."""
-    tx = m.tx[j]
-    if outcome == Outcome.COMMITTED and tx.landings > 1:
-        return Outcome.DUPLICATED
-    if outcome == Outcome.UNKNOWN and tx.landings == 0:
-        files = m.p.data_files
-        size = m.p.data_bytes
-        if not m.p.log and not m.p.file_lists_inlined:
-            files += 1
-            size += m.p.ml_bytes
-        if not m.p.log and not m.p.metadata_inlined:
-            files += 1
-            size += tx.metadata_bytes if tx.metadata_bytes > 0.0 else m.p.tm_bytes
-        tx.orphaned_files = files
-        tx.orphaned_bytes = size
-    return outcome
