@@ -11,10 +11,10 @@ from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETR
 from .types import (Catalog, Commit, Config, Faults, InterArrival, Job, Lock, LogStore, Metadata, Retry, RetryPolicy,
                     Server, Workload, Writers)
 
-# each named design's client meets a lost answer so (docs/MODEL.md, "Unknown outcomes"): design file's (its storage client
-# taken as Google's Java client, its `storage.throttle_retry`) and Delta
-# Spark's storage clients resend the conditional write; Glue's and HMS's Iceberg client checks the commit's status;
-# the REST client reconciles a CommitStateUnknown; delta-rs returns the error
+# each named design's client meets a lost answer so (docs/MODEL.md, "Unknown outcomes"): design file's storage client
+# (taken as Google's Java client, its `storage.throttle_retry`) and Delta Spark's resend the conditional write; Glue's
+# and HMS's Iceberg client checks the commit's status; the REST client reconciles a CommitStateUnknown; delta-rs
+# returns the error
 FAULT_CLIENTS = {"file": "resend", "service-pointer": "status_check", "rest": "reconcile",
                  "rest-lakekeeper": "reconcile", "log": "error", "log-spark": "resend"}
 

@@ -11,9 +11,9 @@ answered 5xx before it takes effect. What the client does next is its source's (
 - error (delta-rs; the JDBC catalog): the error goes to the caller: unknown.
 - resend (Delta Spark on S3A or GCS; design `file`, its storage client taken as Google's Java client): the storage
   client resends the request; a resend that finds the commit already there fails like a conflict, and the client's
-  conflict path meets its own change (`sim.model.iceberg`, `sim.model.delta`): a blind append commits it again (duplicated), an operation that
-  read the table conflicts with it (unknown, `self_conflict`); Delta Spark's idempotency check, when on, takes its
-  own entry for its success.
+  conflict path meets its own change (`sim.model.iceberg`, `sim.model.delta`): a blind append commits it again
+  (duplicated), an operation that read the table conflicts with it (unknown, `self_conflict`); Delta Spark's
+  idempotency check, when on, takes its own entry for its success.
 Every storage client resends a 5xx (object_store retries every 5xx, Google's and the AWS SDKs theirs), under the
 policy and limits that resend a 429 (`storage.throttle_retry`); given up, the error goes to the caller: unknown.
 """
