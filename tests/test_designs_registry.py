@@ -11,12 +11,14 @@ import pytest
 
 from sim import designs as named
 from sim.config import from_dict
-from sim.model import capacity, delta, faults, fifo, growth, iceberg, jobs, lock, log_store, operations
+from sim.model import (capacity, delta, faults, fifo, growth, iceberg, jobs, lock, log_store, multi_table,
+                       operations)
 from sim.model.designs import DESIGNS, design_of_config
 from sim.model.state import PC, TX, Params, Src
 
 MECHANISMS = {"iceberg": iceberg, "delta": delta, "lock": lock, "log_store": log_store, "capacity": capacity,
-              "fifo": fifo, "operations": operations, "jobs": jobs, "growth": growth, "faults": faults}
+              "fifo": fifo, "operations": operations, "jobs": jobs, "growth": growth, "faults": faults,
+              "multi_table": multi_table}
 CORE = {"INIT", "DONE"}   # every transaction's start and end (sim/model/transaction.py)
 # MODEL.md's table: the model design each named design runs
 NAMED = {"file": "cas", "service-pointer": "cas", "rest": "rest", "rest-lakekeeper": "rest", "fs-table": "fs_table",

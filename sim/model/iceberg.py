@@ -144,14 +144,13 @@ def on_refresh(m, j, now):
 
 
 @model_function
-def swap(m, j, now):
-    """A conditional write of the catalog at its effect point (an attempt): whether it swapped, and when its
-    answer reaches the client."""
+def swap(m, j, now, attempt):
+    """A conditional write of the catalog at its effect point (`attempt` 1: an attempt; 0: its storage client's
+    resend of one, `sim.model.faults`): whether it swapped, and when its answer reaches the client."""
     tx = m.tx[j]
     t = tx.table
     L = tx.op_latency_ms
-    attempts = tx.attempts + 1
-    tx.attempts = attempts
+    tx.attempts += attempt
     expected = tx.seq
     ok = catalog.cas(m, j, t, expected, now)
     answer = now + m.p.cg * L
@@ -173,9 +172,7 @@ def on_catalog_cas(m, j, now):
     fault = faults.draw(m, j)
     if fault == Fault.ERROR:
         return faults.failed(m, j, now, now + m.p.cg * m.tx[j].op_latency_ms, PC.CAS)
-    ok, answer = swap(m, j, now)
-    if resent:                                       # a storage client's resend is no attempt of the client's
-        m.tx[j].attempts -= 1
+    ok, answer = swap(m, j, now, 0 if resent else 1)   # (a storage client's resend is no attempt of the client's)
     if fault == Fault.LOST:
         return faults.lost(m, j, now, answer, PC.CAS)
     if ok:

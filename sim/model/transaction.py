@@ -250,4 +250,3 @@ def end(m, j, now, outcome, reason, end_ms):
         if r.open_in_window == 0 and r.arrivals_done != 0:
             r.stop = 1
     return DONE
-

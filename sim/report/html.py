@@ -173,20 +173,28 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict, steps: _
                                          ("overview", "Runs and layout", overview), unfinished, failed],
                             _lede(sweep))
     groups = _heat_groups(agg, layout)
-    if not _has_load_axis(ok):      # one offered load per configuration: no success curve to read a knee off
-        overview += '<p class="muted">Files: <a href="summary.csv">summary.csv</a>.</p>'
+    files = '<a href="summary.csv">summary.csv</a>'
+    if _has_load_axis(ok):
+        files += ', <a href="knee.csv">knee.csv</a>'
+        sections = _knee_sections(sweep, agg, groups, steps)
+    else:           # one offered load per configuration: no success curve to read a knee off
         steps.plan(4 + len(groups))
         sections = [("results", "Results per configuration", _results_html(sweep, agg))]
         sections += _heat_sections(sweep, agg, groups, steps)
         steps("page")
-        return _write_index(out, title, sections + [("overview", "Runs and layout", overview), unfinished, failed],
-                            _lede(sweep))
-    overview += ('<p class="muted">Files: <a href="summary.csv">summary.csv</a>, '
-                 '<a href="knee.csv">knee.csv</a>.</p>')
+    overview += f'<p class="muted">Files: {files}.</p>'
+    sections += [("overview", "Runs and layout", overview), unfinished, failed]
+    return _write_index(out, title, sections, _lede(sweep))
+
+
+def _knee_sections(sweep: _Sweep, agg: pd.DataFrame, groups: list, steps: _Steps) -> list[tuple[str, str, str]]:
+    """A grid sweep's sections from its answer to its full knee table: the knee per group (knee.csv written), the
+    designs' knees where it compares designs, the tiers and knee picture, the heatmaps, the per-rank figures."""
+    ok, out, layout = sweep.ok, sweep.out, sweep.layout
     steps.plan(6 + len(groups))
     steps("knee table")
     keys, load = knee_group_columns(layout), layout["cols"]
-    knee = report_knees(results_dir, out, ok, keys, load)
+    knee = report_knees(sweep.results_dir, out, ok, keys, load)
     atomic_write_csv(out / "knee.csv", knee)
     steps("knee picture")
     sections = []
@@ -202,9 +210,7 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict, steps: _
     steps("per table rank")
     sections += _per_rank_sections(sweep)
     steps("page")
-    sections += [("knee-table", "Knee table, all columns", knee_table_html(knee, keys, load)),
-                 ("overview", "Runs and layout", overview), unfinished, failed]
-    return _write_index(out, title, sections, _lede(sweep))
+    return sections + [("knee-table", "Knee table, all columns", knee_table_html(knee, keys, load))]
 
 
 # --------------------------------------------------------------------------------------------

@@ -66,7 +66,7 @@ def on_create(m, j, now):
     tx = m.tx[j]
     if not admitted(m, j, now, throttle.entry_slot(m, tx.table, tx.seq + 1)):
         return resend(m, j, now)
-    ok, answer = swap(m, j, now)
+    ok, answer = swap(m, j, now, 1)
     if ok:
         return committed(m, j, now, tx.table, answer)
     return lost(m, j, now, answer)

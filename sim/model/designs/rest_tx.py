@@ -35,36 +35,14 @@ The servers check each table's own requirement only (atomic commit, not isolatio
 Each database request takes a connection of the server's pool (`sim.model.capacity`); the write transaction keeps
 its connection from its first UPDATE to its COMMIT or rollback. Request counts include the server's.
 """
-from .. import capacity, fifo, growth, history
+from .. import capacity, fifo, growth, history, multi_table
 from ..capacity import ROW_LOCKS, SERVER_POOL
-from ..draws import take, take_sum
+from ..draws import take
 from ..jit import handler, model_function
 from ..operations import attempts_allowed
 from ..retry import delay_ms
 from ..state import PC, Kind, Outcome, Reason, Src
 from ..transaction import PARKED, end, pooled, start
-
-
-@model_function
-def _at(m, j, i):
-    """Index of transaction j's i-th table in `Model.mt_table` and `mt_base`."""
-    return j * m.p.tables_max + i
-
-
-@model_function
-def _moved(m, j, i):
-    """Whether j's i-th table moved since the client's load of it (its requirement fails)."""
-    k = _at(m, j, i)
-    return m.versions[m.mt_table[k]] != m.mt_base[k]
-
-
-@model_function
-def _first_moved(m, j, lo, hi):
-    """The first of j's tables lo..hi - 1 that moved since the client's load of it (-1: none)."""
-    for i in range(lo, hi):
-        if _moved(m, j, i):
-            return i
-    return -1
 
 
 # ------------------------------------------------------------------------------------------ the client
@@ -83,7 +61,7 @@ def on_client_load(m, j, now):
     and the POST."""
     tx = m.tx[j]
     i = tx.mt_i
-    k = _at(m, j, i)
+    k = multi_table.at(m, j, i)
     t = m.mt_table[k]
     v = m.versions[t]
     m.mt_base[k] = v
@@ -111,7 +89,7 @@ def _prepare(m, j, now):
     tx = m.tx[j]
     cost = 0.0
     for i in range(tx.ntables):
-        k = _at(m, j, i)
+        k = multi_table.at(m, j, i)
         t = m.mt_table[k]
         cost += growth.get_list_ms(m, t) + take(m, Src.PUT_ML)
         tx.gets += 1
@@ -130,21 +108,8 @@ def _post(m, j, before):
     tx = m.tx[j]
     tx.server_retries = 0
     if m.p.mt_bulk:
-        _sort_by_table(m, j)
+        multi_table.sort_by_table(m, j)
     return _server_load(m, j, 0, before)
-
-
-@model_function
-def _sort_by_table(m, j):
-    """Transaction j's tables (and their versions) by table id."""
-    n = m.tx[j].ntables
-    for a in range(1, n):
-        b = a
-        while b > 0 and m.mt_table[_at(m, j, b - 1)] > m.mt_table[_at(m, j, b)]:
-            x, y = _at(m, j, b - 1), _at(m, j, b)
-            m.mt_table[x], m.mt_table[y] = m.mt_table[y], m.mt_table[x]
-            m.mt_base[x], m.mt_base[y] = m.mt_base[y], m.mt_base[x]
-            b -= 1
 
 
 @model_function
@@ -190,7 +155,7 @@ def on_server_load(m, j, now):
     if m.p.mt_seq:
         return _seq_load(m, j, now, answer_in)
     if m.p.mt_bulk or m.p.mt_ref:
-        failed = _first_moved(m, j, 0, tx.ntables)
+        failed = multi_table.first_moved(m, j, 0, tx.ntables)
         if failed >= 0:
             return _requirement_failed(m, j, now, failed, answer_in, 0, first)
         put = 0.0
@@ -204,8 +169,8 @@ def on_server_load(m, j, now):
     i = tx.mt_i
     if m.p.server_get:
         tx.gets += 1
-        answer_in += growth.get_metadata_ms(m, m.mt_table[_at(m, j, i)])
-    if _moved(m, j, i):
+        answer_in += growth.get_metadata_ms(m, m.mt_table[multi_table.at(m, j, i)])
+    if multi_table.moved(m, j, i):
         return _requirement_failed(m, j, now, i, answer_in, i, first)
     tx.puts += 1
     put = growth.put_metadata_ms(m, j, now)
@@ -219,32 +184,11 @@ def _requirement_failed(m, j, now, i, answer_in, written, first):
     """Table i's requirement failed at the server's load: the attempt's outcome is a 409, after the server
     DELETEs the `written` metadata files it wrote (Polaris)."""
     if first:
-        _lost_attempt(m, j, now, i, answer_in)
+        multi_table.lost_attempt(m, j, now, i, answer_in)
     elif history.on(m):                              # (a server retry's load: its attempt was counted)
-        t = m.mt_table[_at(m, j, i)]
+        t = m.mt_table[multi_table.at(m, j, i)]
         history.read(m, now, j, t, m.versions[t], m.versions[t], now + answer_in)
-    return _conflict(m, j, now, answer_in + _deletes(m, j, written))
-
-
-@model_function
-def _lost_attempt(m, j, now, i, answer_in):
-    """The attempt failed on table i (its requirement, or its row): counted as a table conflict, and recorded as
-    that table's failed CAS."""
-    tx = m.tx[j]
-    tx.attempts += 1
-    tx.table_conflicts += 1
-    if history.on(m):
-        k = _at(m, j, i)
-        t = m.mt_table[k]
-        v = m.versions[t]
-        history.cas(m, now, j, t, v, v, m.mt_base[k], False, now + answer_in)
-
-
-@model_function
-def _deletes(m, j, n):
-    """The server DELETEs n metadata files it wrote, one after another: their time."""
-    m.tx[j].deletes += n
-    return take_sum(m, Src.DELETE, n)
+    return _conflict(m, j, now, answer_in + multi_table.deletes(m, j, written))
 
 
 # ------------------------------------------------------------------------------------------ the write transaction
@@ -263,12 +207,12 @@ def on_update(m, j, now):
     its table's (`mt_i` rows are held); a row held by another transaction is waited for (parked)."""
     tx = m.tx[j]
     capacity.keep(m, j, True)
-    t = m.mt_table[_at(m, j, tx.mt_i)]
+    t = m.mt_table[multi_table.at(m, j, tx.mt_i)]
     while capacity.lock_row(m, j, now, t):
         tx.mt_i += 1
         if not m.p.mt_bulk or tx.mt_i == tx.ntables:
             return _matched(m, j, now, m.p.g * tx.op_latency_ms)
-        t = m.mt_table[_at(m, j, tx.mt_i)]
+        t = m.mt_table[multi_table.at(m, j, tx.mt_i)]
     tx.row_wait = t
     tx.pc = PC.MT_ROW_WAIT
     fifo.ask_timer(m, j, m.p.deadlock_ms)
@@ -293,7 +237,7 @@ def _matched(m, j, now, answer_in):
     matched: Polaris's next UPDATE, or the COMMIT, on the same connection. One did not (a table moved since the
     client's load): the transaction rolls back."""
     tx = m.tx[j]
-    failed = _first_moved(m, j, 0 if m.p.mt_bulk else tx.mt_i - 1, tx.mt_i)
+    failed = multi_table.first_moved(m, j, 0 if m.p.mt_bulk else tx.mt_i - 1, tx.mt_i)
     if failed >= 0:
         return _rolled_back(m, j, now, failed, answer_in)
     if tx.mt_i < tx.ntables:
@@ -307,7 +251,7 @@ def _release_rows(m, j, now):
     its first waiter, run now in the order released."""
     tx = m.tx[j]
     for i in range(tx.mt_i):
-        capacity.unlock_row(m, j, now, m.mt_table[_at(m, j, i)])
+        capacity.unlock_row(m, j, now, m.mt_table[multi_table.at(m, j, i)])
     tx.mt_i = 0
     capacity.keep(m, j, False)
 
@@ -318,9 +262,9 @@ def _rolled_back(m, j, now, i, answer_in):
     k metadata files and retries where it does (Lakekeeper), else the client gets a 409."""
     tx = m.tx[j]
     if tx.server_retries == 0:                       # (a retry's load fails before: a table never moves back)
-        _lost_attempt(m, j, now, i, answer_in)
+        multi_table.lost_attempt(m, j, now, i, answer_in)
     _release_rows(m, j, now)
-    pending = answer_in + _deletes(m, j, tx.ntables)
+    pending = answer_in + multi_table.deletes(m, j, tx.ntables)
     r = tx.server_retries + 1
     if r > m.p.server_retries or not m.p.mt_bulk:
         return _conflict(m, j, now, pending)
@@ -348,7 +292,7 @@ def _landed(m, j, now):
     answer_in = m.p.g * tx.op_latency_ms
     m.run[0].seq += 1
     for i in range(tx.ntables):
-        k = _at(m, j, i)
+        k = multi_table.at(m, j, i)
         t = m.mt_table[k]
         m.versions[t] += 1
         if history.on(m):
@@ -368,7 +312,7 @@ def on_deadlock(m, j, now):
         tx.attempts += 1
     answer_in = m.p.g * tx.op_latency_ms
     _release_rows(m, j, now)
-    return _rejected(m, j, now, answer_in + _deletes(m, j, tx.ntables), Reason.DEADLOCK)
+    return _rejected(m, j, now, answer_in + multi_table.deletes(m, j, tx.ntables), Reason.DEADLOCK)
 
 
 # ------------------------------------------------------------------------------------------ the reference server
@@ -382,8 +326,8 @@ def _seq_load(m, j, now, answer_in):
     tx = m.tx[j]
     i = tx.mt_i // 2                                 # (two loads a table: `mt_i` counts them)
     tx.gets += 1
-    answer_in += growth.get_metadata_ms(m, m.mt_table[_at(m, j, i)])
-    if tx.mt_i % 2 == 1 and _moved(m, j, i):
+    answer_in += growth.get_metadata_ms(m, m.mt_table[multi_table.at(m, j, i)])
+    if tx.mt_i % 2 == 1 and multi_table.moved(m, j, i):
         return _requirement_failed(m, j, now, i, answer_in, 0, True)
     if tx.mt_i + 1 < 2 * tx.ntables:
         return _server_load(m, j, tx.mt_i + 1, answer_in)
@@ -406,7 +350,7 @@ def on_seq_refresh(m, j, now):
     PUT, then the commit's check of the row (JdbcTableOperations.doCommit)."""
     tx = m.tx[j]
     i = tx.mt_i
-    k = _at(m, j, i)
+    k = multi_table.at(m, j, i)
     t = m.mt_table[k]
     tx.catalog_reads += 1
     tx.gets += 1
@@ -424,12 +368,12 @@ def on_seq_check(m, j, now):
     """The commit's check: the row's metadata location against the base's (a read of the row): a table that moved is
     a CommitFailedException; else the UPDATE."""
     tx = m.tx[j]
-    t = m.mt_table[_at(m, j, tx.mt_i)]
+    t = m.mt_table[multi_table.at(m, j, tx.mt_i)]
     tx.catalog_reads += 1
     answer_in = m.p.g * tx.op_latency_ms
     if history.on(m):
         history.read(m, now, j, t, m.versions[t], m.versions[t], now + answer_in)
-    if m.versions[t] != m.mt_base[_at(m, j, tx.mt_i)]:
+    if m.versions[t] != m.mt_base[multi_table.at(m, j, tx.mt_i)]:
         return _seq_retry(m, j, answer_in)
     return pooled(m, j, SERVER_POOL, Src.CAS, PC.MT_SEQ_UPDATE, answer_in)
 
@@ -440,7 +384,7 @@ def on_seq_update(m, j, now):
     of its own, or a CommitFailedException."""
     tx = m.tx[j]
     i = tx.mt_i
-    k = _at(m, j, i)
+    k = multi_table.at(m, j, i)
     t = m.mt_table[k]
     answer_in = m.p.g * tx.op_latency_ms
     if m.versions[t] != m.mt_base[k]:
@@ -499,10 +443,10 @@ def on_ref_head(m, j, now):
     tx.catalog_reads += 1
     answer_in = m.p.g * tx.op_latency_ms
     tx.ref_try_ms = now - m.p.f * tx.op_latency_ms
-    failed = _first_moved(m, j, 0, tx.ntables)
+    failed = multi_table.first_moved(m, j, 0, tx.ntables)
     if failed >= 0:
-        _lost_attempt(m, j, now, failed, answer_in)
-        return _conflict(m, j, now, answer_in + _deletes(m, j, tx.ntables))
+        multi_table.lost_attempt(m, j, now, failed, answer_in)
+        return _conflict(m, j, now, answer_in + multi_table.deletes(m, j, tx.ntables))
     tx.ref_head = m.run[0].seq
     return pooled(m, j, SERVER_POOL, Src.CAS, PC.MT_REF_CAS, answer_in)
 
@@ -520,7 +464,7 @@ def on_ref_cas(m, j, now):
     tx.server_retries += 1
     sleep = _ref_sleep_ms(m, j, now + answer_in)
     if sleep < 0.0:
-        return _rejected(m, j, now, answer_in + _deletes(m, j, tx.ntables), Reason.EXHAUSTED)
+        return _rejected(m, j, now, answer_in + multi_table.deletes(m, j, tx.ntables), Reason.EXHAUSTED)
     return _ref_attempt(m, j, answer_in + sleep)
 
 
@@ -591,9 +535,9 @@ def on_pool_timeout(m, j, now):
         return end(m, j, now, Outcome.PARTIAL, Reason.POOL_TIMEOUT, now)
     answer_in = 0.0
     if tx.pool_pc == PC.MT_UPDATE or tx.pool_pc == PC.MT_REF_HEAD or tx.pool_pc == PC.MT_REF_CAS:
-        answer_in = _deletes(m, j, tx.ntables)
+        answer_in = multi_table.deletes(m, j, tx.ntables)
     elif tx.pool_pc == PC.MT_SRV_LOAD and not m.p.mt_bulk:
-        answer_in = _deletes(m, j, tx.mt_i)
+        answer_in = multi_table.deletes(m, j, tx.mt_i)
     return end(m, j, now, Outcome.ABORTED, Reason.POOL_TIMEOUT, now + answer_in)
 
 
