@@ -9,11 +9,14 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings, strategies as st
 from pandas.testing import assert_frame_equal
 
 from sim import metrics
 from sim.config import from_dict
 from sim.engines import make_engine
+from sim.model import slots
+from sim.model.state import PC, Op
 from sim.run import run
 from sim.sink import MemorySink
 from test_fast_engine import BASE as CASE_BASE, CASES, CONTENDED, merge
@@ -159,3 +162,26 @@ def test_engines_agree_with_tiny_capacities():
     contended = from_dict(merge(BASE, CONTENDED))
     assert_frame_equal(make_engine(contended, 0, False, "fast", slots=2).run().records_frame(),
                        make_engine(contended, 0, False, "fast").run().records_frame(), check_exact=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(0, 40), tables=st.integers(1, 4), appends_validate=st.booleans(), seed=st.integers(0, 2**32))
+def test_most_to_validate_is_the_column_formula(rows, tables, appends_validate, seed):
+    """The refill's one-pass bound over the slots (`slots.most_to_validate`) equals the column-by-column formula it
+    replaced: the most snapshots a live transaction past its base read has yet to validate (appends only if they
+    validate), at least 0."""
+    rng = np.random.default_rng(seed)
+    tx = slots.blank(rows)
+    tx["txn"] = rng.integers(-1, 5, rows)
+    tx["pc"] = rng.choice([PC.DONE, PC.INIT, PC.BASE, PC.LOG_BASE, PC.CAS, PC.REFRESH, PC.CONFLICT_READ], rows)
+    tx["op"] = rng.choice([Op.FA, Op.VO, Op.OVERWRITE], rows)
+    tx["table"] = rng.integers(0, tables, rows)
+    tx["validated"] = rng.integers(0, 30, rows)
+    versions = rng.integers(0, 30, tables)
+    pc = tx["pc"]
+    live = (tx["txn"] >= 0) & (pc != PC.DONE) & (pc != PC.INIT) & (pc != PC.BASE) & (pc != PC.LOG_BASE)
+    if not appends_validate:
+        live &= tx["op"] != Op.FA
+    val = versions[tx["table"][live]] - tx["validated"][live]
+    expected = max(0, int(val.max())) if len(val) else 0
+    assert slots.most_to_validate(tx, versions, appends_validate) == expected

@@ -417,16 +417,10 @@ def _compile_engine_side(model_type) -> None:
 
 class FastEngine(EngineBase):
 
-    ref_types: dict   # the numba types of the model's layouts it has handed over (`ModelRef`)
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.ref_types = {}
-
     def loop_args(self, cap: int) -> tuple:
         """The loop's arguments at the start, its heap `cap` entries long: the run's `Model` (its parameters as
         one record), the loop's state, the heap, the watchdog, the end."""
-        m = ModelRef(self.r.m, _params_record(self.r.m.p), self.ref_types)
+        m = ModelRef(self.r.m, _params_record(self.r.m.p))
         return (m, np.zeros(N_E, dtype=np.int64), np.zeros(cap, dtype=np.float64), np.zeros(cap, dtype=np.int64),
                 np.zeros(cap, dtype=np.int64), float(self.watchdog_ms), np.zeros(1, dtype=np.float64))
 
@@ -447,7 +441,7 @@ class FastEngine(EngineBase):
                 n = int(e[E_HEAP])
                 h_t, h_k, h_w = (np.concatenate([h[:n], np.zeros(cap - n, dtype=dt)])
                                  for h, dt in ((h_t, np.float64), (h_k, np.int64), (h_w, np.int64)))
-            args = (ModelRef(r.m, params, self.ref_types), e, h_t, h_k, h_w, watchdog_ms, end)
+            args = (ModelRef(r.m, params), e, h_t, h_k, h_w, watchdog_ms, end)
             if first and not loop.signatures:   # its first call compiles the design's loop, or loads it
                 first = False
                 with _one_compiler(r.design), compile_notice(r.design, _say):

@@ -43,14 +43,18 @@ class ModelRefType(types.Type):
         return self.fields
 
 
+# the numba type of each layout seen in this process: numba's typeof of a record dtype takes a third of a
+# millisecond, and an engine hands its model over some forty times a run (its arrays replaced as they grow, their
+# layout unchanged), and every run of a sweep's worker has the same layouts (a memo: it holds nothing of a run)
+_TYPES: dict = {}
+
+
 class ModelRef:
-    """A `Model` (its parameters as a one-row record array `params`) as compiled code receives it. `known` keeps
-    the numba types of the layouts seen (numba's typeof of a record dtype takes milliseconds, and an engine hands
-    its model over some forty times a run, its arrays replaced as they grow but their layout unchanged)."""
+    """A `Model` (its parameters as a one-row record array `params`) as compiled code receives it."""
 
     __slots__ = ("model", "params", "table", "address", "numba_type")
 
-    def __init__(self, model, params: np.ndarray, known: dict | None = None):
+    def __init__(self, model, params: np.ndarray):
         arrays = [params] + [getattr(model, f) for f in model._fields[1:]]
         for name, a in zip(model._fields, arrays):
             if a.ndim != 1 or not a.flags.c_contiguous:
@@ -58,12 +62,11 @@ class ModelRef:
         self.model, self.params = model, params
         self.table = np.array([(a.ctypes.data, len(a), a.itemsize) for a in arrays], dtype=np.int64).ravel()
         self.address = self.table.ctypes.data
-        known = {} if known is None else known
         layout = tuple((name, a.dtype, a.flags.writeable, a.flags.aligned) for name, a in zip(model._fields, arrays))
-        if layout not in known:
+        if layout not in _TYPES:
             kinds = [typeof(params[0])] + [typeof(a) for a in arrays[1:]]
-            known[layout] = ModelRefType(tuple(zip(model._fields, kinds)))
-        self.numba_type = known[layout]
+            _TYPES[layout] = ModelRefType(tuple(zip(model._fields, kinds)))
+        self.numba_type = _TYPES[layout]
 
 
 @typeof_impl.register(ModelRef)

@@ -23,7 +23,7 @@ from .params import Delays, params_of
 from .sources import ARRIVAL_CHUNK, Arrivals, conflict_table, expected_arrivals, sources_of
 from .capacity import CHECK_LOCK_MUTEX, NEXT_LOCK_ID, ROW_LOCKS
 from .log_store import READ_BUCKET
-from .state import ARRIVAL, BUCKET, HIST, JOB, LK, N_SRC, PC, POOL, RUN, TABLE, WR, Model, Need, Op, Params, Src
+from .state import ARRIVAL, BUCKET, HIST, JOB, LK, N_SRC, POOL, RUN, TABLE, WR, Model, Need, Op, Params, Src
 
 HIST_CHUNK = 1 << 20      # history rows per buffer
 SLOTS = 1 << 14           # transaction slots at the start, at most (fewer for a run expected to be smaller)
@@ -155,18 +155,14 @@ class Run:
         """run.validate_max: the most snapshots a transaction in flight has yet to validate (v[t] - validated),
         counting those that validate (a rewrite's VOs; every log writer) once they have read their base snapshot
         (the ones that have not will see only later commits); `gets_in_event` adds the commits since."""
-        tx = m.tx[list(VALIDATION_FIELDS)]
-        pc = tx["pc"]
-        live = (tx["txn"] >= 0) & (pc != PC.DONE) & (pc != PC.INIT) & (pc != PC.BASE) & (pc != PC.LOG_BASE)
-        if not m.p.log:                              # (an append validates nothing)
-            live &= tx["op"] != Op.FA
-        val = m.versions[tx["table"][live]] - tx["validated"][live]
+        most = slots_mod.most_to_validate(m.tx, m.versions, bool(m.p.log))
         if m.p.partial:                              # a run in progress: its batches validate from its start
             runs = m.wr[m.p.writers:]
             running = runs["batch"] >= 0
-            val = np.concatenate([val, m.versions[m.jobs["table"][running]] - runs["run_version"][running]])
+            val = m.versions[m.jobs["table"][running]] - runs["run_version"][running]
+            most = max(most, int(val.max()) if len(val) else 0)
         r = m.run[0]
-        r["validate_max"] = max(0, int(val.max())) if len(val) else 0
+        r["validate_max"] = most
         r["seq_at_stop"] = r["seq"]
 
     def _make_room(self, m) -> dict:

@@ -10,8 +10,9 @@ outlive most of the run), and records reach the sink in batches, each in id orde
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from .state import PC, TX, Outcome, Reason
+from .state import PC, TX, Op, Outcome, Reason
 
 
 def blank(n: int) -> np.ndarray:
@@ -38,6 +39,32 @@ _BLANK_WORDS = blank(1).view(np.int64)
 
 def _words(tx: np.ndarray) -> np.ndarray:
     return tx.view(np.int64).reshape(len(tx), WORDS)
+
+
+_TXN, _PC, _TABLE, _VALIDATED, _OP = (TX.fields[f][1] // 8 for f in ("txn", "pc", "table", "validated", "op"))
+
+
+def most_to_validate(tx: np.ndarray, versions: np.ndarray, appends_validate: bool) -> int:
+    """The most snapshots a transaction in flight has yet to validate (its table's version less its `validated`),
+    counting only those that have read their base snapshot (the others will see only later commits), and appends
+    only if they validate (`appends_validate`: a log's writers do). One pass over the slots' rows: reading each
+    field as its own strided column took a heavy run's tens of thousands of slots a pass a field."""
+    return int(_most_to_validate(_words(tx), versions, appends_validate))
+
+
+@njit(cache=True, nogil=True)
+def _most_to_validate(words, versions, appends_validate):
+    most = 0
+    for i in range(words.shape[0]):
+        if words[i, _TXN] < 0:
+            continue
+        pc = words[i, _PC]
+        if pc == PC.DONE or pc == PC.INIT or pc == PC.BASE or pc == PC.LOG_BASE:
+            continue
+        if not appends_validate and words[i, _OP] == Op.FA:
+            continue
+        most = max(most, versions[words[i, _TABLE]] - words[i, _VALIDATED])
+    return most
 
 
 def grown(m, rows: int) -> dict:

@@ -22,6 +22,8 @@ from ..workload import (Constant, IsValidatedOverwrite, OperationMix, Partitions
 from .state import SRC_SOURCES, Op, Params
 
 CHUNK = 1 << 20           # draws per refill of a source, at most (beyond what one event needs)
+GROWTH = 8                # a refill draws this many times what the source held, up to CHUNK: a source that starts
+                          # empty (a long read's uniforms) reaches CHUNK in 4 refills, not 10, each a stop of the loop
 ARRIVAL_CHUNK = 1 << 16   # arrivals' tables, operations and runtimes drawn per refill, at most
 
 
@@ -58,7 +60,7 @@ class Source:
         if self.const:
             return self.values
         tail = self.values[cursor:]
-        fresh = self._draw(max(need - len(tail), min(CHUNK, max(len(self.values), BATCH))))
+        fresh = self._draw(max(need - len(tail), min(CHUNK, max(GROWTH * len(self.values), BATCH))))
         self.values = np.concatenate([tail, fresh])
         return self.values
 
