@@ -15,9 +15,9 @@ from numba import njit
 from .state import PC, TX, Op, Outcome, Reason
 
 
-def blank(n: int) -> np.ndarray:
-    """n free slots: no transaction, nothing happened yet, the outcome unfinished, no runtime end nor end."""
-    tx = np.zeros(n, dtype=TX)
+def _blank_row() -> np.ndarray:
+    """One free slot: no transaction, nothing happened yet, the outcome unfinished, no runtime end nor end."""
+    tx = np.zeros(1, dtype=TX)
     tx["txn"] = -1
     tx["outcome"] = Outcome.UNFINISHED
     tx["reason"] = Reason.UNFINISHED
@@ -34,7 +34,14 @@ def blank(n: int) -> np.ndarray:
 # ~2.5x slower on a run's records)
 WORDS = TX.itemsize // 8
 assert TX.itemsize == 8 * len(TX.names)
-_BLANK_WORDS = blank(1).view(np.int64)
+_BLANK_WORDS = _blank_row().view(np.int64)
+
+
+def blank(n: int) -> np.ndarray:
+    """n free slots (`_blank_row`), written row by row as words in one pass."""
+    tx = np.empty(n, dtype=TX)
+    _words(tx)[:] = _BLANK_WORDS
+    return tx
 
 
 def _words(tx: np.ndarray) -> np.ndarray:
@@ -70,8 +77,9 @@ def _most_to_validate(words, versions, appends_validate):
 def grown(m, rows: int) -> dict:
     """The slots, `rows` of them now: the old ones where they were (engines hold slots), the new ones free."""
     old = len(m.tx)
-    tx = blank(rows)
-    tx[:old] = m.tx
+    tx = np.empty(rows, dtype=TX)
+    _words(tx)[:old] = _words(m.tx)
+    _words(tx)[old:] = _BLANK_WORDS
     free = np.empty(rows, dtype=np.int64)
     r = m.run[0]
     n = int(r["free_slots"])
@@ -85,8 +93,8 @@ def grown(m, rows: int) -> dict:
 
 
 def flush(m, sink, finished_only: bool) -> None:
-    """Hand the records of the finished transactions (or, at the end, of all) to the sink, in id order, and
-    free their slots."""
+    """Hand the records of the finished transactions to the sink, in id order, and free their slots; at the run's
+    end (`finished_only` false), hand over every record and leave the slots as they are."""
     txn = m.tx["txn"]
     used = txn >= 0
     if finished_only:
@@ -97,6 +105,8 @@ def flush(m, sink, finished_only: bool) -> None:
     slots = slots[np.argsort(txn[slots], kind="stable")]
     words = _words(m.tx)
     sink.add(words[slots].view(TX).reshape(len(slots)))
+    if not finished_only:   # the run's end: no slot is taken again (blanking them was a tenth of a heavy run's end)
+        return
     words[slots] = _BLANK_WORDS
     r = m.run[0]
     n = int(r["free_slots"])
