@@ -4,7 +4,7 @@ loop doing no protocol work.
     python benchmarks/floor.py            # prints a table; writes benchmarks/floor.json
 
 The floor (`_floor_loop`) is the fast engine's event loop (sim/engines/fast.py) with the protocol taken out:
-the same binary heap on (time, priority << 62 | eid) with the engine's own `_push`/`_pop` (a faster heap
+the same event queue on (time, priority << 62 | eid) with the engine's own `sim.engines.queue` (a faster queue
 moves the floor too), holding as many pending events as the engine's run had transactions in
 flight on average (Little's law over its records), and popping and re-scheduling exactly as many events as
 the engine's run counted (arrivals, catalog reads and CASes). Delays are pre-drawn exponentials of the run's
@@ -29,7 +29,7 @@ from numba import njit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sim.engines.fast import _pop, _push  # noqa: E402
+from sim.engines import queue  # noqa: E402
 from sim.config import replaced  # noqa: E402
 
 CONFIGS = (   # (provider, tables, FA ratio, inter-arrival ms): light to heavy 4c points
@@ -38,29 +38,32 @@ CONFIGS = (   # (provider, tables, FA ratio, inter-arrival ms): light to heavy 4
 
 
 @njit(cache=True, nogil=True)
-def _floor_loop(delays, pending, n_events):
-    """`n_events` pops, each re-scheduling its owner at now + delay; `pending` events in the heap throughout.
+def _floor_queue(h_t, h_k, h_w, qs, delays, pending, n_events):
+    """`n_events` pops, each re-scheduling its owner at now + delay; `pending` events queued throughout.
     Returns a checksum so that nothing is optimized away."""
-    cap = pending + 2
-    h_t = np.zeros(cap, dtype=np.float64)
-    h_k = np.zeros(cap, dtype=np.int64)
-    h_w = np.zeros(cap, dtype=np.int64)
     shift = np.int64(1) << np.int64(62)
-    size = 0
+    hot = 0
     eid = np.int64(0)
     nd = delays.shape[0]
     for j in range(pending):
-        size = _push(h_t, h_k, h_w, size, delays[j % nd], shift + eid, j)
+        hot = queue.push(h_t, h_k, h_w, qs, hot, delays[j % nd], shift + eid, j)
         eid += 1
     acc = 0
     for i in range(n_events):
+        if hot == 0:
+            hot = queue.move(h_t, h_k, h_w, qs)
         now = h_t[0]
         who = h_w[0]
-        size = _pop(h_t, h_k, h_w, size)
+        hot = queue.pop(h_t, h_k, h_w, hot)
         acc += who
-        size = _push(h_t, h_k, h_w, size, now + delays[i % nd], shift + eid, who)
+        hot = queue.push(h_t, h_k, h_w, qs, hot, now + delays[i % nd], shift + eid, who)
         eid += 1
     return acc
+
+
+def _floor_loop(delays, pending, n_events):
+    """The floor on a fresh queue with room for `pending` events and one more."""
+    return _floor_queue(*queue.new(pending + 2), delays, pending, n_events)
 
 
 def _config(provider, tables, fa, ia):

@@ -1,6 +1,7 @@
 """Engines: how events are scheduled. Both run the one model of `sim.model` and give identical results.
 
-- `fast` (`sim.engines.fast`): a numba event loop with a binary heap on SimPy's event key; the default.
+- `fast` (`sim.engines.fast`): a numba event loop with an event queue on SimPy's event key (`sim.engines.queue`);
+  the default.
 - `simpy` (`sim.engines.simpy_engine`): SimPy processes, one per transaction; the reference to step through.
 """
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """The fast engine: the model's handlers compiled with numba inside an event loop, one loop per design.
 
-The loop keeps a binary heap on SimPy's event key (time, priority, eid), eid being a counter bumped at every
-schedule; the arrivals process starts with an URGENT event at 0, every other event is NORMAL (the SimPy engine's
-process-initialization and termination events are no-ops and are left out, which keeps the relative order of all
-other eids). A new transaction takes its first step in the event that starts it (an arrival, a writer's tick),
+The loop keeps an event queue on SimPy's event key (time, priority, eid), eid being a counter bumped at every
+schedule (`sim.engines.queue`: a small heap of the near events, the far ones in buckets of time, popped in one
+heap's order, exactly); the arrivals process starts with an URGENT event at 0, every other event is NORMAL (the
+SimPy engine's process-initialization and termination events are no-ops and are left out, which keeps the relative
+order of all other eids). A new transaction takes its first step in the event that starts it (an arrival, a writer's tick),
 after the next arrival is scheduled: that step is the transaction's own (its reads' draws and its first request),
 touches nothing shared, and an event of its own at the same instant would run before any other anyway. Event
 times are `now + delay` with the handlers' own delays, so every float operation is the SimPy engine's, in the same
@@ -36,6 +37,7 @@ from ..model.draws import events_before_refill, needs
 from ..model.jit import handler
 from ..model.state import PC
 from .base import EngineBase
+from . import queue
 from .model_ref import ModelRef
 
 # heap "who": >= 0 a transaction (its slot); W_WRITER0 - w writer (or maintenance job) w's next start; below the
@@ -58,7 +60,7 @@ def _guard_cache() -> None:
     model functions they call from other files: any change to the model or this engine drops every cached one."""
     here = Path(__file__).resolve()
     model = here.parent.parent / "model"
-    sources = sorted(model.rglob("*.py")) + [here, here.parent / "model_ref.py"]
+    sources = sorted(model.rglob("*.py")) + [here, here.parent / "model_ref.py", here.parent / "queue.py"]
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()
     stamp = here.parent / "__pycache__" / f"{here.stem}.model-digest"
     try:
@@ -76,151 +78,102 @@ def _guard_cache() -> None:
 _guard_cache()
 
 
-@njit(cache=True)
-def _push(h_t, h_k, h_w, size, t, key, who):
-    """Binary min-heap on (time, key)."""
-    i = size
-    while i > 0:
-        p = (i - 1) >> 1
-        pt = h_t[p]
-        if pt < t or (pt == t and h_k[p] < key):
-            break
-        h_t[i] = pt
-        h_k[i] = h_k[p]
-        h_w[i] = h_w[p]
-        i = p
-    h_t[i] = t
-    h_k[i] = key
-    h_w[i] = who
-    return size + 1
-
-
-@njit(cache=True)
-def _pop(h_t, h_k, h_w, size):
-    """Remove the root (already read by the caller); returns the new size."""
-    size -= 1
-    if size == 0:
-        return 0
-    t = h_t[size]
-    key = h_k[size]
-    who = h_w[size]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        r = c + 1
-        if r < size and (h_t[r] < h_t[c] or (h_t[r] == h_t[c] and h_k[r] < h_k[c])):
-            c = r
-        if h_t[c] < t or (h_t[c] == t and h_k[c] < key):
-            h_t[i] = h_t[c]
-            h_k[i] = h_k[c]
-            h_w[i] = h_w[c]
-            i = c
-        else:
-            break
-    h_t[i] = t
-    h_k[i] = key
-    h_w[i] = who
-    return size
+@handler
+def _at(h_t, h_k, h_w, qs, hsize, eid, t, priority, who):
+    """Schedule `who` at t on SimPy's key (time, priority, eid): the hot heap's new size."""
+    return queue.push(h_t, h_k, h_w, qs, hsize, t, priority * _PRIO_SHIFT + eid, who)
 
 
 @handler
-def _at(h_t, h_k, h_w, hsize, eid, t, priority, who):
-    """Schedule `who` at t on SimPy's key (time, priority, eid): the heap's new size."""
-    return _push(h_t, h_k, h_w, hsize, t, priority * _PRIO_SHIFT + eid, who)
-
-
-@handler
-def _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid):
-    """The arrivals process: a new transaction arrives, then the next arrival is scheduled. Returns the heap's
+def _arrivals_event(m, who, now, h_t, h_k, h_w, qs, hsize, eid):
+    """The arrivals process: a new transaction arrives, then the next arrival is scheduled. Returns the hot heap's
     size, the next eid and the new transaction's slot (-1: none), which starts in this same event."""
     j = -1
     if who == W_ARRIVALS:
         j = arrivals.on_arrival(m, now)
     if who == W_ARRIVALS_START or j >= 0:
         delay = arrivals.next_arrival(m, now)
-        hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, W_ARRIVALS)
+        hsize = _at(h_t, h_k, h_w, qs, hsize, eid, now + delay, NORMAL, W_ARRIVALS)
         eid += 1
     return hsize, eid, j
 
 
 @handler
-def _start_in(h_t, h_k, h_w, hsize, eid, now, delay, who):
+def _start_in(h_t, h_k, h_w, qs, hsize, eid, now, delay, who):
     """A starter's (`who`: its heap code) next start `delay` ms from now, if it has one (-1: none): after its
     transaction's end (`_ended`), or after its start when it asks for another with no end between (a compaction's
-    next batch: its row's `again_ms`). Returns the heap's size and the next eid. (The model is not handed over: a
+    next batch: its row's `again_ms`). Returns the hot heap's size and the next eid. (The model is not handed over: a
     function that takes it costs seconds of the first compile.)"""
     if delay >= 0.0:
-        hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, who)
+        hsize = _at(h_t, h_k, h_w, qs, hsize, eid, now + delay, NORMAL, who)
         eid += 1
     return hsize, eid
 
 
 @handler
-def _start(m, e, h_t, h_k, h_w, hsize, eid, watchdog_ms):
+def _start(m, e, h_t, h_k, h_w, qs, hsize, eid, watchdog_ms):
     """The arrivals process starts (URGENT at 0), or each writer's first start is scheduled in writer order;
-    then the watchdog, which bounds the run; the loop's state `e` says it started. Returns the heap's size and the
+    then the watchdog, which bounds the run; the loop's state `e` says it started. Returns the hot heap's size and the
     next eid."""
     e[E_STARTED] = 1
     if m.p.writers == 0:
-        hsize = _at(h_t, h_k, h_w, hsize, eid, 0.0, URGENT, W_ARRIVALS_START)
+        hsize = _at(h_t, h_k, h_w, qs, hsize, eid, 0.0, URGENT, W_ARRIVALS_START)
         eid += 1
     for w in range(m.p.starters):
-        hsize = _at(h_t, h_k, h_w, hsize, eid, writers.first_due(m, w), NORMAL, W_WRITER0 - w)
+        hsize = _at(h_t, h_k, h_w, qs, hsize, eid, writers.first_due(m, w), NORMAL, W_WRITER0 - w)
         eid += 1
-    hsize = _at(h_t, h_k, h_w, hsize, eid, watchdog_ms, NORMAL, W_WATCHDOG)
+    hsize = _at(h_t, h_k, h_w, qs, hsize, eid, watchdog_ms, NORMAL, W_WATCHDOG)
     return hsize, eid + 1
 
 
 @handler
-def _ended(m, j, now, h_t, h_k, h_w, hsize, eid):
+def _ended(m, j, now, h_t, h_k, h_w, qs, hsize, eid):
     """Transaction j ended: its writer's (or maintenance job's) next start is scheduled (if it has one). Returns
-    the heap's size and the next eid."""
+    the hot heap's size and the next eid."""
     w = writers.starter(m, j)
     if w >= 0:
-        hsize, eid = _start_in(h_t, h_k, h_w, hsize, eid, now, writers.on_end(m, j, now), W_WRITER0 - w)
+        hsize, eid = _start_in(h_t, h_k, h_w, qs, hsize, eid, now, writers.on_end(m, j, now), W_WRITER0 - w)
     return hsize, eid
 
 
 @handler
-def _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0):
+def _lock_asks(m, now, h_t, h_k, h_w, qs, hsize, eid, timers0):
     """What the last handler asked of the engine besides its own next event: run a parked waiter now (a FIFO-notify
     grant; a connection or row lock handed on, `sim.model.capacity`), then set a parked waiter's timer
-    (`sim.model.lock`). Returns the heap's size and the next eid."""
+    (`sim.model.lock`). Returns the hot heap's size and the next eid."""
     r = m.run[0]
     w = r.wake
     while w >= 0:                  # (several: in the order woken, `sim.model.fifo.wake`)
-        hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, w)
+        hsize = _at(h_t, h_k, h_w, qs, hsize, eid, now, NORMAL, w)
         eid += 1
         nxt = m.tx[w].wake_next
         m.tx[w].wake_next = -1
         w = nxt
     r.wake = -1
     if r.timer >= 0:
-        hsize = _at(h_t, h_k, h_w, hsize, eid, now + r.timer_ms, NORMAL, timers0 - r.timer)
+        hsize = _at(h_t, h_k, h_w, qs, hsize, eid, now + r.timer_ms, NORMAL, timers0 - r.timer)
         eid += 1
         r.timer = -1
     return hsize, eid
 
 
 @handler
-def _stepped(m, j, now, delay, h_t, h_k, h_w, hsize, eid, timers0):
+def _stepped(m, j, now, delay, h_t, h_k, h_w, qs, hsize, eid, timers0):
     """Transaction j took its step, which asks `delay`: what it asked of the engine, then its next event (none
-    once it ended or while it waits parked). Returns the heap's size and the next eid."""
+    once it ended or while it waits parked). Returns the hot heap's size and the next eid."""
     if m.p.parks:
-        hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, hsize, eid, timers0)
+        hsize, eid = _lock_asks(m, now, h_t, h_k, h_w, qs, hsize, eid, timers0)
     if m.tx[j].pc == PC.DONE:
-        hsize, eid = _ended(m, j, now, h_t, h_k, h_w, hsize, eid)
+        hsize, eid = _ended(m, j, now, h_t, h_k, h_w, qs, hsize, eid)
     elif delay != PARKED:
-        hsize = _at(h_t, h_k, h_w, hsize, eid, now + delay, NORMAL, j)
+        hsize = _at(h_t, h_k, h_w, qs, hsize, eid, now + delay, NORMAL, j)
         eid += 1
     return hsize, eid
 
 
 @handler
 def _pause(e, eid, hsize, stopped):
-    """The loop's state as it leaves (done, or for the wrapper to refill or grow the heap), for its next call."""
+    """The loop's state as it leaves (done, or for the wrapper to refill or grow the queue), for its next call."""
     e[E_EID] = eid
     e[E_HEAP] = hsize
     e[E_STOPPED] = 1 if stopped else 0
@@ -229,17 +182,17 @@ def _pause(e, eid, hsize, stopped):
 def _make_loop(step, on_timer):
     """The event loop around a design's `step` (and its lock timers' handler): a closure, so that numba compiles
     and caches one loop per design (its cache key holds the closure's functions)."""
-    def _loop(m, e, h_t, h_k, h_w, watchdog_ms, end):
+    def _loop(m, e, h_t, h_k, h_w, qs, watchdog_ms, end):
         eid = e[E_EID]
         hsize = e[E_HEAP]
         stopped = e[E_STOPPED] != 0
         if e[E_STARTED] == 0:
-            hsize, eid = _start(m, e, h_t, h_k, h_w, hsize, eid, watchdog_ms)
+            hsize, eid = _start(m, e, h_t, h_k, h_w, qs, hsize, eid, watchdog_ms)
         status = STATUS_DONE
         safe = 0       # events that can run before a source could run short (`needs` is checked only then)
         timers0 = W_WRITER0 - m.p.starters
         while True:
-            if hsize + PUSHES_PER_EVENT + m.p.tables_max > len(h_t):   # (stale lock timers; a COMMIT's wakes)
+            if PUSHES_PER_EVENT + m.p.tables_max > queue.room(qs, hsize):   # (stale lock timers; a COMMIT's wakes)
                 status = STATUS_GROW
                 break
             if safe == 0:
@@ -251,35 +204,37 @@ def _make_loop(step, on_timer):
                 safe = events_before_refill(m)
             else:
                 safe -= 1
-            if hsize == 0:   # cannot happen (the watchdog is always there)
-                status = STATUS_EMPTY
-                break
+            if hsize == 0:
+                hsize = queue.move(h_t, h_k, h_w, qs)
+                if hsize == 0:   # cannot happen (the watchdog is always there)
+                    status = STATUS_EMPTY
+                    break
             now = h_t[0]
             who = h_w[0]
-            hsize = _pop(h_t, h_k, h_w, hsize)
+            hsize = queue.pop(h_t, h_k, h_w, hsize)
             j = -1         # the transaction that takes its next step in this event
             if who >= 0:   # a transaction's slot
                 j = who
             elif who <= timers0:   # slot j's lock timer: if its waiter gives up now, it runs now (else stale)
                 waiter = timers0 - who
                 if on_timer(m, waiter, now):
-                    hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, waiter)
+                    hsize = _at(h_t, h_k, h_w, qs, hsize, eid, now, NORMAL, waiter)
                     eid += 1
             elif who <= W_WRITER0:   # writer (or job) w's next transaction starts now, its first step in this event
                 j = writers.on_due(m, W_WRITER0 - who, now)
-                hsize, eid = _start_in(h_t, h_k, h_w, hsize, eid, now, m.wr[W_WRITER0 - who].again_ms, who)
+                hsize, eid = _start_in(h_t, h_k, h_w, qs, hsize, eid, now, m.wr[W_WRITER0 - who].again_ms, who)
             elif who == W_ARRIVALS or who == W_ARRIVALS_START:
-                hsize, eid, j = _arrivals_event(m, who, now, h_t, h_k, h_w, hsize, eid)
+                hsize, eid, j = _arrivals_event(m, who, now, h_t, h_k, h_w, qs, hsize, eid)
             elif who == W_STOP:   # the run ends here
                 e[E_DONE] = 1
                 end[0] = now
                 break
             if j >= 0:
-                hsize, eid = _stepped(m, j, now, step(m, j, now), h_t, h_k, h_w, hsize, eid, timers0)
+                hsize, eid = _stepped(m, j, now, step(m, j, now), h_t, h_k, h_w, qs, hsize, eid, timers0)
             # the watchdog, or the last window transaction's end once arrivals ended, schedules the stop
             if (who == W_WATCHDOG or m.run[0].stop != 0) and not stopped:
                 stopped = True
-                hsize = _at(h_t, h_k, h_w, hsize, eid, now, NORMAL, W_STOP)
+                hsize = _at(h_t, h_k, h_w, qs, hsize, eid, now, NORMAL, W_STOP)
                 eid += 1
         _pause(e, eid, hsize, stopped)
         return status
@@ -418,17 +373,17 @@ def _compile_engine_side(model_type) -> None:
 class FastEngine(EngineBase):
 
     def loop_args(self, cap: int) -> tuple:
-        """The loop's arguments at the start, its heap `cap` entries long: the run's `Model` (its parameters as
-        one record), the loop's state, the heap, the watchdog, the end."""
+        """The loop's arguments at the start, its queue with room for `cap` events: the run's `Model` (its
+        parameters as one record), the loop's state, the queue's arrays, the watchdog, the end."""
         m = ModelRef(self.r.m, _params_record(self.r.m.p))
-        return (m, np.zeros(N_E, dtype=np.int64), np.zeros(cap, dtype=np.float64), np.zeros(cap, dtype=np.int64),
-                np.zeros(cap, dtype=np.int64), float(self.watchdog_ms), np.zeros(1, dtype=np.float64))
+        return (m, np.zeros(N_E, dtype=np.int64), *queue.new(cap), float(self.watchdog_ms),
+                np.zeros(1, dtype=np.float64))
 
     def run(self) -> "FastEngine":
         r = self.r
-        # the heap holds each transaction in flight (one per slot in use), each writer's next start, the
+        # the queue holds each transaction in flight (one per slot in use), each writer's next start, the
         # arrivals, watchdog and stop
-        m, e, h_t, h_k, h_w, watchdog_ms, end = self.loop_args(0)
+        m, e, h_t, h_k, h_w, qs, watchdog_ms, end = self.loop_args(1)
         params = m.params
         status = STATUS_DONE
         loop = loop_for(r.design)
@@ -436,12 +391,10 @@ class FastEngine(EngineBase):
         while True:
             cap = len(r.m.tx) + r.m.p.starters + 8
             if status == STATUS_GROW:   # stale lock timers filled it
-                cap = max(cap, 2 * len(h_t))
-            if len(h_t) < cap:   # the slots grew (or the run starts): so does the heap, between events
-                n = int(e[E_HEAP])
-                h_t, h_k, h_w = (np.concatenate([h[:n], np.zeros(cap - n, dtype=dt)])
-                                 for h, dt in ((h_t, np.float64), (h_k, np.int64), (h_w, np.int64)))
-            args = (ModelRef(r.m, params), e, h_t, h_k, h_w, watchdog_ms, end)
+                cap = max(cap, 2 * int(qs[queue.CAP]))
+            if qs[queue.CAP] < cap:   # the slots grew (or the run starts): so does the queue, between events
+                h_t, h_k, h_w, qs = queue.grown(h_t, h_k, h_w, qs, int(e[E_HEAP]), cap)
+            args = (ModelRef(r.m, params), e, h_t, h_k, h_w, qs, watchdog_ms, end)
             if first and not loop.signatures:   # its first call compiles the design's loop, or loads it
                 first = False
                 with _one_compiler(r.design), compile_notice(r.design, _say):
