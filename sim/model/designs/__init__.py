@@ -11,19 +11,35 @@ Which design a run is comes from its parameters (`design_of`), so that a config 
 instead of naming it runs the same. The named designs a config can give (`sim.designs`, config data) map onto
 these: several named designs that differ only in settings share one model design.
 
-Adding a design: its module here, one line in `DESIGNS` (and, if its parameters tell it apart, in `design_of`),
+Adding a design: its module here, its name in `_NAMES` (and, if its parameters tell it apart, in `design_of`),
 its named preset in `sim.designs`, and its docs (docs/howto.md, "Add a design").
 """
 from __future__ import annotations
 
+import importlib
+from collections.abc import Mapping
 from types import ModuleType
 
-from . import cas, cas_queue, delta_dynamodb, fs_table, hive, hudi, log, rest, rest_tx
+_NAMES = ("cas", "fs_table", "rest", "hive", "log", "delta_dynamodb", "hudi", "cas_queue", "rest_tx")
 
-DESIGNS: dict[str, ModuleType] = {
-    "cas": cas, "fs_table": fs_table, "rest": rest, "hive": hive,
-    "log": log, "delta_dynamodb": delta_dynamodb, "hudi": hudi, "cas_queue": cas_queue, "rest_tx": rest_tx,
-}
+
+class _Designs(Mapping):
+    """Each design's module by name, imported on first use: a run imports its own design, not the others' handlers
+    and mechanisms (numba's decorators make a module's import cost grow with its functions)."""
+
+    def __getitem__(self, name: str) -> ModuleType:
+        if name not in _NAMES:
+            raise KeyError(name)
+        return importlib.import_module(f"{__name__}.{name}")
+
+    def __iter__(self):
+        return iter(_NAMES)
+
+    def __len__(self) -> int:
+        return len(_NAMES)
+
+
+DESIGNS: Mapping[str, ModuleType] = _Designs()
 
 
 def design_of(p) -> str:
