@@ -204,13 +204,11 @@ def _make_loop(step, on_timer):
                 safe = events_before_refill(m)
             else:
                 safe -= 1
-            if hsize == 0:
-                hsize = queue.move(h_t, h_k, h_w, qs)
-                if hsize == 0:   # cannot happen (the watchdog is always there)
-                    status = STATUS_EMPTY
-                    break
-            now = h_t[0]
-            who = h_w[0]
+            hsize = queue.ready(h_t, h_k, h_w, qs, hsize)
+            if hsize == 0:   # cannot happen (the watchdog is always there)
+                status = STATUS_EMPTY
+                break
+            now, who = h_t[0], h_w[0]
             hsize = queue.pop(h_t, h_k, h_w, hsize)
             j = -1         # the transaction that takes its next step in this event
             if who >= 0:   # a transaction's slot

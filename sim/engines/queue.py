@@ -164,6 +164,14 @@ def pop(h_t, h_k, h_w, hot):
 
 
 @njit(cache=True)
+def ready(h_t, h_k, h_w, qs, hot):
+    """The hot heap's size once it holds the queue's next event (`move` if it is empty; 0: the queue is empty)."""
+    if hot > 0:
+        return hot
+    return move(h_t, h_k, h_w, qs)
+
+
+@njit(cache=True)
 def _spill(qs, h_t, upto):
     """Overflow nodes of buckets up to `upto` into the ring; returns the least bucket left in the overflow."""
     nxt = HEADER + BUCKETS
