@@ -346,7 +346,7 @@ def compile_designs(configs, say=_say) -> list[str]:
         first.setdefault(design_of_config(cfg), cfg)
     for design, cfg in first.items():
         eng = FastEngine(cfg, 0)
-        sig = tuple(typeof(a) for a in eng.loop_args(len(eng.r.m.tx) + 8))
+        sig = tuple(typeof(a) for a in eng.loop_args(eng._queue_room()))
         with _one_compiler(design):
             helper = None
             if design not in cached_loops(design):   # (started before the notice listens: it says it once)
@@ -377,20 +377,23 @@ class FastEngine(EngineBase):
         return (m, np.zeros(N_E, dtype=np.int64), *queue.new(cap), float(self.watchdog_ms),
                 np.zeros(1, dtype=np.float64))
 
+    def _queue_room(self) -> int:
+        """Events the queue must hold: each transaction in flight (one per slot in use), each writer's next start,
+        the arrivals, watchdog and stop."""
+        return len(self.r.m.tx) + self.r.m.p.starters + 8
+
     def run(self) -> "FastEngine":
         r = self.r
-        # the queue holds each transaction in flight (one per slot in use), each writer's next start, the
-        # arrivals, watchdog and stop
-        m, e, h_t, h_k, h_w, qs, watchdog_ms, end = self.loop_args(1)
+        m, e, h_t, h_k, h_w, qs, watchdog_ms, end = self.loop_args(self._queue_room())
         params = m.params
         status = STATUS_DONE
         loop = loop_for(r.design)
         first = True
         while True:
-            cap = len(r.m.tx) + r.m.p.starters + 8
+            cap = self._queue_room()
             if status == STATUS_GROW:   # stale lock timers filled it
                 cap = max(cap, 2 * int(qs[queue.CAP]))
-            if qs[queue.CAP] < cap:   # the slots grew (or the run starts): so does the queue, between events
+            if qs[queue.CAP] < cap:   # the slots grew: so does the queue, between events
                 h_t, h_k, h_w, qs = queue.grown(h_t, h_k, h_w, qs, int(e[E_HEAP]), cap)
             args = (ModelRef(r.m, params), e, h_t, h_k, h_w, qs, watchdog_ms, end)
             if first and not loop.signatures:   # its first call compiles the design's loop, or loads it

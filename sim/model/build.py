@@ -30,8 +30,8 @@ SLOTS = 1 << 14           # transaction slots at the start, at most (fewer for a
 COUNT_CHUNK = 1 << 12     # first length of the arrays indexed by a count of commits
 RING = 1 << 8             # first length of each table's ring of commits (operations: `sim.model.operations`)
 # what a refill reads of the transaction slots, unless it makes room for arrivals (an engine that keeps its own
-# view of the slots copies these back before any refill)
-VALIDATION_FIELDS = ("txn", "pc", "table", "validated", "op")
+# view of the slots copies these back before any refill): the fields `slots.most_to_validate` reads
+VALIDATION_FIELDS = slots_mod.VALIDATION_FIELDS
 
 
 class Run:

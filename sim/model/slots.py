@@ -48,7 +48,8 @@ def _words(tx: np.ndarray) -> np.ndarray:
     return tx.view(np.int64).reshape(len(tx), WORDS)
 
 
-_TXN, _PC, _TABLE, _VALIDATED, _OP = (TX.fields[f][1] // 8 for f in ("txn", "pc", "table", "validated", "op"))
+VALIDATION_FIELDS = ("txn", "pc", "table", "validated", "op")   # what `most_to_validate` reads of a slot
+_TXN, _PC, _TABLE, _VALIDATED, _OP = (TX.fields[f][1] // 8 for f in VALIDATION_FIELDS)
 
 
 def most_to_validate(tx: np.ndarray, versions: np.ndarray, appends_validate: bool) -> int:
