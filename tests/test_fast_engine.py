@@ -475,7 +475,8 @@ def test_refills_small_chunks(monkeypatch, names):
     monkeypatch.setattr(build, "HIST_CHUNK", 64)
     needs = []
     refill = build.Run.refill
-    monkeypatch.setattr(build.Run, "refill", lambda run, need: (needs.append(need), refill(run, need))[1])
+    monkeypatch.setattr(build.Run, "refill",
+                        lambda run, need, now_ms: (needs.append(need), refill(run, need, now_ms))[1])
     short = {"duration_ms": 30_000, "warmup_ms": 5_000, "cooldown_ms": 5_000}
     for name in names:
         needs.clear()

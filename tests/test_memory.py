@@ -185,3 +185,25 @@ def test_most_to_validate_is_the_column_formula(rows, tables, appends_validate, 
     val = versions[tx["table"][live]] - tx["validated"][live]
     expected = max(0, int(val.max())) if len(val) else 0
     assert slots.most_to_validate(tx, versions, appends_validate) == expected
+
+
+def test_projected_refills_draw_less_and_change_nothing(monkeypatch):
+    """A refill sized by the run's rate so far (`Source.refill`'s `share_left`) against one that draws 8 times what
+    the source held: the same run, bit for bit, from fewer draws."""
+    from sim.model import build, sources
+
+    spec = merge(BASE, {"workload": {"inter_arrival": {"mean_ms": 20}, "fast_append_ratio": 0.9}})
+    monkeypatch.setattr(sources, "CHUNK", 1 << 17)      # refills in a two-minute run, the last one not capped
+    refills = []
+    refill = sources.Source.refill
+    monkeypatch.setattr(sources.Source, "refill", lambda *a: (refills.append(1), refill(*a))[1])
+    results = {}
+    for projected in (True, False):
+        if not projected:
+            monkeypatch.setattr(build.Run, "_share_left", lambda run, now_ms: None)
+        refills.clear()
+        eng = make_engine(from_dict(spec), 0, False, "fast").run()
+        results[projected] = (eng.records_frame(), sum(s.drawn for s in eng.r.sources if not s.const), len(refills))
+    assert results[True][2] >= 3                                  # refilled (measured: 5 and 5)
+    assert results[True][1] < 0.8 * results[False][1]             # fewer values drawn (measured: 494 k, 691 k)
+    assert_frame_equal(results[True][0], results[False][0], check_exact=True)

@@ -407,6 +407,6 @@ class FastEngine(EngineBase):
             if status == STATUS_EMPTY:
                 raise RuntimeError("no scheduled events left before the run ended")
             if status == STATUS_NEED:
-                r.refill(int(e[E_NEED]))
+                r.refill(int(e[E_NEED]), queue.time_ms(qs))
         r.finish(end[0])
         return self

@@ -45,6 +45,12 @@ def new(cap: int) -> tuple:
     return h_t, h_k, h_w, qs
 
 
+def time_ms(qs) -> float:
+    """The start of the current bucket: the time of the last event popped, or up to a bucket before it (from
+    Python, between two calls of the loop)."""
+    return max(int(qs[CUR]), 0) * QUANTUM_MS
+
+
 def _chain(qs: np.ndarray, first: int, last: int, then: int) -> None:
     """Nodes first..last-1 become the free list's head, in order, followed by `then`."""
     nxt = qs[HEADER + BUCKETS:]

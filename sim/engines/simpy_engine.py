@@ -58,7 +58,7 @@ class SimPyEngine(EngineBase):
             keep = not need & (1 << Need.TXN)
             write_back(self.m, r.m, VALIDATION_FIELDS if keep else None)
             before = r.m
-            r.refill(need)
+            r.refill(need, self.env.now)
             self.m = view(r.m, before, self.m, keep_slots=keep)
         self._safe = events_before_refill(self.m)
         return self.m
