@@ -44,55 +44,70 @@ def _strings(labels: tuple, codes: np.ndarray, dtype):
     return pd.array(np.array(labels, dtype=object)[codes], dtype=dtype)
 
 
-def record_rows(tx: np.ndarray) -> dict[str, np.ndarray]:
-    """One array per RECORD_COLUMNS entry from transaction slots (`sim.model.state.TX` rows, in id order);
-    `op`, `outcome` and `reason` are codes into CODED's labels."""
+# the transaction-slot (`TX`) fields the records are made of: a run's slots hand out these only
+# (`sim.model.slots.flush`, as contiguous columns)
+RECORD_FIELDS = ("txn", "table", "op", "arrival_ms", "runtime_end_ms", "end_ms", "outcome", "reason", "attempts",
+                 "catalog_conflicts", "table_conflicts", "manifest_lists_read", "catalog_reads", "gets", "puts",
+                 "backoff_ms", "in_window", "throttled", "writer", "due_ms", "missed", "lists", "lock_requests",
+                 "lock_grants", "lock_timeouts", "lock_wait_ms", "lock_hold_ms", "deletes", "pool_wait_ms", "parts",
+                 "metadata_bytes", "ntables", "faults", "landings", "orphaned_files", "orphaned_bytes")
+RECORD_DTYPES = {name: TX.fields[name][0] for name in RECORD_FIELDS}
+
+
+def record_columns_of(f: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """One array per RECORD_COLUMNS entry from the RECORD_FIELDS of transactions in id order (`f`: field -> its
+    values, contiguous arrays the records may keep); `op`, `outcome` and `reason` are codes into CODED's labels."""
     cols = {
-        "txn": tx["txn"].copy(),
-        "table": tx["table"].copy(),
-        "table_rank": tx["table"] + 1,
-        "op": tx["op"].copy(),
-        "arrival_ms": tx["arrival_ms"].copy(),
-        "runtime_end_ms": tx["runtime_end_ms"].copy(),
-        "end_ms": tx["end_ms"].copy(),
-        "outcome": tx["outcome"].copy(),
-        "reason": tx["reason"].copy(),
-        "attempts": tx["attempts"].copy(),
-        "catalog_conflicts": tx["catalog_conflicts"].copy(),
-        "table_conflicts": tx["table_conflicts"].copy(),
-        "manifest_lists_read": tx["manifest_lists_read"].copy(),
-        "catalog_reads": tx["catalog_reads"].copy(),
-        "gets": tx["gets"].copy(),
-        "puts": tx["puts"].copy(),
-        "cases": tx["attempts"].copy(),
-        "backoff_ms": tx["backoff_ms"].copy(),
-        "in_window": tx["in_window"] != 0,
-        "throttled": tx["throttled"].copy(),        # conditional writes answered 429 (resent; not attempts)
-        "writer": tx["writer"].copy(),
-        "due_ms": tx["due_ms"].copy(),
-        "missed": tx["missed"].copy(),
-        "lists": tx["lists"].copy(),                # log: LISTs besides its catalog reads
+        "txn": f["txn"],
+        "table": f["table"],
+        "table_rank": f["table"] + 1,
+        "op": f["op"],
+        "arrival_ms": f["arrival_ms"],
+        "runtime_end_ms": f["runtime_end_ms"],
+        "end_ms": f["end_ms"],
+        "outcome": f["outcome"],
+        "reason": f["reason"],
+        "attempts": f["attempts"],
+        "catalog_conflicts": f["catalog_conflicts"],
+        "table_conflicts": f["table_conflicts"],
+        "manifest_lists_read": f["manifest_lists_read"],
+        "catalog_reads": f["catalog_reads"],
+        "gets": f["gets"],
+        "puts": f["puts"],
+        "cases": f["attempts"].copy(),
+        "backoff_ms": f["backoff_ms"],
+        "in_window": f["in_window"] != 0,
+        "throttled": f["throttled"],        # conditional writes answered 429 (resent; not attempts)
+        "writer": f["writer"],
+        "due_ms": f["due_ms"],
+        "missed": f["missed"],
+        "lists": f["lists"],                # log: LISTs besides its catalog reads
         # locks: its requests (one per lock call, one more per re-request after a timeout), grants, timeouts, the
         # time its requests waited and the time it held the lock, each summed over its attempts
-        "lock_requests": tx["lock_requests"].copy(),
-        "lock_grants": tx["lock_grants"].copy(),
-        "lock_timeouts": tx["lock_timeouts"].copy(),
-        "lock_wait_ms": tx["lock_wait_ms"].copy(),
-        "lock_hold_ms": tx["lock_hold_ms"].copy(),
-        "deletes": tx["deletes"].copy(),            # object DELETEs (Iceberg on HMS, REST servers: a lost one's file)
-        "pool_wait_ms": tx["pool_wait_ms"].copy(),  # REST connections; HMS's NEXT_LOCK_ID row, Hive 3 mutex: queued
-        "parts": tx["parts"].copy(),                # operations: the partitions it touches, one bit each (else 0)
-        "metadata_bytes": tx["metadata_bytes"].copy(),   # metadata growth: its last metadata.json's size (else 0)
-        "tables": np.maximum(tx["ntables"], 1),          # the tables its commit spans (`workload.multi_table`)
+        "lock_requests": f["lock_requests"],
+        "lock_grants": f["lock_grants"],
+        "lock_timeouts": f["lock_timeouts"],
+        "lock_wait_ms": f["lock_wait_ms"],
+        "lock_hold_ms": f["lock_hold_ms"],
+        "deletes": f["deletes"],            # object DELETEs (Iceberg on HMS, REST servers: a lost one's file)
+        "pool_wait_ms": f["pool_wait_ms"],  # REST connections; HMS's NEXT_LOCK_ID row, Hive 3 mutex: queued
+        "parts": f["parts"],                # operations: the partitions it touches, one bit each (else 0)
+        "metadata_bytes": f["metadata_bytes"],   # metadata growth: its last metadata.json's size (else 0)
+        "tables": np.maximum(f["ntables"], 1),   # the tables its commit spans (`workload.multi_table`)
         # faults (docs/MODEL.md, "Unknown outcomes"): its commit requests that lost their answer or were answered 5xx;
         # how many times its change landed (the truth an unknown outcome hides; 2: duplicated); what it orphaned
-        "faults": tx["faults"].copy(),
-        "landed": tx["landings"].copy(),
-        "orphaned_files": tx["orphaned_files"].copy(),
-        "orphaned_bytes": tx["orphaned_bytes"].copy(),
+        "faults": f["faults"],
+        "landed": f["landings"],
+        "orphaned_files": f["orphaned_files"],
+        "orphaned_bytes": f["orphaned_bytes"],
     }
     assert tuple(cols) == RECORD_COLUMNS
     return cols
+
+
+def record_rows(tx: np.ndarray) -> dict[str, np.ndarray]:
+    """`record_columns_of` transaction slots (`sim.model.state.TX` rows, in id order)."""
+    return record_columns_of({k: tx[k].copy() for k in RECORD_FIELDS})
 
 
 def empty_columns(names=RECORD_COLUMNS) -> dict[str, np.ndarray]:

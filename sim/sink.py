@@ -1,14 +1,14 @@
 """Where a run's records go as its transactions finish (`sim.model.slots.flush` hands out their slots in batches,
-each in id order): kept in memory (`MemorySink`, every run's default: exact summaries from whole columns), or
-summarized on the fly and optionally written to parquet row group by row group (`StreamSink`), so that memory
-stays flat however long the run."""
+each in id order, the fields a sink asks for placed where it says, `room`): kept in memory (`MemorySink`, every
+run's default: exact summaries from whole columns), or summarized on the fly and optionally written to parquet row
+group by row group (`StreamSink`), so that memory stays flat however long the run."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 
-from .records import RECORD_COLUMNS, empty_columns, record_rows
+from .records import RECORD_COLUMNS, RECORD_DTYPES, RECORD_FIELDS, empty_columns, record_columns_of
 
 
 def _concat(chunks: list[dict], names) -> dict[str, np.ndarray]:
@@ -26,21 +26,56 @@ def _by_id(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {k: v[order] for k, v in cols.items()}
 
 
-class MemorySink:
-    """Every record kept: `columns()` is `sim.records.record_columns` of the whole run."""
+EXPECTED_MOST = 1 << 18   # the most records room is made for before any is handed in
 
-    def __init__(self):
-        self._chunks: list[dict] = []
+
+def fields_of(words: tuple, n: int) -> dict[str, np.ndarray]:
+    """RECORD_FIELDS' columns of n records: views of `words`, a field's words each."""
+    return {name: w[:n].view(RECORD_DTYPES[name]) for name, w in zip(RECORD_FIELDS, words)}
+
+
+def _room_for(n: int) -> tuple:
+    """Room for n records: an array of words per field (not one block: an array this size comes from the process's
+    heap, reused run after run, where one block of them all is mapped afresh, its pages zeroed, every time)."""
+    return tuple(np.empty(n, dtype=np.int64) for _ in RECORD_FIELDS)
+
+
+class MemorySink:
+    """Every record kept: `columns()` is `sim.records.record_columns` of the whole run. Transaction ids are 0, 1,
+    ... in the order transactions open, each handed out once (`sim.model.slots.flush`), so each record's fields go
+    straight to its id's place: no batch is copied again, nor sorted (which, at a heavy run's end, took as long as
+    handing the records out)."""
+
+    fields = RECORD_FIELDS   # what it asks of the slots it is handed
+
+    def __init__(self, expected: int = 0):
+        """`expected`: the records the run is expected to hand in (room for them from the start)."""
+        self._words = _room_for(min(expected, EXPECTED_MOST))   # a field's values by id, as words
+        self._count = 0           # records handed in
+        self._ids = 0             # the highest id handed in, plus one
         self._cols: dict | None = None
 
-    def add(self, slots: np.ndarray) -> None:
-        self._chunks.append(record_rows(slots))
+    def room(self, ids: np.ndarray) -> tuple[tuple, np.ndarray]:
+        """Where the records of transactions `ids` (ascending) go: field f of record k at out[f][cols[k]]."""
+        self._ids = max(self._ids, int(ids[-1]) + 1)
+        had = len(self._words[0])
+        if self._ids > had:
+            grown = _room_for(max(self._ids, 2 * had))
+            for new, old in zip(grown, self._words):
+                new[:had] = old
+            self._words = grown
+        return self._words, ids
+
+    def add(self, out: tuple, at: np.ndarray) -> None:
+        """The records `room` placed are in."""
+        self._count += len(at)
         self._cols = None
 
     def columns(self) -> dict[str, np.ndarray]:
         if self._cols is None:
-            self._cols = _by_id(_concat(self._chunks, RECORD_COLUMNS))
-            self._chunks = [self._cols]
+            if self._count != self._ids:
+                raise RuntimeError(f"{self._count} records handed in for transaction ids 0..{self._ids - 1}")
+            self._cols = record_columns_of(fields_of(self._words, self._ids))
         return self._cols
 
     def close(self) -> None:
@@ -56,6 +91,8 @@ class StreamSink:
     in id order), and only the columns in `keep` kept (the history frame needs a few; a run small enough keeps
     all, for its exact summary)."""
 
+    fields = RECORD_FIELDS   # what it asks of the slots it is handed
+
     def __init__(self, window_ms: tuple[float, float], num_tables: int, parquet_path: Path | None = None,
                  row_group_rows: int = ROW_GROUP_ROWS, keep: tuple = (), summarize: bool = True,
                  ops: tuple | None = None):
@@ -69,8 +106,12 @@ class StreamSink:
         self._pending_rows = 0
         self._writer = None
 
-    def add(self, slots: np.ndarray) -> None:
-        cols = record_rows(slots)
+    def room(self, ids: np.ndarray) -> tuple[tuple, np.ndarray]:
+        """Fresh room for these records, in their order (`MemorySink.room`)."""
+        return _room_for(len(ids)), np.arange(len(ids))
+
+    def add(self, out: tuple, at: np.ndarray) -> None:
+        cols = record_columns_of(fields_of(out, len(at)))
         if self.summary is not None:
             self.summary.add(cols)
         if self.keep:

@@ -123,9 +123,9 @@ class CountingSink(MemorySink):
         super().__init__()
         self.chunks = 0
 
-    def add(self, cols):
+    def add(self, out, cols):
         self.chunks += 1
-        super().add(cols)
+        super().add(out, cols)
 
 
 @pytest.mark.parametrize("engine", ["fast", "simpy"])
@@ -185,6 +185,26 @@ def test_most_to_validate_is_the_column_formula(rows, tables, appends_validate, 
     val = versions[tx["table"][live]] - tx["validated"][live]
     expected = max(0, int(val.max())) if len(val) else 0
     assert slots.most_to_validate(tx, versions, appends_validate) == expected
+
+
+def test_memory_sink_places_records_by_id():
+    """Batches come in id order each, not overall (a long-lived transaction finishes after later ones); the sink
+    puts each record at its id, grows past what it expected, and says so if an id never came."""
+    sink = MemorySink(expected=2)
+    for ids in ([0, 2, 3], [1, 5], [4]):
+        ids = np.array(ids, dtype=np.int64)
+        out, cols = sink.room(ids)
+        for f, name in enumerate(sink.fields):
+            out[f][cols] = ids * 10 + f if name != "end_ms" else np.float64(0.5).view(np.int64)
+        sink.add(out, cols)
+        if len(ids) == 1:
+            continue
+        with pytest.raises(RuntimeError, match="records handed in"):
+            sink.columns()   # an id below the highest handed in is missing
+    cols = sink.columns()
+    assert cols["txn"].tolist() == [0, 10, 20, 30, 40, 50]
+    assert cols["table_rank"].tolist() == [t + 1 for t in cols["table"].tolist()]
+    assert (cols["end_ms"] == 0.5).all()
 
 
 def test_projected_refills_draw_less_and_change_nothing(monkeypatch):

@@ -15,7 +15,9 @@ class EngineBase:
         `sim.model.build.Run`."""
         self.cfg = cfg
         from ..sink import MemorySink
-        self.r = Run(cfg, replication, record_history, MemorySink() if sink is None else sink, slots=slots)
+        from ..model.sources import expected_arrivals
+        sink = MemorySink(expected_arrivals(cfg) + 1) if sink is None else sink
+        self.r = Run(cfg, replication, record_history, sink, slots=slots)
         self.window = self.r.window
         self.watchdog_ms = cfg.duration_ms + cfg.drain_limit_ms   # the drain limit bounds the run
 

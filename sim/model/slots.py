@@ -95,21 +95,47 @@ def grown(m, rows: int) -> dict:
 
 def flush(m, sink, finished_only: bool) -> None:
     """Hand the records of the finished transactions to the sink, in id order, and free their slots; at the run's
-    end (`finished_only` false), hand over every record and leave the slots as they are."""
-    txn = m.tx["txn"]
-    used = txn >= 0
+    end (`finished_only` false), hand over every record and leave the slots as they are. The sink gets the fields
+    it asks for (`sink.fields`), each record's where the sink places it (`sink.room`), gathered from the slots' rows
+    in one compiled pass (a row is 87 words, a record reads 36: copying whole rows, then each field out of them,
+    was a tenth of a heavy run)."""
+    words = _words(m.tx)
+    used = words[:, _TXN] >= 0
     if finished_only:
-        used &= m.tx["pc"] == PC.DONE
-    slots = np.flatnonzero(used)
+        used &= words[:, _PC] == PC.DONE
+    slots = np.flatnonzero(used)                       # ascending
     if not len(slots):
         return
-    slots = slots[np.argsort(txn[slots], kind="stable")]
-    words = _words(m.tx)
-    sink.add(words[slots].view(TX).reshape(len(slots)))
+    order = slots[np.argsort(words[slots, _TXN], kind="stable")]
+    out, cols = sink.room(words[order, _TXN])
+    _gather(words, order, _fields_at(sink.fields), out, cols, _BLANK_WORDS, finished_only)
+    sink.add(out, cols)
     if not finished_only:   # the run's end: no slot is taken again (blanking them was a tenth of a heavy run's end)
         return
-    words[slots] = _BLANK_WORDS
     r = m.run[0]
     n = int(r["free_slots"])
-    m.free[n:n + len(slots)] = np.sort(slots)[::-1]   # the lowest slot is taken first
+    m.free[n:n + len(slots)] = slots[::-1]   # the lowest slot is taken first
     r["free_slots"] = n + len(slots)
+
+
+_FIELDS_AT: dict = {}
+
+
+def _fields_at(names: tuple) -> np.ndarray:
+    """The offsets of the TX fields `names` in a row's words."""
+    if names not in _FIELDS_AT:
+        _FIELDS_AT[names] = np.array([TX.fields[n][1] // 8 for n in names], dtype=np.int64)
+    return _FIELDS_AT[names]
+
+
+@njit(cache=True, nogil=True)
+def _gather(words, order, at, out, cols, blank, blank_them):
+    """out[f][cols[k]] = words[order[k], at[f]] (`out`: a tuple of arrays, a field's each); then the rows `order`
+    are blanked, if `blank_them`."""
+    for k in range(order.shape[0]):
+        row = words[order[k]]
+        c = cols[k]
+        for f in range(at.shape[0]):
+            out[f][c] = row[at[f]]
+        if blank_them:
+            row[:] = blank
