@@ -29,15 +29,16 @@ def _by_id(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 EXPECTED_MOST = 1 << 18   # the most records room is made for before any is handed in
 
 
-def fields_of(words: tuple, n: int) -> dict[str, np.ndarray]:
-    """RECORD_FIELDS' columns of n records: views of `words`, a field's words each."""
-    return {name: w[:n].view(RECORD_DTYPES[name]) for name, w in zip(RECORD_FIELDS, words)}
+def fields_of(block: np.ndarray, n: int) -> dict[str, np.ndarray]:
+    """RECORD_FIELDS' columns of n records: views of the rows of `block` (their words)."""
+    return {name: block[i, :n].view(RECORD_DTYPES[name]) for i, name in enumerate(RECORD_FIELDS)}
 
 
-def _room_for(n: int) -> tuple:
-    """Room for n records: an array of words per field (not one block: an array this size comes from the process's
-    heap, reused run after run, where one block of them all is mapped afresh, its pages zeroed, every time)."""
-    return tuple(np.empty(n, dtype=np.int64) for _ in RECORD_FIELDS)
+def _room_for(n: int) -> np.ndarray:
+    """Room for n records' fields, a row a field. The in-memory sink makes room for the records a run is expected
+    to hand in from the start: an array this size is mapped afresh (its pages faulted in and zeroed), and growing
+    it by doubling from nothing copied 100-240 ms of a heavy run in this machine's slow moments."""
+    return np.empty((len(RECORD_FIELDS), n), dtype=np.int64)
 
 
 class MemorySink:
@@ -50,23 +51,22 @@ class MemorySink:
 
     def __init__(self, expected: int = 0):
         """`expected`: the records the run is expected to hand in (room for them from the start)."""
-        self._words = _room_for(min(expected, EXPECTED_MOST))   # a field's values by id, as words
+        self._block = _room_for(min(expected, EXPECTED_MOST))   # a field's values by id, as words
         self._count = 0           # records handed in
         self._ids = 0             # the highest id handed in, plus one
         self._cols: dict | None = None
 
-    def room(self, ids: np.ndarray) -> tuple[tuple, np.ndarray]:
-        """Where the records of transactions `ids` (ascending) go: field f of record k at out[f][cols[k]]."""
+    def room(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where the records of transactions `ids` (ascending) go: field f of record k at block[f, cols[k]]."""
         self._ids = max(self._ids, int(ids[-1]) + 1)
-        had = len(self._words[0])
+        had = self._block.shape[1]
         if self._ids > had:
             grown = _room_for(max(self._ids, 2 * had))
-            for new, old in zip(grown, self._words):
-                new[:had] = old
-            self._words = grown
-        return self._words, ids
+            grown[:, :had] = self._block
+            self._block = grown
+        return self._block, ids
 
-    def add(self, out: tuple, at: np.ndarray) -> None:
+    def add(self, out: np.ndarray, at: np.ndarray) -> None:
         """The records `room` placed are in."""
         self._count += len(at)
         self._cols = None
@@ -75,7 +75,7 @@ class MemorySink:
         if self._cols is None:
             if self._count != self._ids:
                 raise RuntimeError(f"{self._count} records handed in for transaction ids 0..{self._ids - 1}")
-            self._cols = record_columns_of(fields_of(self._words, self._ids))
+            self._cols = record_columns_of(fields_of(self._block, self._ids))
         return self._cols
 
     def close(self) -> None:
@@ -106,11 +106,11 @@ class StreamSink:
         self._pending_rows = 0
         self._writer = None
 
-    def room(self, ids: np.ndarray) -> tuple[tuple, np.ndarray]:
+    def room(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Fresh room for these records, in their order (`MemorySink.room`)."""
         return _room_for(len(ids)), np.arange(len(ids))
 
-    def add(self, out: tuple, at: np.ndarray) -> None:
+    def add(self, out: np.ndarray, at: np.ndarray) -> None:
         cols = record_columns_of(fields_of(out, len(at)))
         if self.summary is not None:
             self.summary.add(cols)
