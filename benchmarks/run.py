@@ -52,7 +52,8 @@ LIGHT = ("storage: {provider: s3}\nworkload:\n  num_tables: 1\n  fast_append_rat
          "  inter_arrival: {distribution: exponential, mean_ms: 200}\n")
 # every module `sim run` imports before its run starts (sim.cli; then its run command's sim.estimate and sim.run,
 # which imports the engine), and the import floor of any numba program
-SIM_IMPORTS = "import sim.cli, sim.estimate, sim.run, sim.engines.fast"
+SIM_IMPORTS = ("import sim.entry; sim.entry._settings(); "   # as `python -m sim` starts: one BLAS thread, no collector
+               "import sim.cli, sim.estimate, sim.run, sim.engines.fast")
 FLOOR_IMPORTS = "import numpy, numba"
 # -X importtime's self times summed by the first group whose prefix names the module; the rest ("other") is the
 # standard library, yaml (numba imports it too) and the bare `scipy` of numba's version check

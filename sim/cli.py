@@ -252,9 +252,21 @@ def main(argv=None, prog: str = "python -m sim") -> int:
         return _run(args)
 
 
+def _collector(args) -> None:
+    """Python's garbage collector, off since the process started (`sim.entry`): back on, what is loaded so far kept
+    out of its passes (frozen), for every command but a `run` on the compiled engine. Such a run makes no reference
+    cycles (its Python side is arrays, records and dicts, freed as they go) and its process ends with it; a SimPy
+    run's events and processes do make cycles, and a sweep's or a search's process lives long. (Called in a
+    process that has it on, `main` leaves it be.)"""
+    if not gc.isenabled() and not (args.func is cmd_run and args.engine == "fast"):
+        gc.freeze()
+        gc.enable()
+
+
 def _run(args) -> int:
     """Run the parsed command: its exit code, a known failure as one line on stderr."""
     try:
+        _collector(args)
         code = args.func(args)
         sys.stdout.flush()      # a closed pipe is then a BrokenPipeError here, not a warning at exit
         return code

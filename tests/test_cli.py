@@ -185,3 +185,26 @@ def test_run_text_of_periodic_writers(tmp_path):
     assert line.startswith("writers: 3, ") and "missed intervals" in line
     out = json.loads(run_cli("run", p, "--json").stdout)
     assert out["writers"]["count"] == 3 and out["writers"]["missed_interval_share"] == 0.0
+
+
+@pytest.mark.parametrize("argv, collects", [(["run", "c.yaml"], False), (["run", "c.yaml", "--engine", "simpy"], True),
+                                            (["sweep", "s.yaml"], True)])
+def test_garbage_collector_back_on_but_for_a_compiled_run(argv, collects):
+    """`sim.entry` starts the process with the collector off; `sim.cli` turns it back on (old objects frozen out of
+    its passes) for every command but a compiled `run`, and leaves a process that has it on as it is."""
+    import gc
+
+    from sim import cli
+
+    args = cli.build_parser("sim").parse_args(argv)
+    was = gc.isenabled()
+    try:
+        gc.disable()
+        cli._collector(args)
+        assert gc.isenabled() == collects
+        gc.enable()
+        cli._collector(args)
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+        (gc.enable if was else gc.disable)()
