@@ -208,3 +208,16 @@ def test_garbage_collector_back_on_but_for_a_compiled_run(argv, collects):
     finally:
         gc.unfreeze()
         (gc.enable if was else gc.disable)()
+
+
+def test_process_settings_before_numba_loads():
+    """`python -m sim` sets one BLAS thread and no loop vectorization before numpy and numba load (an explicit
+    setting is kept), and starts with the garbage collector off."""
+    code = ("import sim.entry as e; e._settings(); import gc, numba; "
+            "print(numba.config.LOOP_VECTORIZE, __import__('os').environ['OPENBLAS_NUM_THREADS'], gc.isenabled())")
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_LOOP_VECTORIZE", "OPENBLAS_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "1", "False"]
+    env["NUMBA_LOOP_VECTORIZE"] = "1"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split()[0] == "1"
