@@ -50,8 +50,7 @@ def _floor_queue(h_t, h_k, h_w, qs, delays, pending, n_events):
         eid += 1
     acc = 0
     for i in range(n_events):
-        if hot == 0:
-            hot = queue.move(h_t, h_k, h_w, qs)
+        hot = queue.ready(h_t, h_k, h_w, qs, hot)
         now = h_t[0]
         who = h_w[0]
         hot = queue.pop(h_t, h_k, h_w, hot)

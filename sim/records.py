@@ -105,14 +105,10 @@ def record_columns_of(f: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return cols
 
 
-def record_rows(tx: np.ndarray) -> dict[str, np.ndarray]:
-    """`record_columns_of` transaction slots (`sim.model.state.TX` rows, in id order)."""
-    return record_columns_of({k: tx[k].copy() for k in RECORD_FIELDS})
-
-
 def empty_columns(names=RECORD_COLUMNS) -> dict[str, np.ndarray]:
     """The record columns `names` of no transaction, with their dtypes."""
-    return {k: v for k, v in record_rows(np.zeros(0, dtype=TX)).items() if k in names}
+    cols = record_columns_of({k: np.zeros(0, dtype=dt) for k, dt in RECORD_DTYPES.items()})
+    return {k: v for k, v in cols.items() if k in names}
 
 
 def record_columns(run) -> dict[str, np.ndarray]:

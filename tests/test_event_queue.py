@@ -41,15 +41,13 @@ def test_pops_in_the_single_heaps_order(steps, cap):
             heapq.heappush(ref, (t, key, key % 7))
             key += 1
         elif kind == "pop" and ref:
-            if hot == 0:
-                hot = queue.move(h_t, h_k, h_w, qs)
+            hot = queue.ready(h_t, h_k, h_w, qs, hot)
             assert (h_t[0], h_k[0], h_w[0]) == heapq.heappop(ref)
             now = h_t[0]
             hot = queue.pop(h_t, h_k, h_w, hot)
         assert queue.pending(qs, hot) == len(ref)
     while ref:                                    # drain: the rest in order, then nothing
-        if hot == 0:
-            hot = queue.move(h_t, h_k, h_w, qs)
+        hot = queue.ready(h_t, h_k, h_w, qs, hot)
         assert (h_t[0], h_k[0], h_w[0]) == heapq.heappop(ref)
         hot = queue.pop(h_t, h_k, h_w, hot)
     assert hot == 0 and queue.move(h_t, h_k, h_w, qs) == 0

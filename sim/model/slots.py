@@ -48,8 +48,13 @@ def _words(tx: np.ndarray) -> np.ndarray:
     return tx.view(np.int64).reshape(len(tx), WORDS)
 
 
+def _offset(name: str) -> int:
+    """Where TX field `name` is in a row's words."""
+    return TX.fields[name][1] // 8
+
+
 VALIDATION_FIELDS = ("txn", "pc", "table", "validated", "op")   # what `most_to_validate` reads of a slot
-_TXN, _PC, _TABLE, _VALIDATED, _OP = (TX.fields[f][1] // 8 for f in VALIDATION_FIELDS)
+_TXN, _PC, _TABLE, _VALIDATED, _OP = (_offset(f) for f in VALIDATION_FIELDS)
 
 
 def most_to_validate(tx: np.ndarray, versions: np.ndarray, appends_validate: bool) -> int:
@@ -106,8 +111,10 @@ def flush(m, sink, finished_only: bool) -> None:
     slots = np.flatnonzero(used)                       # ascending
     if not len(slots):
         return
-    order = slots[np.argsort(words[slots, _TXN], kind="stable")]
-    out, cols = sink.room(words[order, _TXN])
+    txn = words[slots, _TXN]
+    by_id = np.argsort(txn, kind="stable")
+    order = slots[by_id]
+    out, cols = sink.room(txn[by_id])
     _gather(words, order, _fields_at(sink.fields), out, cols, _BLANK_WORDS, finished_only)
     sink.add(out, cols)
     if not finished_only:   # the run's end: no slot is taken again (blanking them was a tenth of a heavy run's end)
@@ -124,7 +131,7 @@ _FIELDS_AT: dict = {}
 def _fields_at(names: tuple) -> np.ndarray:
     """The offsets of the TX fields `names` in a row's words."""
     if names not in _FIELDS_AT:
-        _FIELDS_AT[names] = np.array([TX.fields[n][1] // 8 for n in names], dtype=np.int64)
+        _FIELDS_AT[names] = np.array([_offset(n) for n in names], dtype=np.int64)
     return _FIELDS_AT[names]
 
 
