@@ -214,6 +214,8 @@ def build_parser(prog: str = "python -m sim") -> argparse.ArgumentParser:
 
     from .sweep.cli import add_commands   # a broken dependency is an error, never a missing command
     add_commands(sub)
+    from .testbed.cli import add_commands as add_testbed   # (imports none of the testbed's clients)
+    add_testbed(sub)
     return p
 
 

@@ -141,9 +141,9 @@ def to_records(raw: pd.DataFrame, requests: pd.DataFrame, spec: CellSpec, t0: fl
     raw = raw.sort_values(["arrival_ms", "writer"]).reset_index(drop=True)
     counts = _counts(requests, raw)
     attempts = raw["attempts"].to_numpy()
-    if hasattr(mod, "attempt_request"):       # counted from the log: the requests that are commit attempts
-        attempts = np.array([sum(n for k, n in c.items() if mod.attempt_request(k)) for c in counts])
     committed = raw["committed"].to_numpy()
+    if hasattr(mod, "attempts"):       # retries inside compiled code: counted from the log
+        attempts = np.array([mod.attempts(bool(ok), c, spec.retries) for ok, c in zip(committed, counts)])
     n = len(raw)
 
     def count(kinds):

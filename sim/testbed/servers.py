@@ -242,7 +242,8 @@ class SeaweedFS:
         cmd = f"s3tables.bucket -create -name {name} -account 000000000000\n"
         r = subprocess.run([str(weed_binary()), "shell", f"-master={self.master}"], input=cmd,
                            capture_output=True, text=True, timeout=60)
-        if r.returncode != 0 or "error" in (r.stdout + r.stderr).lower():
+        text = (r.stdout + r.stderr).lower()
+        if r.returncode != 0 or ("error" in text and "already exists" not in text):
             raise ServerError(f"SeaweedFS: creating table bucket {name!r} failed: "
                               f"{(r.stdout + r.stderr).strip().splitlines()[-1:]}")
         self.table_buckets.add(name)

@@ -34,9 +34,13 @@ def setup(env: dict, tables: list[str]) -> None:
         DeltaTable.create(uri(t), schema=schema, storage_options=storage_options(env, -1))
 
 
-def attempt_request(kind: str) -> bool:
-    """A put-if-absent of a log entry (the only conditional write delta-rs makes here)."""
-    return kind == "s3:cas"
+def attempts(committed: bool, requests: dict, retries: bool) -> int:
+    """A committed transaction's attempts are its put-if-absent requests (its last one won); one that failed used
+    every attempt delta-rs allows (16, or 1 with its retries off), whose last may end before its PUT: delta-rs
+    gives up as soon as the attempt's LIST shows another commit when it has no retry left."""
+    if committed:
+        return requests.get("s3:cas", 0)
+    return 16 if retries else 1
 
 
 class Writer:

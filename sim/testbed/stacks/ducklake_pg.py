@@ -65,9 +65,9 @@ def setup(env: dict, tables: list[str]) -> None:
     con.close()
 
 
-def attempt_request(kind: str) -> bool:
-    """Each attempt ends its PostgreSQL transaction: a COMMIT (won) or a ROLLBACK after a conflict."""
-    return kind in ("pg:commit", "pg:rollback")
+def attempts(committed: bool, requests: dict, retries: bool) -> int:
+    """Each attempt is a PostgreSQL transaction of its own, ended by its COMMIT (won) or a ROLLBACK (lost)."""
+    return requests.get("pg:commit", 0) + requests.get("pg:rollback", 0)
 
 
 class Writer:
