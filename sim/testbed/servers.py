@@ -251,7 +251,10 @@ class SeaweedFS:
         r = subprocess.run([str(weed_binary()), "shell", f"-master={self.master}"], input=cmd,
                            capture_output=True, text=True, timeout=60)
         text = (r.stdout + r.stderr).lower()
-        if r.returncode != 0 or ("error" in text and "already" not in text):
+        if "already used" in text or "already exists" in text:     # made earlier in this run
+            self.table_buckets.add(name)
+            return
+        if r.returncode != 0 or "error" in text:
             raise ServerError(f"SeaweedFS: creating table bucket {name!r} failed: "
                               f"{(r.stdout + r.stderr).strip().splitlines()[-1:]}")
         self.table_buckets.add(name)
