@@ -57,13 +57,18 @@ def mean_ci(x) -> tuple[float, float, float]:
     return m, m - h, m + h
 
 
-def predict_cells(out: Path, grid: Grid, profiles: dict, replications: int, log=print) -> pd.DataFrame:
+def predict_cells(out: Path, grid: Grid, profiles: dict, replications: int, log=print,
+                  measured_cell=lambda *key: True) -> pd.DataFrame:
+    """The model's replications of every cell of the grid that was measured (`measured_cell(stack, delay,
+    retries, writers)`)."""
     from .predict import predict
     rows = []
     for st in grid.stacks:
         for d in grid.delays_ms:
             for retries in grid.retries:
                 for n in grid.writers:
+                    if not measured_cell(st, d, retries, n):
+                        continue
                     spec = CellSpec(st, n, grid.commits, grid.delay(d), retries, grid.tables, grid.zipf_alpha,
                                     grid.payload_bytes, grid.rows_per_commit, grid.seed, 0)
                     pred = predict(profiles[(st, d)], spec, replications)
@@ -135,12 +140,22 @@ def markdown(comp: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def measured_rows(out: Path) -> pd.DataFrame:
+    """Every measured cell's row (`row.json` beside its records): a grid still being measured has the cells done."""
+    rows = [json.loads(p.read_text()) for p in sorted(out.glob("**/row.json"))]
+    return pd.DataFrame(rows)
+
+
 def report(out: Path, replications: int = 10, machine_busy: bool = True, log=print) -> pd.DataFrame:
-    """Calibrate, predict and compare a measured grid in `out`; write comparison.{parquet,csv,md} and the figure."""
+    """Calibrate, predict and compare a measured grid in `out` (the cells measured so far); write
+    comparison.{parquet,csv,md} and the figure."""
     grid = _grid(out)
-    measured = pd.read_parquet(out / "measured.parquet")
+    measured = measured_rows(out)
+    done = measured[~measured["calibration"]]
+    grid = Grid(**{**grid.__dict__, "stacks": tuple(s for s in grid.stacks if s in set(done["stack"]))})
     profiles = calibrate(out, grid)
-    predicted = predict_cells(out, grid, profiles, replications, log)
+    have = {(r.stack, r.delay_ms, r.retries == "default", r.writers) for r in done.itertuples()}
+    predicted = predict_cells(out, grid, profiles, replications, log, lambda *key: key in have)
     comp = compare(measured, predicted, machine_busy)
     comp.to_parquet(out / "comparison.parquet")
     comp.to_csv(out / "comparison.csv", index=False)
