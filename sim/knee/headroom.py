@@ -96,6 +96,9 @@ def readings(cfg: Config, runs: list[tuple[float, dict]], checked: tuple[str, ..
 def _reading(xs, committed, n, threshold, lightest, heaviest, base_cps) -> dict:
     """One table's crossing, in k (the level over `base_cps`), as `read_crossing` reads it."""
     nan = math.nan
+    if not xs:
+        return {"k": nan, "k_low": nan, "k_high": nan, "k_status": "undecided", "k_bound": nan,
+                "k_reason": "no full-length run"}
     c = logistic_crossing(xs, committed, n, threshold)
     failed = any(t and k < threshold * t for k, t in zip(committed, n))
     if not failed:   # it passed in every run: it breaks past the most load run, if at all

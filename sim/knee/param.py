@@ -6,7 +6,8 @@ fit is in its log), each run sets the parameter.
   for twice is one point (and one config hash).
 - `ScaleParam` (a trace's headroom): its `rate_scale` k, the history's load k times (its gaps divided by k); the
   level is the offered rate, k times the history's own (`sim.config.trace_rate_cps`), so a headroom is a load knee
-  in arrivals/s whose parameter reads as "k times this history's load". k is rounded to 6 significant digits.
+  in arrivals/s whose parameter reads as "k times this history's load". k is rounded to 6 significant digits and
+  kept within the start bracket pushed out `expansions` times (4x each) each way, as writers are within [1, most].
 - `WritersParam` (the writers knee): `workload.writers.count`, an integer >= 1; the level is the writer count
   itself. Every level asked for is rounded to an integer within [1, most]: `most` is the start bracket's upper end
   doubled `expansions` times, the largest count the search may try. Points are integers, so the search's
@@ -76,6 +77,8 @@ class ScaleParam:
     """A trace's rate_scale k; level: offered arrivals/s, k x the history's own rate `base_cps`."""
     base_cps: float
     start: tuple[float, float]     # k: the least and the most load
+    least: float                   # the loads a search may run: start pushed out 4x `expansions` times each way
+    most: float
     path = SCALE_PARAM
     unit = "arrivals/s"
     load_key = "offered_cps"
@@ -92,8 +95,13 @@ class ScaleParam:
     def value_at(self, rate_cps: float) -> float:
         return rate_cps / self.base_cps
 
-    def between(self, rate_cps: float, lo: float | None, hi: float | None) -> float:
-        return self.value_at(rate_cps)
+    def between(self, rate_cps: float, lo: float | None, hi: float | None) -> float | None:
+        """k for `rate_cps`, within [least, most]; None when that leaves nothing beyond the bracket's end a walk
+        goes past (the full-length walk then stops above or below range, as a writers knee's does)."""
+        k = min(max(self.value_at(rate_cps), self.least), self.most)
+        if (lo is not None and self.level(k) <= lo) or (hi is not None and self.level(k) >= hi):
+            return None
+        return k
 
     @staticmethod
     def expanded(ks: list[float], up: bool) -> float:
@@ -173,7 +181,8 @@ def search_param(cfg: Config, param: str | None, start, expansions: int) -> Rate
     if param == SCALE_PARAM or (param is None and traced(cfg)):
         if not traced(cfg):
             raise ConfigError("knee.param", f"{SCALE_PARAM} scales a trace's load: the config has no workload.trace")
-        return ScaleParam(trace_rate_cps(cfg), tuple(start) if start is not None else SCALE_START)
+        lo, hi = tuple(start) if start is not None else SCALE_START
+        return ScaleParam(trace_rate_cps(cfg), (lo, hi), lo / 4 ** expansions, hi * 4 ** expansions)
     if traced(cfg):
         raise ConfigError("knee.param", f"{param} does not set the load of a trace (use {SCALE_PARAM})")
     if param == WRITERS_PARAM or (param is None and writers_count(cfg) > 0):

@@ -34,7 +34,7 @@ def headline(rec: dict, threshold: float) -> str:
     if status == "ok":
         lo, hi = rec.get("rate_scale_ci95") or (rec.get("rate_scale_low"), rec.get("rate_scale_high"))
         where = rec.get("binding_table") or ""
-        first = f"; the first to break: table {where}" if where else ""
+        first = f"; the first table to break: {where}" if where else ""
         return (f"this history takes up to {_k(rec['rate_scale'])}x its load [{_k(lo)}, {_k(hi)}] (95 % CI) before "
                 f"success falls below {thr}{first}")
     reason = rec.get("knee_reason") or ""

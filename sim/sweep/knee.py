@@ -183,7 +183,8 @@ def run_knee_sweep(sweep, spec: KneeSpec, out_dir: str | Path, *, jobs=None, exe
     trace = [{**p.params, **{k: v for k, v in cell_row({}, p.config, {}, col[s]).items()}, **t}
              for p, s in zip(sweep.points, searches) for t in s.trace()]
     atomic_write_parquet(out / "knee_points.parquet", pd.DataFrame(trace))
-    tables = [{**p.params, **row} for p, s in zip(sweep.points, searches) for row in s.headroom()]
+    tables = [{**p.params, **cell_row({}, p.config, {}, col[s]), **row}
+              for p, s in zip(sweep.points, searches) for row in s.headroom()]
     if tables:   # a headroom sweep: each cell's tables (docs/knee.md, "Headroom")
         atomic_write_parquet(out / "knee_tables.parquet", pd.DataFrame(tables))
     return df, outcome
