@@ -140,16 +140,14 @@ def _lock_figures(df: dict, window_s: float) -> dict:
 
 def op_codes(cfg) -> tuple[int, ...]:
     """The operations whose blocks a run's summary has (`sim.model.state.OPS` codes): the FastAppend's and the
-    ValidatedOverwrite's always; with operations (`sim.config.operations_on`) also those the config can run (a
-    trace's: those it holds)."""
+    ValidatedOverwrite's always; with operations also those the config can run (a trace's: those it holds)."""
     from .config import jobs_of, operations_on, trace_data, traced
     if not operations_on(cfg):
         return FIXED_OPS
     ops = cfg.workload.operations
     extra = [OPS.index(name) for name, share in (("overwrite", ops.overwrite_share), ("row_delta", ops.row_delta_share))
              if share > 0]
-    if traced(cfg):   # (a trace's operations: its rows', an append a FastAppend)
-        extra += [OPS.index(name) for name in trace_data(cfg).operations if name != "append"]
+    extra += [OPS.index(n) for n in (trace_data(cfg).operations if traced(cfg) else ()) if n != "append"]
     return tuple(dict.fromkeys(FIXED_OPS + tuple(extra) + tuple(OPS.index(name) for name, _ in jobs_of(cfg))))
 
 

@@ -536,7 +536,7 @@ def _rules(c) -> dict:
                                   "hive_global_lock", "hive_ties_zookeeper", "writers_hive_zookeeper", "hudi",
                                   "hudi_timeouts", "hudi_dynamodb", "writers_hudi", "delta_dynamodb",
                                   "delta_dynamodb_light", "writers_delta_dynamodb", "hudi_storage_lock_throttled",
-                                  "hudi_storage_lock_s3"])
+                                  "hudi_storage_lock_s3", "trace", "trace_scaled_rest"])
 def test_fast_history_passes_checker(name):
     c = from_dict(merge(BASE, CASES[name]))
     fast = FastEngine(c, record_history=True).run()

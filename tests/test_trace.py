@@ -237,6 +237,20 @@ def test_tables_scale_and_repeat(tmp_path):
     assert set(res.records["table"]) == set(range(6))
 
 
+def test_maintenance_jobs_run_beside_the_trace(tmp_path):
+    """Today's maintenance jobs on every table of the trace (each copy's too), beside its rows."""
+    write_trace(_frame(), tmp_path / "t.parquet")
+    data = _config(tmp_path / "t.parquet", tables_scale=2)
+    data["maintenance"] = {"compaction": {"every_ms": 10_000, "median_ms": 2_000}}
+    cfg = from_dict(data)
+    res = run(cfg, 0)
+    jobs = res.records[res.records["op"] == "compaction"]
+    assert set(jobs["table"]) == set(range(cfg.workload.num_tables)) and (jobs["writer"] == -1).all()
+    rows = res.records[res.records["op"] == "fa"]
+    assert len(rows) == 2 * 40 and rows["due_ms"].notna().all() and jobs["due_ms"].isna().all()
+    assert "compaction_success_rate" in res.summary
+
+
 def test_the_config_follows_the_file(tmp_path):
     df = _frame()
     write_trace(df, tmp_path / "a.parquet")

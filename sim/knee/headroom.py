@@ -36,6 +36,11 @@ def prefix(rank: int) -> str:
     return f"table{rank}_"
 
 
+def rank_of(prefix_: str) -> int:
+    """The table rank a `prefix` names (0: none, the whole history's "")."""
+    return int(prefix_[len("table"):-1]) if prefix_.startswith("table") else 0
+
+
 def window_commits(cfg: Config) -> np.ndarray:
     """Per table of the replay (each copy's): its commits in the measurement window at k = 1, from the history's
     rates (each table's commits per period times the window's length)."""
@@ -73,9 +78,9 @@ def table_keys(per_table: list[dict]) -> dict:
 
 def readings(cfg: Config, runs: list[tuple[float, dict]], checked: tuple[str, ...], base_cps: float,
              threshold: float) -> list[dict]:
-    """The whole history's headroom (`WHOLE`), then each table's, most commits first: its own crossing over the full-length `runs` ((log level,
-    summary) pairs) read against the loads run, in k (`k`, `k_low`, `k_high`, `k_status`, `k_bound`, `k_reason`);
-    `checked` False for a table with too few commits to check."""
+    """The whole history's headroom (`WHOLE`), then each table's, most commits first: its own crossing over the
+    full-length `runs` ((log level, summary) pairs) read against the loads run, in k (`k`, `k_low`, `k_high`,
+    `k_status`, `k_bound`, `k_reason`); `checked` False for a table with too few commits to check."""
     from ..trace.replay import table_names
     names, commits = table_names(cfg), window_commits(cfg)
     xs = [x for x, _ in runs]

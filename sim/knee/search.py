@@ -173,8 +173,8 @@ class KneeSearch:
         if fit is not None and fit.binding is not None:
             active = [(c.x, p) for p, c in fit.crossings.items() if not c.all_pass and not math.isnan(c.x)]
             binding = min(active)[1] if active else ""
-        names = table_names(self.base)
-        table = names[int(binding[len("table"):-1]) - 1] if binding.startswith("table") else ""
+        rank = headroom.rank_of(binding)
+        table = table_names(self.base)[rank - 1] if rank else ""
         return {"rate_scale": record["offered_cps"] / base, "rate_scale_low": record["offered_cps_low"] / base,
                 "rate_scale_high": record["offered_cps_high"] / base, "base_cps": base, "binding_table": table}
 

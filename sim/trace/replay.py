@@ -102,4 +102,4 @@ def _parts(cfg: Config, operation: np.ndarray, rng: np.random.Generator) -> np.n
 def expected_rows(cfg: Config) -> int:
     """About how many rows a replay starts (sizes a run's first arrays; nothing more)."""
     data, t = trace_data(cfg), cfg.workload.trace
-    return int(len(data) * t.tables_scale * min(t.repeat, cfg.duration_ms / t.period_ms + 1)) + 1
+    return int(len(data) * t.tables_scale * min(t.repeat, cfg.duration_ms / t.period_ms)) + 1
