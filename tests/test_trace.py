@@ -108,6 +108,8 @@ def test_other_unusable_files(tmp_path):
         read_trace(tmp_path / "x.parquet")
     with pytest.raises(ConfigError, match="the trace to write: operation: unknown"):
         write_trace(_frame().assign(operation="upsert"), tmp_path / "w.csv")
+    (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbftime_ms,table,operation\n5,a,append\n")   # (a spreadsheet's)
+    assert read_trace(tmp_path / "bom.csv")["time_ms"].tolist() == [5.0]
 
 
 def test_the_command_line_says_one_line(tmp_path):

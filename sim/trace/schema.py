@@ -60,7 +60,7 @@ def _read_csv(path: Path):
     import pandas as pd
     from ..inputs import _os_problem
     try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], encoding="utf-8-sig")
     except OSError as exc:
         raise _os_problem(path, "trace", exc) from None
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
