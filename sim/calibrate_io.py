@@ -5,7 +5,7 @@ profiles (`DIR/catalog.yaml`), with each percentile's error printed.
 A storage request kind is one of `sim.calibrate.STORAGE_KINDS` (case aside); any other kind is a catalog's (a
 database round trip). In a log with a `server` column, the rows of servers other than the object store
 (`--storage-server`, `s3`) are the catalog's, named `server.kind` (`pg.commit`), so a database's kind never passes
-for a storage one. Only these columns are read: `kind`, `latency_ms`, the request body's bytes (`bytes` or
+for a storage one; an object store's kind that is no storage kind (`s3.post`) must be left out (`--kinds`). Only these columns are read: `kind`, `latency_ms`, the request body's bytes (`bytes` or
 `bytes_out`, for the PUT's ms per MiB) and `server`; any other is left alone.
 """
 from __future__ import annotations
@@ -39,15 +39,17 @@ def _numbers(column, name: str, where: str, row, missing_ok: bool = False):
 
 
 def _kind_names(df, storage_server: str):
-    """Each row's kind: a storage kind in lower case; a catalog's as given, `server.kind` under another server."""
+    """Each row's kind: a storage kind in lower case; any other as given. With a `server` column, every kind but
+    the object store's storage kinds is `server.kind` (an object store's kind that is no storage kind too, which
+    `select` refuses)."""
     from .calibrate import STORAGE_KINDS
     kinds = df["kind"].astype(str).str.strip()
     lower = kinds.str.lower()
-    named = lower.where(lower.isin(STORAGE_KINDS), kinds)
+    storage = lower.isin(STORAGE_KINDS)
+    named = lower.where(storage, kinds)
     if "server" in df.columns:
         server = df["server"].astype(str).str.strip()
-        other = server != storage_server
-        named = named.where(~other, server + "." + kinds)
+        named = named.where(storage & (server == storage_server), server + "." + kinds)
     return named.to_numpy()
 
 
@@ -248,15 +250,19 @@ class Calibration:
     catalog_path: Path | None
 
 
-def select(samples: dict, kinds, where: str) -> dict:
-    """The kinds to fit: `kinds` (each must be there), else all; each with at least MIN_SAMPLES samples."""
-    from .calibrate import MIN_SAMPLES
+def select(samples: dict, kinds, where: str, storage_server: str = "s3") -> dict:
+    """The kinds to fit: `kinds` (each must be there), else all; each with at least MIN_SAMPLES samples, and none
+    of the object store's that is no storage kind (`s3.post`: neither the provider's nor the catalog's)."""
+    from .calibrate import MIN_SAMPLES, STORAGE_KINDS
     if kinds:
         absent = [k for k in kinds if k not in samples]
         if absent:
             raise _bad(where, f"no requests of kind {', '.join(map(repr, absent))} (it has: {', '.join(samples)})")
         samples = {k: samples[k] for k in samples if k in set(kinds)}
     for kind, s in samples.items():
+        if kind.startswith(f"{storage_server}."):
+            raise _bad(where, f"kind {kind!r}: the object store's, but not one of its request kinds "
+                              f"({', '.join(STORAGE_KINDS)}); name the kinds to fit with --kinds")
         if len(s.latency_ms) < MIN_SAMPLES:
             raise _bad(where, f"kind {kind!r} has {len(s.latency_ms)} samples; a fit needs at least {MIN_SAMPLES} "
                               "(name the kinds to fit with --kinds)")
@@ -265,25 +271,37 @@ def select(samples: dict, kinds, where: str) -> dict:
 
 def calibrate(input_path: str | Path, out: str | Path, name: str | None = None, kinds=None,
               ms_per_mib: float | None = None, storage_server: str = "s3") -> Calibration:
-    """Read, fit and write (`sim calibrate`): DIR/NAME.yaml if any storage kind was fitted, DIR/catalog.yaml if
-    any catalog kind was, both or neither (a failed write leaves DIR as it was)."""
-    from .calibrate import STORAGE_KINDS, fit_samples
-    from .providers import ProviderError, load_provider
-    from .results_io import atomic_write_text, staged_dir
+    """Read INPUT, then `calibrate_samples` (`sim calibrate`); NAME defaults to INPUT's name less its suffix."""
     name = name or Path(input_path).stem
+    _check_options(name, ms_per_mib)
+    samples = read_samples(input_path, storage_server)
+    return calibrate_samples(samples, out, name, str(input_path), kinds, ms_per_mib, storage_server)
+
+
+def _check_options(name: str, ms_per_mib: float | None) -> None:
     if not name or "/" in name or name.startswith("."):
         raise ConfigError("--name", f"expected a file name without a directory, got {name!r}")
     if ms_per_mib is not None and not ms_per_mib >= 0:
         raise ConfigError("--ms-per-mib", f"expected a number >= 0, got {ms_per_mib!r}")
-    samples = select(read_samples(input_path, storage_server), kinds, str(input_path))
+
+
+def calibrate_samples(samples: dict, out: str | Path, name: str, source: str, kinds=None,
+                      ms_per_mib: float | None = None, storage_server: str = "s3") -> Calibration:
+    """Fit `samples` (`samples_of_frame`'s; `source` names where they came from) and write DIR/NAME.yaml if any
+    storage kind was fitted, DIR/catalog.yaml if any catalog kind was, both or neither (a failed write leaves DIR
+    as it was)."""
+    from .calibrate import STORAGE_KINDS, fit_samples
+    from .providers import ProviderError, load_provider
+    from .results_io import atomic_write_text, staged_dir
+    _check_options(name, ms_per_mib)
+    samples = select(samples, kinds, source, storage_server)
     storage_kinds = [k for k in samples if k in STORAGE_KINDS]
     if storage_kinds:
-        _provider_kinds(storage_kinds, str(input_path))
+        _provider_kinds(storage_kinds, source)
     fits = fit_samples(samples, ms_per_mib)
     day = datetime.date.today().isoformat()
-    storage = any(k in STORAGE_KINDS for k in fits)
     catalog = any(k not in STORAGE_KINDS for k in fits)
-    provider_text = provider_yaml(fits, samples, name, str(input_path), day, ms_per_mib) if storage else None
+    provider_text = provider_yaml(fits, samples, name, source, day, ms_per_mib) if storage_kinds else None
     out = Path(out)
     with staged_dir(out, replace=False) as staged:
         if provider_text is not None:
@@ -293,8 +311,8 @@ def calibrate(input_path: str | Path, out: str | Path, name: str | None = None, 
             except ProviderError as exc:
                 raise AssertionError(f"sim calibrate wrote a provider file sim cannot read: {exc}") from None
         if catalog:
-            atomic_write_text(staged / "catalog.yaml", catalog_yaml(fits, str(input_path), day))
-    return Calibration(fits, report(fits, samples), out / f"{name}.yaml" if storage else None,
+            atomic_write_text(staged / "catalog.yaml", catalog_yaml(fits, source, day))
+    return Calibration(fits, report(fits, samples), out / f"{name}.yaml" if provider_text is not None else None,
                        out / "catalog.yaml" if catalog else None)
 
 

@@ -173,6 +173,40 @@ def test_calibrate_a_parquet_log_end_to_end(tmp_path):
     assert out["config"]["provider_profile"]["name"] == "mine"
 
 
+def test_the_python_api_takes_a_log_in_memory(tmp_path):
+    """What a testbed calls: its proxy's frame as samples (the same as from its parquet file), fitted and written."""
+    from sim.calibrate_io import calibrate_samples, read_samples, samples_of_frame
+    from sim.providers import load_provider
+    df = _frame(2, n=200)
+    df.to_parquet(tmp_path / "log.parquet")
+    samples = samples_of_frame(df)
+    on_disk = read_samples(tmp_path / "log.parquet")
+    assert list(samples) == list(on_disk) == ["head", "get", "put", "cas", "pg.commit", "pg.select"]
+    assert all(np.array_equal(samples[k].latency_ms, on_disk[k].latency_ms) for k in samples)
+    assert samples["put"].size_bytes is not None and samples["get"].size_bytes is None
+    result = calibrate_samples(samples, tmp_path / "out", "mem", "the testbed's proxy", kinds=["get", "put", "pg.commit"])
+    assert list(result.fits) == ["get", "put", "pg.commit"]
+    assert load_provider(str(result.provider_path), "seed").name == "mem"
+    assert result.catalog_path.is_file() and "pg.commit (200 samples)" in result.report
+
+
+def test_an_object_stores_kind_that_is_no_storage_kind_is_named_and_refused(tmp_path):
+    """A `server` column: a database's `DELETE` is `pg.DELETE` (never the store's delete); the store's `post` is
+    `s3.post`, neither the provider's nor the catalog's, refused unless --kinds leaves it out."""
+    from sim.calibrate_io import samples_of_frame
+    df = _frame(4, n=60)
+    df.loc[df.kind == "select", "kind"] = "DELETE"
+    df.loc[df.kind == "CAS", "kind"] = "post"
+    assert list(samples_of_frame(df)) == ["head", "get", "put", "pg.DELETE", "pg.commit", "s3.post"]
+    log = tmp_path / "log.parquet"
+    df.to_parquet(log)
+    code, _, err = _main("calibrate", log, "--out", tmp_path / "out")
+    assert code == 2 and "kind 's3.post': the object store's, but not one of its request kinds" in err, err
+    code, out, err = _main("calibrate", log, "--out", tmp_path / "out", "--kinds", "get", "put", "pg.DELETE")
+    assert code == 0, err
+    assert list(yaml.safe_load((tmp_path / "out" / "catalog.yaml").read_text())) == ["pg.DELETE"]
+
+
 def test_calibrate_a_csv_end_to_end(tmp_path):
     """A user's CSV (kind, latency_ms, bytes; no server): storage kinds by name in any case, any other kind the
     catalog's; no conditional PUT measured, so the provider's is the PUT's at 0 bytes, and says so."""
