@@ -35,9 +35,14 @@ def _nested(cls, late=False, seeded=True, factory=None):
 
 @dataclass(frozen=True)
 class LatencySpec:
-    """A service-catalog latency: constant (`latency_ms`) or lognormal (`latency.median_ms`, `sigma`)."""
+    """A service's lognormal latency (`latency.median_ms`, `sigma`; its section's alternative is the constant
+    `latency_ms`), plus an optional fixed part (`fixed_ms`: a request's fixed floor, as the measured storage
+    profiles have; what `sim calibrate` fits to a database's round trips). No fixed part, or 0: the lognormal
+    alone, the config's hash unchanged."""
     median_ms: float = _spec(None, gt=0)
     sigma: float = _spec(None, ge=0)
+    # not seeded: a fixed part draws nothing, so a run with it and one without compare the same draws
+    fixed_ms: float = _spec(None, ge=0, late=True, earlier=0.0, seeded=False)
 
 
 @dataclass(frozen=True)
