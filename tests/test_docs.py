@@ -238,3 +238,64 @@ def test_a_page_citation_names_a_heading_on_that_page():
     assert dangling_citations(found) == [
         "x:1: 'Server capacity' is no heading of docs/model/locks.md", "x:1: docs/model/nowhere.md: no such page",
         "x:1: 'No such section'"]
+
+
+# ---- the README's times are the benchmarks' latest -----------------------------------------------------------------
+# A time as the pages print it: "2 min 33 s", "49.3 s", or a list or range sharing its unit, "54.1, 50.3 s",
+# "0.50 / 0.51 s", "0.36-0.37 s".
+_NUM = r"\d+(?:\.\d+)?"
+_MIN = re.compile(r"(?<![\w.,/-])(\d+) min(?: (\d+) s)?(?!\w)")
+
+
+def times(text: str) -> set[str]:
+    """Every time in `text`, one figure each: "2 min 33 s", "49.3 s"; "54.1, 50.3 s" is "54.1 s" and "50.3 s"
+    (a range, the same of its two ends)."""
+    found = {f"{m} min" + (f" {s} s" if s else "") for m, s in _MIN.findall(text)}
+    text = _MIN.sub(" ", text)
+    for m in re.finditer(rf"(?<![\w.,/-])({_NUM}(?:\s*[,/-]\s*{_NUM})*) s(?!\w)", text):
+        found |= {f"{n} s" for n in re.split(r"\s*[,/-]\s*", m.group(1))}
+    return found
+
+
+def test_times_reads_what_the_pages_print():
+    assert times("the tests 2 min 33 s (1,573; 3 min 17 s); the grid 71.5 s, 54.1, 50.3 s and 0.50 / 0.51 s; "
+                 "20 ms, 1 h, 1,329 runs 49.3 s, 23.6-23.8 s") == {
+        "2 min 33 s", "3 min 17 s", "71.5 s", "54.1 s", "50.3 s", "0.50 s", "0.51 s", "49.3 s", "23.6 s", "23.8 s"}
+
+
+def _latest_times() -> set[str]:
+    from sim import docgen
+    return set().union(*(times(f"{f['value']} ({f['detail']})") for f in docgen.latest()["figures"]))
+
+
+def _readme_timing_text() -> str:
+    """README.md's first section (its times) and its "Performance" section."""
+    text = (ROOT / "README.md").read_text()
+    first = text.split("\n## ", 1)[0]
+    perf = text.split("\n## Performance\n", 1)[1].split("\n## ", 1)[0]
+    return first + "\n" + perf
+
+
+def test_the_readmes_times_are_the_benchmarks_latest():
+    """Every time the README states (its first section and "Performance") is one of benchmarks/latest.json's, and
+    the tests' and the main job's latest are the first section's."""
+    latest, text = _latest_times(), _readme_timing_text()
+    stale = times(text) - latest
+    assert not stale, f"README.md states times that are not benchmarks/latest.json's: {sorted(stale)}"
+    from sim import docgen
+    first = text.split("\n## Performance\n", 1)[0]
+    for f in docgen.latest()["figures"]:
+        if f["id"] in ("tests", "main_job"):
+            assert f["value"] in first, f"README.md's first section does not give the latest {f['id']}: {f['value']}"
+
+
+def test_the_latest_figures_are_recorded_on_the_benchmarks_page():
+    """benchmarks/latest.json copies figures the benchmarks page records (outside its generated block), each with
+    its commit."""
+    from sim import docgen
+    page = (ROOT / "benchmarks" / "README.md").read_text()
+    recorded = re.sub(r"<!-- latest:begin -->.*?<!-- latest:end -->", "", page, flags=re.S)
+    missing = _latest_times() - times(recorded)
+    assert not missing, f"benchmarks/latest.json has times benchmarks/README.md does not record: {sorted(missing)}"
+    for f in docgen.latest()["figures"]:
+        assert f["commit"] in recorded, f"{f['id']}: commit {f['commit']} is not on the benchmarks page"
