@@ -233,9 +233,13 @@ def _workers_at_work(out: Path, n: int = 2, worker: str = "loky.backend.popen_lo
 def test_a_sweep_killed_by_sigkill_takes_its_workers_with_it(tmp_path):
     """`kill -9` of a sweep (as the OOM killer or a scheduler's time limit would): its two workers, mid-run, and
     loky's resource trackers end within seconds; without `sim.orphans` they stayed for good, with parent 1.
-    (The simpy engine: no compile before the workers start.)"""
+    (The simpy engine: no compile before the workers start; 24 light runs: the first is written soon, many remain.)"""
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(yaml.safe_dump({**TINY_SWEEP, "base": {**TINY_SWEEP["base"], "duration_ms": 120_000},
+                                    "grid": {"workload.num_tables": list(range(1, 13)),
+                                             "storage.provider": ["s3x", "s3"]}}))
     out = tmp_path / "out"
-    _sigkill_leaves_nothing(["sweep", SMOKE, "--out", out, "--jobs", "2", "--engine", "simpy", "--no-report",
+    _sigkill_leaves_nothing(["sweep", spec, "--out", out, "--jobs", "2", "--engine", "simpy", "--no-report",
                              "--no-progress"], _workers_at_work(out))
 
 
