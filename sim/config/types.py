@@ -305,9 +305,9 @@ class Maintenance:
 class Metadata:
     """Metadata that grows with the table's age (docs/MODEL.md, "Metadata that grows"), Iceberg's: metadata.json
     holds every retained snapshot and the last metadata-log entries, the manifest list one entry per live manifest;
-    every PUT and GET of them costs by its size. Off unless `growth`. Sizes in bytes; the defaults from seed 003
-    (an empty table's metadata.json 1,289 B, 2,188 B after one snapshot; its manifest list of one entry 3,727 B)
-    and Iceberg's defaults; a table may start with snapshots of an age."""
+    every PUT and GET of them costs by its size. Off unless `growth`. Sizes in bytes; the defaults from the FSx for
+    Lustre post (docs/MODEL.md, "Sources": an empty table's metadata.json 1,289 B, 2,188 B after one snapshot; its
+    manifest list of one entry 3,727 B) and Iceberg's defaults; a table may start with snapshots of an age."""
     growth: bool = _spec(False)
     base_bytes: float = _spec(1289.0, ge=0)
     snapshot_bytes: float = _spec(681.0, ge=0)
@@ -393,8 +393,8 @@ class Storage:
 @dataclass(frozen=True)
 class RequestFaults:
     """One request kind's faults: the share of its requests that took effect and lost their answer (a timeout: the
-    client never hears), and the share answered 5xx before they took effect. No published rate exists for either
-    (../shared/research: "not found"): 0 unless given."""
+    client never hears), and the share answered 5xx before they took effect. No rate of either on any commit
+    endpoint was found in public sources: 0 unless given."""
     lost_answer: float = _spec(0.0, ge=0, le=1)
     server_error: float = _spec(0.0, ge=0, le=1)
 
