@@ -37,7 +37,9 @@ def _main(*argv, entry=cli.main) -> tuple[int, str, str]:
 
 #: what each command reads from its first argument: a config, a sweep file, a run's history, a results directory
 READS = {"run": "config", "knee": "config", "sweep": "sweep", "check": "history", "report": "results",
-         "calibrate": "latency log"}
+         "calibrate": "latency log", "testbed": "testbed results"}
+# a command whose first argument follows a subcommand
+SUBCOMMAND = {"testbed": "report"}
 
 CONFIG = {"duration_ms": 60_000, "warmup_ms": 10_000, "cooldown_ms": 10_000,
           "workload": {"inter_arrival": {"mean_ms": 500}, "num_tables": 2,
@@ -88,6 +90,20 @@ def _table_cases(valid: bytes) -> dict:
             "a table of another kind": OTHER_TABLE}
 
 
+def _testbed_row(data: bytes):
+    """A testbed results folder with a grid and one cell whose row.json holds `data` (None: no cell yet, the folder
+    named)."""
+    def put(d: Path):
+        (d / "grid.json").write_text('{"stacks": ["delta-s3"]}')
+        if data is None:
+            return d, d
+        row = d / "cells" / "delta-s3" / "delay5" / "retries-off" / "writers1" / "rep0" / "row.json"
+        row.parent.mkdir(parents=True)
+        row.write_bytes(data)
+        return d, row
+    return put
+
+
 def _cases() -> list:
     """(command, case name, put): `put(tmp_path)` writes the bad input and returns (argument, the path that the
     message must name)."""
@@ -121,6 +137,13 @@ def _cases() -> list:
             cases += [(command, f"parquet: {name}", file(data, "log.parquet"))
                       for name, data in _table_cases(LATENCY_LOG).items()]
             cases.append((command, "neither CSV nor parquet", file(LATENCY_LOG, "log.bin")))
+        elif kind == "testbed results":
+            cases += [(command, f"grid.json: {name}", inside("grid.json", data)) for name, data in JUNK.items()]
+            cases.append((command, "grid.json: a list", inside("grid.json", b"[1, 2]")))
+            cases.append((command, "grid.json of another kind", inside("grid.json", b'{"a": 1}')))
+            cases.append((command, "no cells measured", _testbed_row(None)))
+            cases.append((command, "a row.json that is junk", _testbed_row(JUNK["binary junk"])))
+            cases.append((command, "a row.json of another kind", _testbed_row(b'{"a": 1}')))
         elif kind == "history":
             cases.append((command, "history.parquet is a directory", inside("history.parquet", None)))
             cases += [(command, f"history.parquet: {name}", inside("history.parquet", data))
@@ -172,7 +195,7 @@ def test_a_bad_input_is_one_line_naming_it_and_exit_2(tmp_path, monkeypatch, com
     # `knee --max-runs 1` is refused after the config is read: a config read as valid fails below, not runs
     extra = {"run": ["--json"], "knee": ["--max-runs", "1"], "sweep": ["--dry-run"],
              "calibrate": ["--out", tmp_path / "out"]}.get(command, [])
-    code, out, err = _main(command, arg, *extra)
+    code, out, err = _main(*[command, SUBCOMMAND[command]][:1 + (command in SUBCOMMAND)], arg, *extra)
     lines = err.strip().splitlines()
     assert (code, out) == (2, ""), err
     assert len(lines) == 1 and lines[0].startswith("error: "), err
