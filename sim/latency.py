@@ -156,18 +156,16 @@ def latency_model(cfg) -> LatencyModel:
             read = request(prof.list_median_ms, prof.list_sigma, prof.list_fixed_ms)
         cas = cas_profile
     elif cat.latency is not None:
-        read = cas = LogNormal(cat.latency.median_ms, cat.latency.sigma)
+        read = cas = _service(cat.latency)
     else:
         read = cas = LogNormal(cat.latency_ms, 0.0)
     put = lambda size_bytes: request(prof.put_median_ms(size_bytes), prof.put_sigma, prof.put_fixed_ms)  # noqa: E731
     lk, ls = cfg.lock, cfg.log_store
-    lock = LogNormal(lk.latency.median_ms, lk.latency.sigma) if lk.latency is not None \
-        else LogNormal(lk.latency_ms or 0.0, 0.0)
+    lock = _service(lk.latency) if lk.latency is not None else LogNormal(lk.latency_ms or 0.0, 0.0)
     lock_write = lock
     if lk.variant == "storage":   # Hudi's storage lock: a lock object in the provider
         lock, lock_write = get, cas_profile
-    store = LogNormal(ls.latency.median_ms, ls.latency.sigma) if ls.latency is not None \
-        else LogNormal(ls.latency_ms or 0.0, 0.0)
+    store = _service(ls.latency) if ls.latency is not None else LogNormal(ls.latency_ms or 0.0, 0.0)
     if ls.kind is not None:   # the entry's conditional PutItem is DynamoDB's
         cas = store
     return LatencyModel(
@@ -176,3 +174,8 @@ def latency_model(cfg) -> LatencyModel:
         catalog_read=read, catalog_cas=cas, put_checkpoint=put(cfg.commit.checkpoint_bytes or 0),
         put_version_hint=put(0), put_last_checkpoint=put(LAST_CHECKPOINT_BYTES), lock=lock, lock_write=lock_write, delete=get,
         put_timeline=put(0), log_store=store)
+
+
+def _service(spec) -> LogNormal:
+    """A service's lognormal latency (a `LatencySpec`), with its fixed part if it has one: no floor."""
+    return LogNormal(spec.median_ms, spec.sigma, 0.0, spec.fixed_ms or 0.0)

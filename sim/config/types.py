@@ -35,9 +35,36 @@ def _nested(cls, late=False, seeded=True, factory=None):
 
 @dataclass(frozen=True)
 class LatencySpec:
-    """A service-catalog latency: constant (`latency_ms`) or lognormal (`latency.median_ms`, `sigma`)."""
+    """A service-catalog latency: constant (`latency_ms`) or lognormal (`latency.median_ms`, `sigma`), plus a fixed
+    part (`fixed_ms`, as the measured profile set's requests: a round trip's network delay, its lognormal the rest)."""
     median_ms: float = _spec(None, gt=0)
     sigma: float = _spec(None, ge=0)
+    fixed_ms: float = _spec(None, ge=0, late=True)
+
+
+@dataclass(frozen=True)
+class RoundTrips:
+    """One catalog operation as `count` round trips to its database (each a draw of the catalog's latency), the
+    `effect`-th of them taking effect (at the catalog's linearization fraction of its own latency: a read's
+    snapshot, a commit's check). A commit's change becomes visible at its `visible`-th (its COMMIT; unset: at its
+    effect), and the row it wrote is held from its effect to then: another commit's statement on that row waits
+    for it, then fails if it committed. A conflict read of 0 round trips is none: the lost commit's error says
+    which conflict it was."""
+    count: int = _spec(None, ge=0)
+    effect: int = _spec(None, ge=1)
+    visible: int = _spec(None, ge=1)
+
+
+@dataclass(frozen=True)
+class CatalogRoundTrips:
+    """A service catalog's operations as database round trips (`catalog.round_trips`; none given: each operation
+    one round trip): the base read, the first attempt's refresh, the read after a lost commit (before the sleep),
+    the read after the sleep, and the commit."""
+    base: RoundTrips = _nested(RoundTrips)
+    refresh: RoundTrips = _nested(RoundTrips)
+    conflict: RoundTrips = _nested(RoundTrips)
+    retry: RoundTrips = _nested(RoundTrips)
+    commit: RoundTrips = _nested(RoundTrips)
 
 
 @dataclass(frozen=True)
@@ -128,6 +155,11 @@ class Catalog:
     # metadata is (`table_metadata_inlined`): a commit writes and a validation reads no manifest list or manifest,
     # and DuckLake's conflict rules apply (docs/MODEL.md, "Operations and maintenance")
     file_lists_inlined: bool = _spec(False, late=True)
+    # ... and the DuckLake release whose conflict rules apply (1.4: v1.4-andium; 1.5: v1.5-variegata and main,
+    # since duckdb/ducklake@d95d7f76, inserts and deletes of one table conflict); filled in with file_lists_inlined
+    ducklake_version: str = _spec(None, choices=("1.4", "1.5"), late=True, earlier="1.5")
+    # a service catalog's operations as database round trips (docs/MODEL.md, "Catalog"); none: one each
+    round_trips: CatalogRoundTrips = _nested(CatalogRoundTrips, late=True)
 
 
 @dataclass(frozen=True)
@@ -346,6 +378,10 @@ class RetryPolicy:
 class Retry:
     catalog: RetryPolicy = _nested(RetryPolicy)
     table: RetryPolicy = _nested(RetryPolicy)
+    # the k of a sleep's policy: the conflict's count in its class (class), or every failed attempt's (attempt:
+    # DuckLake's `retry_backoff^i`, i the attempt). Not seeded: it draws nothing, so switching it compares the same
+    # draws
+    count_by: str = _spec("class", choices=("class", "attempt"), late=True, seeded=False)
 
 
 @dataclass(frozen=True)
