@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..schema import ConfigError
-from .types import Catalog, CatalogRoundTrips, Config, RoundTrips, Server
+from .types import Catalog, CatalogRoundTrips, CommitRoundTrips, Config, RoundTrips, Server
 
 PATH = "catalog.round_trips"
 OPERATIONS = ("base", "refresh", "conflict", "retry", "commit")
@@ -43,15 +43,13 @@ def _check_where(cfg: Config) -> None:
 def _operation(rt: RoundTrips, path: str, name: str) -> RoundTrips:
     """One operation's round trips: `count` (at least 1; a conflict read may be 0: none), the `effect`-th taking
     effect (needed when there are several), a commit's `visible`-th making it visible (from its effect on)."""
-    if rt == RoundTrips():
-        return ONE
+    if rt == type(rt)():
+        return CommitRoundTrips(count=1, effect=1, visible=1) if name == "commit" else ONE
     if rt.count is None:
         raise ConfigError(f"{path}.count", "required when any of its keys is given")
     least = 0 if name == "conflict" else 1
     if rt.count < least:
         raise ConfigError(f"{path}.count", f"at least {least}")
-    if rt.visible is not None and name != "commit":
-        raise ConfigError(f"{path}.visible", "only a commit becomes visible (catalog.round_trips.commit.visible)")
     if rt.count == 0:
         if rt.effect is not None:
             raise ConfigError(f"{path}.effect", "not used when count is 0 (no read); remove it")

@@ -46,12 +46,17 @@ class LatencySpec:
 class RoundTrips:
     """One catalog operation as `count` round trips to its database (each a draw of the catalog's latency), the
     `effect`-th of them taking effect (at the catalog's linearization fraction of its own latency: a read's
-    snapshot, a commit's check). A commit's change becomes visible at its `visible`-th (its COMMIT; unset: at its
-    effect), and the row it wrote is held from its effect to then: another commit's statement on that row waits
-    for it, then fails if it committed. A conflict read of 0 round trips is none: the lost commit's error says
-    which conflict it was."""
+    snapshot, a commit's check). A conflict read of 0 round trips is none: the lost commit's error says which
+    conflict it was."""
     count: int = _spec(None, ge=0)
     effect: int = _spec(None, ge=1)
+
+
+@dataclass(frozen=True)
+class CommitRoundTrips(RoundTrips):
+    """The commit's round trips; its change becomes visible at its `visible`-th (its COMMIT; unset: at its effect),
+    and the row it wrote is held from its effect to then: another commit's statement on that row waits for it, then
+    fails if it committed."""
     visible: int = _spec(None, ge=1)
 
 
@@ -64,7 +69,7 @@ class CatalogRoundTrips:
     refresh: RoundTrips = _nested(RoundTrips)
     conflict: RoundTrips = _nested(RoundTrips)
     retry: RoundTrips = _nested(RoundTrips)
-    commit: RoundTrips = _nested(RoundTrips)
+    commit: CommitRoundTrips = _nested(CommitRoundTrips)
 
 
 @dataclass(frozen=True)
