@@ -133,8 +133,9 @@ def step(m, j, now):
 timer = no_timer   # a statement waits for the row's COMMIT with no timeout (PostgreSQL's lock_timeout is 0)
 
 
-# its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached
-# (benchmarks/compile.py): the engine's `compiling the model ...` line quotes it
-COMPILE_S = 8
+# its loop's first compile, CPU s on 2 cores, when another design's mechanisms are cached: after design cas's,
+# 11.4 s of CPU on a loaded machine where cas's own cold compile took 44.7 s (22 s quiet: benchmarks/compile.py),
+# so about 6 s quiet; the engine's `compiling the model ...` line quotes it
+COMPILE_S = 6
 
 OWNS = dict(effect_points=("DB_ROW_WAIT", "DB_COMMIT"), fields=(), params=(), sources=())
