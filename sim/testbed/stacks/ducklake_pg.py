@@ -123,7 +123,7 @@ def verify(env: dict, tables: list[str]) -> dict:
 FOLLOWED = ("begin", "select", "other", "update", "insert")
 
 
-def profile(cal, folder=None) -> dict:
+def profile(cal, folder) -> dict:
     """The model's inputs from one writer (design ducklake-postgres): a PostgreSQL round trip as the client's loop
     sees it (the proxy's latency, fitted as `fixed_ms + LogNormal`, plus the client's median time from a round
     trip's answer to its next request where nothing else runs between them), and the client's own work (the
