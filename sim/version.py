@@ -68,4 +68,8 @@ default keeps the old behaviour, a faster engine with the same records) leave it
 #    upserts whose instants precede its own; either may run inline in a writer's commit path
 #    (`inline_after_commits`, a new key). Results of configs with a Hudi clustering job and upserts change;
 #    every other configuration keeps its results (goldens, all bit for bit)
-MODEL_VERSION = 13
+# 14: design ducklake makes 10 attempts (max_retries 9: ducklake_max_retry_count 10 in DuckLake 1.4 and 1.5) and its
+#     sleep's 1.5^i counts every failed attempt (retry.count_by: attempt); a catalog on its database's round trips
+#     (catalog.round_trips, design ducklake-postgres) is new. Results of configs naming ducklake change where a
+#     transaction exhausts its attempts or meets both conflict classes; every other configuration keeps its results
+MODEL_VERSION = 14

@@ -50,6 +50,8 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         client_rate_per_ms=client_rate_per_s / 1000.0, client_burst=client_burst,
         client_refusal_tokens=client_refusal_tokens,
         metadata_inlined=bool(cat.table_metadata_inlined), file_lists_inlined=bool(cat.file_lists_inlined),
+        ducklake_14=cat.ducklake_version == "1.4", retry_by_attempt=cfg.retry.count_by == "attempt",
+        **_round_trips(cfg),
         max_parallel=cfg.io.max_parallel,
         exact_reads=cfg.io.long_reads == "exact",
         max_attempts=max_attempts,
@@ -67,7 +69,7 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         **_lock(cfg, pol_lock, jit_lock), **_operations(cfg), **_growth(cfg, profile), **_multi_table(cfg),
         **_faults(cfg))
     p["starters"] = p["writers"] + p["jobs"]
-    p["parks"] = p["lock"] or p["server"] or p["object_queue"]
+    p["parks"] = p["lock"] or p["server"] or p["object_queue"] or p["rt_hold"]
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
     return (Params(**{k: _FIELD_TYPES[k](v) for k, v in p.items()}),
             Delays(bo_cat, bo_tab, bo_thr, bo_srv, bo_lock))
@@ -117,6 +119,21 @@ def _server(cfg: Config, policy: int, jitter: float) -> dict:
                 row_hold=on and srv.lock_scope == "transaction",
                 client_pool=1 if srv.read_pool_connections else 0,
                 pool_timeout_ms=(srv.acquire_timeout_ms or 0.0) if on else 0.0)
+
+
+def _round_trips(cfg: Config) -> dict:
+    """A service catalog's operations as database round trips (`sim.model.round_trips`; none given: one each, the
+    design's own path): per operation its count and the one that takes effect; the commit's visible one."""
+    rts = cfg.catalog.round_trips
+    on = rts.commit.count is not None
+    out = {"rt_ops": on}
+    for name in ("base", "refresh", "conflict", "retry", "commit"):
+        rt = getattr(rts, name)
+        out[f"rt_{name}_n"] = rt.count if on else 1
+        out[f"rt_{name}_k"] = (rt.effect or 0) if on else 1
+    out["rt_commit_visible"] = rts.commit.visible if on else 1
+    out["rt_hold"] = on and rts.commit.visible > rts.commit.effect
+    return out
 
 
 def _lock(cfg: Config, policy: int, jitter: float) -> dict:
