@@ -214,6 +214,8 @@ def build_parser(prog: str = "python -m sim") -> argparse.ArgumentParser:
 
     from .sweep.cli import add_commands   # a broken dependency is an error, never a missing command
     add_commands(sub)
+    from .trace.cli import add_commands as add_trace_commands
+    add_trace_commands(sub)
     return p
 
 
