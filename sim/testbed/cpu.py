@@ -1,0 +1,50 @@
+"""Where the CPU went during a measured run: the machine's busy fraction, and the CPU of each process group we
+started (the servers, the proxy); the writers measure their own (`time.process_time`, every thread of theirs).
+
+On two cores the clients' CPU can be the bottleneck instead of the protocol (writers then fall into lock-step
+for reasons of CPU): a cell whose busy fraction is over the bound is reported `cpu_bound`, not compared.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psutil
+
+
+def _tree_cpu_s(pid: int) -> float:
+    """CPU seconds of a process, of its children that ended (waited for: `children_*`), and of those alive."""
+    try:
+        p = psutil.Process(pid)
+        t = p.cpu_times()
+        total = t.user + t.system + t.children_user + t.children_system
+        for c in p.children(recursive=True):
+            try:
+                ct = c.cpu_times()
+                total += ct.user + ct.system
+            except psutil.Error:
+                pass
+        return total
+    except psutil.Error:
+        return 0.0
+
+
+@dataclass
+class CpuMeter:
+    """Snapshots at a run's start and end: `start()`, then `stop()` gives the figures of the interval."""
+    groups: dict                 # name -> list of pids (a server's, the proxy's)
+    _t0: tuple = None
+    _g0: dict = None
+
+    def start(self) -> None:
+        self._t0 = psutil.cpu_times()
+        self._g0 = {name: sum(_tree_cpu_s(p) for p in pids) for name, pids in self.groups.items()}
+
+    def stop(self) -> dict:
+        t1 = psutil.cpu_times()
+        total = sum(t1) - sum(self._t0)
+        idle = (t1.idle - self._t0.idle) + (getattr(t1, "iowait", 0.0) - getattr(self._t0, "iowait", 0.0))
+        out = {"busy_fraction": 1.0 - idle / total if total > 0 else float("nan"),
+               "cpus": psutil.cpu_count()}
+        for name, pids in self.groups.items():
+            out[f"cpu_{name}_s"] = sum(_tree_cpu_s(p) for p in pids) - self._g0[name]
+        return out

@@ -1,0 +1,115 @@
+"""ducklake-pg: DuckLake (duckdb with its ducklake and postgres extensions) with its catalog in PostgreSQL, its data
+files on local disk.
+
+A transaction is one `INSERT INTO` a lake table in its own DuckDB transaction: DuckLake writes the data file,
+then commits in one PostgreSQL transaction that inserts the next snapshot id (the lake's primary key: any two
+concurrent commits collide) and the table's changes. DuckLake retries a failed commit itself
+(`ducklake_max_retry_count`, default 10; 0 turns it off); its retries run in compiled code, so its attempts
+are read from the proxy's log: each transaction that inserts a snapshot row is one.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..writers import CommitOutcome
+from . import address, payload
+from .common import failed, keys_of
+
+SERVERS = ("pg",)
+
+
+def _extension(package: str, name: str) -> str:
+    import importlib
+    mod = importlib.import_module(package)
+    found = sorted(Path(mod.__file__).parent.glob(f"extensions/*/{name}.duckdb_extension"))
+    if not found:
+        raise RuntimeError(f"{package} holds no {name}.duckdb_extension")
+    return str(found[-1])
+
+
+def database(env: dict) -> str:
+    return f"lake_{env['tag']}".lower()
+
+
+def connect(env: dict, writer: int):
+    """A DuckDB connection with the lake attached through the writer's proxied port."""
+    import duckdb
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    for package, name in (("duckdb_extension_postgres_scanner", "postgres_scanner"),
+                          ("duckdb_extension_ducklake", "ducklake")):
+        con.execute(f"INSTALL '{_extension(package, name)}'")
+        con.execute(f"LOAD {name}")
+    host, port = address(env, "pg", writer)
+    pg = env["pg"]
+    pw = f" password={pg['password']}" if pg["password"] else ""
+    data = Path(env["workdir"]) / "ducklake-data"
+    con.execute(f"ATTACH 'ducklake:postgres:dbname={database(env)} host={host} port={port} user={pg['user']}{pw}' "
+                f"AS lake (DATA_PATH '{data}/')")
+    if not env["retries"]:
+        con.execute("SET ducklake_max_retry_count = 0")
+    return con
+
+
+def setup(env: dict, tables: list[str]) -> None:
+    import psycopg2
+    host, port = address(env, "pg", -1)
+    pg = env["pg"]
+    c = psycopg2.connect(host=host, port=port, user=pg["user"], password=pg["password"] or None,
+                         dbname=pg["dbname"])
+    c.autocommit = True
+    c.cursor().execute(f"CREATE DATABASE {database(env)}")
+    c.close()
+    con = connect(env, -1)
+    for t in tables:
+        con.execute(f"CREATE TABLE lake.{t} (writer INTEGER, k INTEGER, \"row\" INTEGER, data BLOB)")
+    con.close()
+
+
+def attempt_request(kind: str) -> bool:
+    """Each attempt ends its PostgreSQL transaction: a COMMIT (won) or a ROLLBACK after a conflict."""
+    return kind in ("pg:commit", "pg:rollback")
+
+
+class Writer:
+    def __init__(self, env: dict, writer: int):
+        self.env, self.writer = env, writer
+        self.con = connect(env, writer)
+        for t in env["tables"]:
+            self.con.execute(f"SELECT count(*) FROM lake.{t}").fetchall()
+
+    def payload(self, k: int):
+        return payload(self.env, self.writer, k)
+
+    def commit(self, table: str, data) -> CommitOutcome:
+        import duckdb
+        self.con.register("batch", data)
+        try:
+            self.con.execute(f"INSERT INTO lake.{table} SELECT * FROM batch")
+        except duckdb.Error as exc:
+            return failed("retries_exhausted", exc)
+        finally:
+            self.con.unregister("batch")
+        return CommitOutcome(True)
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def open_writer(env: dict, writer: int) -> Writer:
+    return Writer(env, writer)
+
+
+def verify(env: dict, tables: list[str]) -> dict:
+    """Per table: the snapshots that inserted into it (DuckLake's `tables_inserted_into`, by table id), and the
+    rows of each (writer, k)."""
+    con = connect(env, -1)
+    ids = dict(con.execute("SELECT table_name, table_id FROM __ducklake_metadata_lake.ducklake_table "
+                           "WHERE end_snapshot IS NULL").fetchall())
+    inserted = [str(x) for (lst,) in con.execute(
+        "SELECT changes['tables_inserted_into'] FROM ducklake_snapshots('lake')").fetchall() for x in (lst or [])]
+    out = {}
+    for t in tables:
+        rows = con.execute(f"SELECT writer, k FROM lake.{t}").fetch_arrow_table()
+        out[t] = {"versions": inserted.count(str(ids[t])), "keys": keys_of(rows)}
+    con.close()
+    return out
