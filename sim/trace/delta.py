@@ -150,7 +150,7 @@ def read(url: str, table: str | None = None, skip_unknown: bool = False) -> Hist
                     runtime_ms=_runtime_ms(info, where), files=actions["files"], bytes_=actions["bytes"])
     if entries[0] > 0:
         before = [c for c in checkpoints if c <= entries[0]]
+        checkpoint = f"; the checkpoint at {before[-1]} holds no commitInfo" if before else ""
         history.notes.append(f"{table}: versions 0..{entries[0] - 1} are gone from {log.url} (log retention, "
-                             f"delta.logRetentionDuration){f'; the checkpoint at {before[-1]} holds no commitInfo' if before else ''}: "
-                             f"the history read starts at version {entries[0]}")
+                             f"delta.logRetentionDuration){checkpoint}: the history read starts at version {entries[0]}")
     return history

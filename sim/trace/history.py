@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ..schema import ConfigError
 
-# the model's operation names (sim/config/types.py, Operations and Maintenance; docs/model/operations-and-maintenance.md)
+# the model's operation names (sim/config/types.py, Operations and Maintenance;
+# docs/model/operations-and-maintenance.md)
 OPERATIONS = ("append", "overwrite", "row_delta", "compaction", "rewrite_manifests", "expire_snapshots",
               "schema_change")
 COLUMNS = {"time_ms": "float64", "table": "string", "operation": "string", "writer": "string",
