@@ -53,10 +53,10 @@ def test_delta_table_on_s3(s3, tmp_path, monkeypatch, capsys):
                "AWS_REGION": REGION, "AWS_ALLOW_HTTP": "true", "aws_conditional_put": "etag"}
     history = trace_tables.delta_table(f"s3://{BUCKET}/delta/orders", options)
     df, text = _import(s3, tmp_path, "delta", f"s3://{BUCKET}/delta/orders", monkeypatch, capsys)
-    assert list(df["time_ms"]) == [float(h["timestamp"]) for h in history]
+    assert list(df["time_ms"]) == [float(h["timestamp"]) for h in history[:-2]]      # less VACUUM's two
     assert list(df["operation"]) == ["append"] * 3 + ["overwrite", "overwrite", "append", "compaction", "overwrite",
                                                       "schema_change", "overwrite"]
-    assert f"read: delta table orders: s3://{BUCKET}/delta/orders/_delta_log, versions 0..9" in text
+    assert f"read: delta table orders: s3://{BUCKET}/delta/orders/_delta_log, versions 0..11" in text
 
 
 def test_iceberg_table_on_s3(s3, tmp_path, monkeypatch, capsys):

@@ -63,7 +63,7 @@ def iceberg_table(where: Path, warehouse: str | None = None, props: dict | None 
 
 def delta_table(uri: str, storage_options: dict | None = None):
     """A delta-rs table: three appends, a DELETE, an overwrite, an append, OPTIMIZE (compaction), MERGE, SET
-    TBLPROPERTIES and UPDATE. Returns the client's history, oldest first."""
+    TBLPROPERTIES, UPDATE and a VACUUM (its START and END entries). Returns the client's history, oldest first."""
     from deltalake import DeltaTable, write_deltalake
     opts = {"storage_options": storage_options} if storage_options else {}
     for ids in ([1, 2, 3], [4, 5], [6]):
@@ -76,6 +76,7 @@ def delta_table(uri: str, storage_options: dict | None = None):
      .when_matched_update_all().when_not_matched_insert_all().execute())
     DeltaTable(uri, **opts).alter.set_table_properties({"delta.appendOnly": "false"})
     DeltaTable(uri, **opts).update({"v": "'x'"}, predicate="id = 7")
+    DeltaTable(uri, **opts).vacuum(retention_hours=0, enforce_retention_duration=False, dry_run=False)
     return sorted(DeltaTable(uri, **opts).history(), key=lambda h: h["version"])
 
 

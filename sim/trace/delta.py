@@ -24,21 +24,23 @@ _METADATA = {"SET TBLPROPERTIES", "UNSET TBLPROPERTIES", "ADD COLUMNS", "CHANGE 
              "REPLACE COLUMNS", "RENAME COLUMN", "DROP COLUMNS", "ADD CONSTRAINT", "DROP CONSTRAINT",
              "UPGRADE PROTOCOL", "ADD FEATURE", "DROP FEATURE", "CLUSTER BY", "UPDATE SCHEMA"}
 _FIXED = {"CREATE TABLE AS SELECT": "append", "OPTIMIZE": "compaction", "REORG": "compaction",
-          "VACUUM START": "expire_snapshots", "VACUUM END": "expire_snapshots",
           **{op: "overwrite" for op in _OVERWRITES}, **{op: "schema_change" for op in _METADATA}}
 _MODES = {"WRITE": ("mode", {"Append": "append", "ErrorIfExists": "append", "Ignore": "append",
                              "Overwrite": "overwrite"}),
           "STREAMING UPDATE": ("outputMode", {"Append": "append", "Complete": "overwrite", "Update": "overwrite"})}
 # a table's creation without data (no add actions) is no commit the model replays
 _CREATIONS = {"CREATE TABLE", "CONVERT", "CLONE"}
+# VACUUM's entries record a file cleanup outside the log: they change no file the table reads, and the model's
+# Delta designs have no commit without data (it refuses an expire_snapshots there): counted, not replayed
+_VACUUM = {"VACUUM START", "VACUUM END"}
 
 
 def operation_of(info: dict, actions: dict, where: str) -> str | None:
-    """The model's operation of one entry (None: a table's creation without data). A WRITE by its mode (Append,
-    and the first write's ErrorIfExists or Ignore: an append; Overwrite: an overwrite), a streaming update by its
-    output mode; DELETE, UPDATE, MERGE an overwrite (copy-on-write), a row delta when they wrote deletion vectors;
-    OPTIMIZE and REORG a compaction; a metadata or protocol change a schema change; VACUUM's START and END entries
-    an expiry (they remove no file the table reads)."""
+    """The model's operation of one entry (None: not replayed, a table's creation without data or VACUUM's entries).
+    A WRITE by its mode (Append, and the first write's ErrorIfExists or Ignore: an append; Overwrite: an
+    overwrite), a streaming update by its output mode; DELETE, UPDATE, MERGE an overwrite (copy-on-write), a row
+    delta when they wrote deletion vectors; OPTIMIZE and REORG a compaction; a metadata or protocol change a schema
+    change."""
     op = info.get("operation")
     if not isinstance(op, str) or not op:
         raise TraceError(f"{where}.operation: missing")
@@ -53,7 +55,7 @@ def operation_of(info: dict, actions: dict, where: str) -> str | None:
         return "row_delta"
     if op in _FIXED:
         return _FIXED[op]
-    if op in _CREATIONS and not actions["files"]:
+    if op in _VACUUM or (op in _CREATIONS and not actions["files"]):
         return None
     raise TraceError(f"{where}.operation: unknown operation {op!r} (docs/FORMATS.md lists the ones mapped; "
                      "--skip-unknown leaves such commits out, counted)")
@@ -140,7 +142,8 @@ def read(url: str, table: str | None = None, skip_unknown: bool = False) -> Hist
             history.skipped[f"unknown operation {info['operation']!r}"] += 1
             continue
         if op is None:
-            history.skipped[f"table creation without data ({info['operation']})"] += 1
+            what = "VACUUM entry" if info["operation"] in _VACUUM else "table creation without data"
+            history.skipped[f"{what} ({info['operation']})"] += 1
             continue
         ict = "inCommitTimestamp" in info
         time_ms = epoch_ms(info.get("inCommitTimestamp" if ict else "timestamp"),
