@@ -320,7 +320,7 @@ def test_summary_rate_by_hour():
     start = 1_796_601_600_000.0      # 2026-12-07 00:00 UTC
     h = _history([start + 10, start + 20, start + 3_600_000 * 2 + 5], ["a", "b", "a"], ["append"] * 3)
     text = summary.text(h, h.frame())
-    assert "trace: 3 commits on 2 tables, 2026-12-07 00:00:00.010 to 2026-12-07 02:00:00.005 UTC (2.0 h)" in text
+    assert "trace: 3 commits on 2 tables, 2026-12-07 00:00:00.010 to 2026-12-07 02:00:00.005 UTC (2.0 h, 0.000417 commits/s)" in text
     assert "  2026-12-07 01:00       0 commits  0.0000 /s" in text       # an hour without commits is listed
     assert "busiest hour 2026-12-07 00:00 UTC: 2 commits (0.0006 /s)" in text
     day = 86_400_000

@@ -53,7 +53,8 @@ def text(history: History, frame) -> str:
         tables = frame.groupby("table", sort=False)["operation"]
         n_tables = frame["table"].nunique()
         lines += [f"trace: {len(frame)} commits on {n_tables} table{'s' * (n_tables != 1)}, {_when(first)} to "
-                  f"{_when(last)} UTC ({_span((last - first) / 1000)})",
+                  f"{_when(last)} UTC ({_span((last - first) / 1000)}"
+                  f"{f', {len(frame) / ((last - first) / 1000):.3g} commits/s' if last > first else ''})",
                   f"operations: {_mix(frame['operation'])}", "tables, busiest first:"]
         busiest = tables.size().sort_values(ascending=False, kind="stable")
         for table in busiest.index[:MAX_TABLES]:
