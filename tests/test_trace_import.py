@@ -309,6 +309,16 @@ def test_bad_out_and_missing_path_are_one_line(capsys, tmp_path):
         assert code == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
 
 
+def test_a_history_of_no_commit_writes_nothing(capsys, tmp_path):
+    """A Delta table created without data (delta-rs's CREATE TABLE): read, nothing to replay, exit 2."""
+    deltalake = pytest.importorskip("deltalake")
+    deltalake.DeltaTable.create(str(tmp_path / "empty"), schema=trace_tables._rows([1]).schema)
+    out = tmp_path / "t.parquet"
+    code, text, err = _import(capsys, "delta", tmp_path / "empty", "--out", out)
+    assert code == 2 and "no commit to replay" in err and not out.exists()
+    assert "trace: no commits" in text and "not replayed: 1 table creation without data (CREATE TABLE)" in text
+
+
 def _history(times_ms, tables, ops):
     h = History("test", "a test history")
     for t, table, op in zip(times_ms, tables, ops):

@@ -27,12 +27,14 @@ def _read(fmt: str, paths: list[str], table: str | None, skip_unknown: bool):
 
 
 def cmd_import(args) -> int:
-    from .history import check_out, write_trace
+    from .history import TraceError, check_out, write_trace
     from .summary import text
     out = check_out(args.out)
     history = _read(args.format, args.paths, args.table, args.skip_unknown)
     frame = history.frame()
     print(text(history, frame))
+    if len(frame) == 0:
+        raise TraceError(f"{' '.join(args.paths)}: no commit to replay (see above): no trace written")
     write_trace(frame, out)
     print(f"wrote {out}")
     return 0
