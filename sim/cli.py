@@ -214,8 +214,10 @@ def build_parser(prog: str = "python -m sim") -> argparse.ArgumentParser:
 
     from .sweep.cli import add_commands   # a broken dependency is an error, never a missing command
     add_commands(sub)
-    from .trace.cli import add_commands as add_trace_commands
-    add_trace_commands(sub)
+    from .testbed.cli import add_commands as add_testbed   # (imports none of the testbed's clients)
+    add_testbed(sub)
+    from .trace.cli import add_commands as add_trace   # (imports none of the table formats' clients)
+    add_trace(sub)
     return p
 
 

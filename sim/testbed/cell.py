@@ -92,7 +92,8 @@ def run_cell(spec: CellSpec, servers, workdir: Path, tag: str, timeout_s: float 
         check = mod.verify(env, tables)
     requests = pd.read_parquet(workdir / "requests.parquet")
     raw = pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
-    records = to_records(raw, requests, spec, t0, mod)
+    # time 0: the barrier opened (a writer may have started its first commit before the parent woke up)
+    records = to_records(raw, requests, spec, min(t0, float(raw["arrival_ms"].min())), mod)
     cpu["cpu_writers_s"] = float(raw["cpu_ms"].sum() / 1000.0)
     result = CellResult(spec, records, requests, cpu, conservation(raw, check, tables, spec.rows_per_commit))
     (workdir / "cell.json").write_text(json.dumps({"spec": {**asdict(spec), "delay": asdict(spec.delay)},
@@ -141,9 +142,9 @@ def to_records(raw: pd.DataFrame, requests: pd.DataFrame, spec: CellSpec, t0: fl
     raw = raw.sort_values(["arrival_ms", "writer"]).reset_index(drop=True)
     counts = _counts(requests, raw)
     attempts = raw["attempts"].to_numpy()
-    if hasattr(mod, "attempt_request"):       # counted from the log: the requests that are commit attempts
-        attempts = np.array([sum(n for k, n in c.items() if mod.attempt_request(k)) for c in counts])
     committed = raw["committed"].to_numpy()
+    if hasattr(mod, "attempts"):       # retries inside compiled code: counted from the log
+        attempts = np.array([mod.attempts(bool(ok), c, spec.retries) for ok, c in zip(committed, counts)])
     n = len(raw)
 
     def count(kinds):

@@ -28,6 +28,16 @@ def ensure_bucket(env: dict, bucket: str) -> None:
     except botocore.exceptions.ClientError as exc:
         if exc.response["Error"]["Code"] not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
             raise
+    warm(env, bucket)
+
+
+def warm(env: dict, bucket: str, prefix: str = "") -> None:
+    """A first write to a bucket waits for SeaweedFS to grow its volumes (seconds): done here, in the setup, not
+    in a writer's first commit."""
+    s3 = boto3_client(env)
+    key = f"{prefix}warm-{env['tag']}"
+    s3.put_object(Bucket=bucket, Key=key, Body=b"warm")
+    s3.delete_object(Bucket=bucket, Key=key)
 
 
 def keys_of(arrow_table) -> Counter:

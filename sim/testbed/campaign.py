@@ -1,0 +1,120 @@
+"""A grid of measured cells, one at a time, on servers started once: `sim testbed run`.
+
+The grid is stacks x the client's retries (off, the client's defaults) x delays x writer counts x repetitions,
+plus, per stack and delay, the one-writer calibration cell the model's prediction is built from (more commits, so
+that its request latencies and its client CPU are well sampled). Each cell's folder holds its requests, records
+and `cell.json`; a cell whose `cell.json` exists is not measured again (a rerun resumes). `measured.parquet` has a
+row per cell and repetition: its figures, CPU and conservation.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from .cell import CellSpec, run_cell
+from .figures import figures
+from .proxy import Delay
+from .servers import servers_for
+from .stacks import SERVERS
+
+# a cell whose own processes (writers, servers, proxy) or the machine kept the CPUs busier than this share of
+# their capacity on average is `cpu_bound`: the clients' CPU, not the protocol, may set its figures
+CPU_BOUND = 0.5
+
+
+@dataclass(frozen=True)
+class Grid:
+    stacks: tuple
+    writers: tuple = (1, 2, 4, 8)
+    delays_ms: tuple = (5.0, 25.0)
+    retries: tuple = (False, True)
+    commits: int = 10
+    reps: int = 3
+    tables: int = 1
+    zipf_alpha: float = 1.5
+    payload_bytes: int = 16384
+    rows_per_commit: int = 10
+    jitter: float = 0.1            # the lognormal part's median, as a share of the fixed one-way delay
+    jitter_sigma: float = 0.5
+    calibration_commits: int = 0   # 0: the grid's largest writer count x its commits
+    seed: int = 1
+
+    def delay(self, fixed_ms: float) -> Delay:
+        return Delay(fixed_ms, self.jitter * fixed_ms, self.jitter_sigma if self.jitter > 0 else 0.0)
+
+    def cells(self):
+        for stack in self.stacks:
+            for d in self.delays_ms:
+                for retries in self.retries:
+                    for n in self.writers:
+                        for rep in range(self.reps):
+                            yield CellSpec(stack, n, self.commits, self.delay(d), retries, self.tables,
+                                           self.zipf_alpha, self.payload_bytes, self.rows_per_commit, self.seed, rep)
+
+    def calibration(self, stack: str, d: float) -> CellSpec:
+        commits = self.calibration_commits or max(self.writers) * self.commits
+        return CellSpec(stack, 1, commits, self.delay(d), False, self.tables, self.zipf_alpha, self.payload_bytes,
+                        self.rows_per_commit, self.seed, 0)
+
+
+def cell_dir(out: Path, spec: CellSpec, calibration: bool = False) -> Path:
+    retries = "default" if spec.retries else "off"
+    base = out / ("calibration" if calibration else "cells") / spec.stack / f"delay{spec.delay.fixed_ms:g}"
+    if calibration:
+        return base
+    return base / f"retries-{retries}" / f"writers{spec.writers}" / f"rep{spec.rep}"
+
+
+def cell_row(spec: CellSpec, records: pd.DataFrame, cpu: dict, conservation: dict, calibration: bool) -> dict:
+    fig = figures(records)
+    own = (cpu["cpu_writers_s"] + cpu["cpu_servers_s"] + cpu["cpu_proxy_s"]) / (cpu["cpus"] * fig["span_s"])
+    return {"stack": spec.stack, "delay_ms": spec.delay.fixed_ms, "retries": "default" if spec.retries else "off",
+            "writers": spec.writers, "rep": spec.rep, "commits": spec.commits, "calibration": calibration, **fig,
+            "busy_fraction": cpu["busy_fraction"], "own_busy_fraction": own,
+            "cpu_bound": bool(max(own, cpu["busy_fraction"]) > CPU_BOUND),
+            "cpu_writers_s": cpu["cpu_writers_s"], "cpu_servers_s": cpu["cpu_servers_s"],
+            "cpu_proxy_s": cpu["cpu_proxy_s"], "client_cpu_ms_per_attempt": 1000 * cpu["cpu_writers_s"] / max(
+                1, fig["attempts"]), "conserved": conservation["ok"], "lost": conservation["lost"],
+            "doubled": conservation["doubled"]}
+
+
+def _measure(spec: CellSpec, servers, folder: Path, tag: str, calibration: bool, log) -> dict:
+    done = folder / "row.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    t = time.monotonic()
+    result = run_cell(spec, servers, folder, tag)
+    row = cell_row(spec, result.records, result.cpu, result.conservation, calibration)
+    done.write_text(json.dumps(row))
+    log(f"{'calibration ' if calibration else ''}{spec.label()}: {row['committed']}/{row['transactions']} committed, "
+        f"failure share {row['failure_share']:.3f}, {row['successes_per_s']:.2f} c/s, p50 "
+        f"{row['commit_p50_ms']:.0f} ms, busy {row['own_busy_fraction']:.2f}/{row['busy_fraction']:.2f}"
+        f"{' cpu_bound' if row['cpu_bound'] else ''}{'' if row['conserved'] else ' NOT CONSERVED'} "
+        f"({time.monotonic() - t:.0f} s)")
+    return row
+
+
+def run_grid(grid: Grid, out: Path, log=print, postgres_url=None, s3_endpoint=None, iceberg_url=None) -> pd.DataFrame:
+    """Measure the calibration cells, then the grid; write `measured.parquet`; return it."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "grid.json").write_text(json.dumps(asdict(grid), indent=1))
+    names = {s for stack in grid.stacks for s in SERVERS[stack]}
+    rows = []
+    workdir = out / "servers" / time.strftime("%Y%m%d-%H%M%S")
+    with servers_for(names, workdir, postgres_url, s3_endpoint, iceberg_url) as servers:
+        for i, stack in enumerate(grid.stacks):
+            for j, d in enumerate(grid.delays_ms):
+                spec = grid.calibration(stack, d)
+                rows.append(_measure(spec, servers, cell_dir(out, spec, True), f"k{i}_{j}", True, log))
+        for n, spec in enumerate(grid.cells()):
+            rows.append(_measure(spec, servers, cell_dir(out, spec), f"c{n}", False, log))
+    for data in ("pg", "weed"):       # the servers' data (their logs stay)
+        shutil.rmtree(workdir / data, ignore_errors=True)
+    df = pd.DataFrame(rows)
+    df.to_parquet(out / "measured.parquet")
+    return df
