@@ -9,6 +9,7 @@ from ..schema import ConfigError
 from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETRY, HMS_CHECK_LOCK_MUTEX_SHARE,
                        LOCK_VARIANTS, LOG_STORE_DEFAULTS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
 from .faults import resolve_faults
+from .trace import resolve_trace
 from .types import (Catalog, Commit, Config, InterArrival, Job, Lock, LogStore, Metadata, Retry, RetryPolicy,
                     Server, Workload, Writers)
 
@@ -542,6 +543,7 @@ def _check_metadata(cfg: Config) -> None:
 def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread;
     `provider_known=False` leaves the provider unchecked (the defaults, which name s3 but never run)."""
+    cfg = resolve_trace(cfg)
     commit = _resolve_commit(cfg)
     _check_catalog(cfg)
     catalog = _resolve_server(cfg)
@@ -562,7 +564,7 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     except ProviderError as exc:
         raise ConfigError("storage.provider", str(exc)) from None
     workload = dataclasses.replace(cfg.workload, writers=_resolve_writers(cfg.workload))
-    if workload.writers.count == 0:
+    if workload.writers.count == 0 and workload.trace.path is None:   # (a trace's rows are its arrivals)
         workload = dataclasses.replace(workload, inter_arrival=_resolve_arrivals(cfg.workload))
     if cfg.warmup_ms + cfg.cooldown_ms >= cfg.duration_ms:
         raise ConfigError("warmup_ms", f"warmup_ms + cooldown_ms ({cfg.warmup_ms + cfg.cooldown_ms:g}) must be "

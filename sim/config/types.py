@@ -220,6 +220,26 @@ class MultiTable:
 
 
 @dataclass(frozen=True)
+class Trace:
+    """A history replayed instead of drawn arrivals (docs/model/workload.md, "Trace"): the commits of the trace
+    file at `path` (docs/FORMATS.md, "Trace"), each a transaction of its operation on its table arriving at its
+    commit time less its runtime (its own, else a draw of `workload.runtime`); a writer's commits one at a time.
+    The file's content is the config's identity (`sha256`, filled in; the path is not hashed). What-ifs:
+    `rate_scale` k times the load (the gaps between arrivals divided by k), `tables_scale` the history on k times
+    the tables (copy c shifted by c / k of `period_ms`), `repeat` the history looped n times, `period_ms` apart.
+    `start_ms`: the trace's time that is the replay's 0 (default: its earliest known start). With a trace,
+    `duration_ms`, `warmup_ms` and `cooldown_ms` are on the history's clock (`sim.config.trace`)."""
+    path: str = _spec(None, hashed=False)
+    sha256: str = _spec(None)
+    # not seeded: every k replays the same draws (runtimes, partitions, latencies), k times faster
+    rate_scale: float = _spec(1.0, gt=0, le=1e6, seeded=False)
+    tables_scale: int = _spec(1, ge=1, le=10_000)
+    repeat: int = _spec(1, ge=1, le=100_000)
+    start_ms: float = _spec(None)
+    period_ms: float = _spec(None, gt=0)
+
+
+@dataclass(frozen=True)
 class Workload:
     inter_arrival: InterArrival = _nested(InterArrival)
     num_tables: int = _spec(1, ge=1)
@@ -230,6 +250,8 @@ class Workload:
     writers: Writers = _nested(Writers, late=True)
     operations: Operations = _nested(Operations, late=True)
     multi_table: MultiTable = _nested(MultiTable, late=True)
+    # a history replayed instead of drawn arrivals (docs/model/workload.md, "Trace"); none by default
+    trace: Trace = _nested(Trace, late=True)
 
 
 @dataclass(frozen=True)
@@ -395,7 +417,8 @@ class Faults:
 
 @dataclass(frozen=True)
 class Config:
-    duration_ms: float = _spec(3_600_000.0, gt=0)
+    # unset: 1 h, or with a trace its whole history (`resolve`: on the history's clock, docs/model/workload.md)
+    duration_ms: float = _spec(None, gt=0)
     warmup_ms: float = _spec(900_000.0, ge=0)
     cooldown_ms: float = _spec(900_000.0, ge=0)
     drain_limit_ms: float = _spec(3_600_000.0, ge=0)

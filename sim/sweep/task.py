@@ -7,7 +7,7 @@ import signal
 import time
 import traceback
 
-from ..config import Config, from_dict
+from ..config import Config, from_dict, traced
 from ..providers import profile_digest
 from ..run import run
 from ..version import MODEL_VERSION
@@ -17,7 +17,7 @@ from .store import RunKey
 def standard_columns(cfg: Config) -> dict:
     """Parameter columns every results table has, whatever was swept (docs/FORMATS.md)."""
     ia = cfg.workload.inter_arrival
-    writers = cfg.workload.writers.count > 0
+    writers = cfg.workload.writers.count > 0 or traced(cfg)   # (a trace's rows are its arrivals: no gap)
     cat, lk, ls = cfg.catalog, cfg.lock, cfg.log_store
     if cat.backend == "storage":
         cat_ms = math.nan
@@ -35,7 +35,8 @@ def standard_columns(cfg: Config) -> dict:
         "provider": cfg.storage.provider, "backend": cat.backend, "num_tables": cfg.workload.num_tables,
         "fast_append_ratio": cfg.workload.fast_append_ratio,
         "inter_arrival_ms": math.nan if writers else ia.median_ms if ia.distribution == "lognormal" else ia.mean_ms,
-        "inter_arrival_distribution": "" if writers else ia.distribution, "catalog_latency_ms": cat_ms,
+        "inter_arrival_distribution": "trace" if traced(cfg) else "" if writers else ia.distribution,
+        "catalog_latency_ms": cat_ms,
         "service_latency_ms": svc_ms,
         "table_selection": cfg.workload.table_selection.distribution,
         "zipf_alpha": cfg.workload.table_selection.alpha if zipf else math.nan,
