@@ -3,7 +3,7 @@
 Every importer (`iceberg`, `delta`, `ducklake`) builds a `History`: its commits, what range of the history it read
 (`notes`: what is gone, what it could not see) and what it read but does not replay (`skipped`, by kind: a table's
 creation, a view's change). A field it cannot read is a `TraceError`: one line naming the file and the field,
-never a guess. `write_trace` is the one place the trace file is written (docs/FORMATS.md, "Traces")."""
+never a guess. `write_trace` writes the trace file, through `sim.trace.schema` (docs/FORMATS.md, "Trace")."""
 from __future__ import annotations
 
 import math
@@ -12,14 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..schema import ConfigError
+from .schema import OPERATIONS      # the model's operation names (docs/model/operations-and-maintenance.md)
 
-# the model's operation names (sim/config/types.py, Operations and Maintenance;
-# docs/model/operations-and-maintenance.md)
-OPERATIONS = ("append", "overwrite", "row_delta", "compaction", "rewrite_manifests", "expire_snapshots",
-              "schema_change")
 COLUMNS = {"time_ms": "float64", "table": "string", "operation": "string", "writer": "string",
            "runtime_ms": "float64", "files": "Int64", "bytes": "float64", "source": "string"}
-TRACE_SUFFIXES = (".parquet", ".csv")
 # timestamps are Unix epoch milliseconds between 2000 and 2200: anything else is a field written in other units
 # (seconds, microseconds) or garbage, and is refused rather than read as a date nobody committed on
 _MIN_MS, _MAX_MS = 946_684_800_000, 7_258_118_400_000
@@ -90,14 +86,13 @@ def count(value, where: str) -> int | None:
 
 def check_out(path: str) -> Path:
     """The trace file's path, checked before anything is read: parquet or CSV, by its extension."""
-    out = Path(path)
-    if out.suffix.lower() not in TRACE_SUFFIXES:
-        raise TraceError(f"--out {path}: a trace file is .parquet or .csv")
-    return out
+    from .schema import kind_of
+    kind_of(path)
+    return Path(path)
 
 
 def write_trace(frame, path: str | Path) -> None:
-    """Write the trace (parquet or CSV by extension), atomically: the file appears whole or not at all."""
-    from ..results_io import atomic_write_csv, atomic_write_parquet
-    out = check_out(str(path))
-    (atomic_write_csv if out.suffix.lower() == ".csv" else atomic_write_parquet)(out, frame)
+    """Write the trace (sim.trace.schema's writer: checked as a trace is read, parquet or CSV by extension,
+    atomically)."""
+    from .schema import write_trace as write
+    write(frame, path)
