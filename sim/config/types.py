@@ -35,9 +35,14 @@ def _nested(cls, late=False, seeded=True, factory=None):
 
 @dataclass(frozen=True)
 class LatencySpec:
-    """A service-catalog latency: constant (`latency_ms`) or lognormal (`latency.median_ms`, `sigma`)."""
+    """A service's lognormal latency (`latency.median_ms`, `sigma`; its section's alternative is the constant
+    `latency_ms`), plus an optional fixed part (`fixed_ms`: a request's fixed floor, as the measured storage
+    profiles have; what `sim calibrate` fits to a database's round trips). No fixed part, or 0: the lognormal
+    alone, the config's hash unchanged."""
     median_ms: float = _spec(None, gt=0)
     sigma: float = _spec(None, ge=0)
+    # not seeded: a fixed part draws nothing, so a run with it and one without compare the same draws
+    fixed_ms: float = _spec(None, ge=0, late=True, earlier=0.0, seeded=False)
 
 
 @dataclass(frozen=True)
@@ -300,9 +305,9 @@ class Maintenance:
 class Metadata:
     """Metadata that grows with the table's age (docs/MODEL.md, "Metadata that grows"), Iceberg's: metadata.json
     holds every retained snapshot and the last metadata-log entries, the manifest list one entry per live manifest;
-    every PUT and GET of them costs by its size. Off unless `growth`. Sizes in bytes; the defaults from seed 003
-    (an empty table's metadata.json 1,289 B, 2,188 B after one snapshot; its manifest list of one entry 3,727 B)
-    and Iceberg's defaults; a table may start with snapshots of an age."""
+    every PUT and GET of them costs by its size. Off unless `growth`. Sizes in bytes; the defaults from the FSx for
+    Lustre post (docs/MODEL.md, "Sources": an empty table's metadata.json 1,289 B, 2,188 B after one snapshot; its
+    manifest list of one entry 3,727 B) and Iceberg's defaults; a table may start with snapshots of an age."""
     growth: bool = _spec(False)
     base_bytes: float = _spec(1289.0, ge=0)
     snapshot_bytes: float = _spec(681.0, ge=0)
@@ -388,8 +393,8 @@ class Storage:
 @dataclass(frozen=True)
 class RequestFaults:
     """One request kind's faults: the share of its requests that took effect and lost their answer (a timeout: the
-    client never hears), and the share answered 5xx before they took effect. No published rate exists for either
-    (../shared/research: "not found"): 0 unless given."""
+    client never hears), and the share answered 5xx before they took effect. No rate of either on any commit
+    endpoint was found in public sources: 0 unless given."""
     lost_answer: float = _spec(0.0, ge=0, le=1)
     server_error: float = _spec(0.0, ge=0, le=1)
 

@@ -22,12 +22,12 @@ def standard_columns(cfg: Config) -> dict:
     if cat.backend == "storage":
         cat_ms = math.nan
     else:
-        cat_ms = cat.latency_ms if cat.latency is None else cat.latency.median_ms
+        cat_ms = cat.latency_ms if cat.latency is None else _median_ms(cat.latency)
     # the other services' round trips: a lock's (HMS: the catalog's), or Delta's DynamoDB log store's
     if lk.variant is not None:
-        svc_ms = lk.latency_ms if lk.latency is None else lk.latency.median_ms
+        svc_ms = lk.latency_ms if lk.latency is None else _median_ms(lk.latency)
     elif ls.kind is not None:
-        svc_ms = ls.latency_ms if ls.latency is None else ls.latency.median_ms
+        svc_ms = ls.latency_ms if ls.latency is None else _median_ms(ls.latency)
     else:
         svc_ms = math.nan
     zipf = cfg.workload.table_selection.distribution == "zipf"
@@ -45,6 +45,11 @@ def standard_columns(cfg: Config) -> dict:
         "design": cfg.design or design_of(cfg), "scope": cat.scope, "protocol": cfg.commit.protocol,
         **_workload_columns(cfg),
     }
+
+
+def _median_ms(latency) -> float:
+    """A lognormal service latency's median: its fixed part (if any) plus its lognormal's."""
+    return latency.median_ms if latency.fixed_ms is None else latency.fixed_ms + latency.median_ms
 
 
 def _workload_columns(cfg: Config) -> dict:
