@@ -231,8 +231,8 @@ def test_a_bad_input_is_one_line_naming_it_and_exit_2(tmp_path, monkeypatch, com
     # `knee --max-runs 1` is refused after the config is read: a config read as valid fails below, not runs
     extra = {"run": ["--json"], "knee": ["--max-runs", "1"], "sweep": ["--dry-run"],
              "calibrate": ["--out", tmp_path / "out"]}.get(command, [])
-    code, out, err = _main(*[command, SUBCOMMAND[command]][:1 + (command in SUBCOMMAND)],
-                            *(arg if isinstance(arg, list) else [arg]), *extra)
+    first = [command, SUBCOMMAND[command]] if command in SUBCOMMAND else [command]
+    code, out, err = _main(*first, *(arg if isinstance(arg, list) else [arg]), *extra)
     lines = err.strip().splitlines()
     assert (code, out) == (2, ""), err
     assert len(lines) == 1 and lines[0].startswith("error: "), err

@@ -18,6 +18,12 @@ from sim.trace import summary
 from sim.trace.history import History
 
 
+def _local(uri: str) -> str:
+    """A local file's path from PyIceberg's URI of it."""
+    from urllib.parse import urlparse
+    return urlparse(uri).path
+
+
 def _import(capsys, *args):
     """`sim trace import ARGS` in this process: (exit code, stdout, stderr)."""
     code = main(["trace", "import", *map(str, args)])
@@ -56,7 +62,7 @@ def iceberg(tmp_path_factory):
 def test_iceberg_every_snapshot_and_metadata_commit(iceberg, capsys, tmp_path):
     from pyiceberg.table.snapshots import Operation
     table, before = iceberg
-    df, text = _trace(capsys, tmp_path, "iceberg", table.metadata_location.removeprefix("file://"))
+    df, text = _trace(capsys, tmp_path, "iceberg", _local(table.metadata_location))
     expected = {Operation.APPEND: "append", Operation.OVERWRITE: "overwrite", Operation.DELETE: "overwrite",
                 Operation.REPLACE: "compaction"}
     snaps = df[df["source"].str.startswith("snapshot ")]
@@ -76,7 +82,7 @@ def test_iceberg_every_snapshot_and_metadata_commit(iceberg, capsys, tmp_path):
 
 def test_iceberg_table_folder_and_its_note(iceberg, capsys, tmp_path):
     table, _ = iceberg
-    folder = table.location().removeprefix("file://")
+    folder = _local(table.location())
     df, text = _trace(capsys, tmp_path, "iceberg", folder, extra=("--table", "clicks"))
     assert len(df) == 10 and set(df["table"]) == {"clicks"}
     assert "the highest version" in text          # chosen by number: the note says to give the catalog's file
@@ -84,7 +90,7 @@ def test_iceberg_table_folder_and_its_note(iceberg, capsys, tmp_path):
 
 def _iceberg_copy(iceberg, tmp_path):
     table, _ = iceberg
-    src = table.metadata_location.removeprefix("file://")
+    src = _local(table.metadata_location)
     folder = tmp_path / "metadata"
     shutil.copytree(src.rsplit("/", 1)[0], folder)
     path = folder / src.rsplit("/", 1)[1]

@@ -39,7 +39,7 @@ def iceberg_table(where: Path, warehouse: str | None = None, props: dict | None 
             return Summary(operation=Operation.REPLACE, **summary.additional_properties)
 
     where.mkdir(parents=True, exist_ok=True)
-    catalog = SqlCatalog("test", uri=f"sqlite:///{where}/catalog.db", warehouse=warehouse or f"file://{where}",
+    catalog = SqlCatalog("test", uri=f"sqlite:///{where}/catalog.db", warehouse=warehouse or where.as_uri(),
                          **(props or {}))
     catalog.create_namespace("db")
     t = catalog.create_table("db.events", schema=_rows([1]).schema)
