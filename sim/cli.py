@@ -1,4 +1,4 @@
-"""Command line: `sim run|check|sweep|knee|report|calibrate` (or `python -m sim ...`).
+"""Command line: `sim run|check|sweep|knee|report|calibrate|testbed|trace` (or `python -m sim ...`).
 
 Exit codes: 0 done; 1 runs failed (sweep), an invariant violated (check) or sim cannot load its commands;
 2 bad input, including a run too big to start without --yes; 74 (EX_IOERR) a result file cannot be written;
@@ -231,6 +231,8 @@ def build_parser(prog: str = "python -m sim") -> argparse.ArgumentParser:
     add_command(sub)
     from .testbed.cli import add_commands as add_testbed   # (imports none of the testbed's clients)
     add_testbed(sub)
+    from .trace.cli import add_commands as add_trace   # (imports none of the table formats' clients)
+    add_trace(sub)
     return p
 
 
