@@ -55,6 +55,14 @@ DESIGNS: dict[str, dict] = {
                         "commit": {"protocol": "rewrite", "max_retries": 4},
                         "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY},
                         "storage": GOOGLE_JAVA},
+    # PyIceberg's SqlCatalog (apache/iceberg-python, pyiceberg/catalog/sql.py; docs/MODEL.md, "PyIceberg's commit"):
+    # the service pointer as PyIceberg runs it: its load reads the row and then metadata.json, commit_table loads the
+    # table again and checks the requirement itself, creates metadata.json and swaps the row (UPDATE ... WHERE
+    # metadata_location = loaded); PyIceberg's retry (commit.retry.num-retries 4, Iceberg's backoff)
+    "pyiceberg-sql": {"catalog": {"backend": "service", "scope": "table"},
+                      "commit": {"protocol": "rewrite", "client": "pyiceberg", "reread_before_cas": True,
+                                 "max_retries": 4},
+                      "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY}},
     # fs-table: Iceberg file-system tables (Hadoop tables' reads, iceberg-rust's FileCatalog commit): a commit
     # creates v{N+1}.metadata.json if absent, then writes the version hint best effort; Iceberg's client retry;
     # object_store (iceberg-rust's storage client) resends a 429
@@ -131,6 +139,9 @@ ABOUT = {
     "service-pointer": "a service that CASes the metadata location the Iceberg client wrote: Glue "
                        "UpdateTable(VersionId), the JDBC catalog, S3 Tables; needs `catalog.latency_ms` or "
                        "`catalog.latency`",
+    "pyiceberg-sql": "PyIceberg's SqlCatalog: the client loads the row and metadata.json, checks its requirement in "
+                     "commit_table, writes metadata.json and swaps the row; needs `catalog.latency_ms` or "
+                     "`catalog.latency` (the database's)",
     "fs-table": "Iceberg file-system tables (Hadoop tables, iceberg-rust's FileCatalog): v{N+1}.metadata.json "
                 "created if absent, then the version hint",
     "log": "Delta Lake on an object store as delta-rs commits: put-if-absent log entries",

@@ -132,6 +132,17 @@ class LatencyModel:
     put_timeline: LogNormal       # Hudi: a timeline instant, heartbeat or metadata-table file (the PUT's base latency)
     log_store: LogNormal          # Delta's DynamoDB log store: a DynamoDB round trip (its conditional PutItem is
                                   # catalog_cas)
+    list: LogNormal               # a LIST request (the profile's own, else a GET): PyArrow's check of a name
+    server_load: LogNormal        # a REST server with local steps (`catalog.server.load_latency`): its own time per
+    server_commit: LogNormal      # load, and per commit from its check to its CAS (`commit_latency`)
+
+
+def _spec(spec) -> LogNormal:
+    """A latency a config gives (`catalog.latency`, a server's step): its lognormal and fixed part, no floor; a
+    constant median when sigma is 0; none given: 0."""
+    if spec is None:
+        return LogNormal(0.0, 0.0)
+    return LogNormal(spec.median_ms, spec.sigma, 0.0, spec.fixed_ms or 0.0)
 
 
 def latency_model(cfg) -> LatencyModel:
@@ -156,18 +167,16 @@ def latency_model(cfg) -> LatencyModel:
             read = request(prof.list_median_ms, prof.list_sigma, prof.list_fixed_ms)
         cas = cas_profile
     elif cat.latency is not None:
-        read = cas = LogNormal(cat.latency.median_ms, cat.latency.sigma)
+        read = cas = _spec(cat.latency)
     else:
         read = cas = LogNormal(cat.latency_ms, 0.0)
     put = lambda size_bytes: request(prof.put_median_ms(size_bytes), prof.put_sigma, prof.put_fixed_ms)  # noqa: E731
     lk, ls = cfg.lock, cfg.log_store
-    lock = LogNormal(lk.latency.median_ms, lk.latency.sigma) if lk.latency is not None \
-        else LogNormal(lk.latency_ms or 0.0, 0.0)
+    lock = _spec(lk.latency) if lk.latency is not None else LogNormal(lk.latency_ms or 0.0, 0.0)
     lock_write = lock
     if lk.variant == "storage":   # Hudi's storage lock: a lock object in the provider
         lock, lock_write = get, cas_profile
-    store = LogNormal(ls.latency.median_ms, ls.latency.sigma) if ls.latency is not None \
-        else LogNormal(ls.latency_ms or 0.0, 0.0)
+    store = _spec(ls.latency) if ls.latency is not None else LogNormal(ls.latency_ms or 0.0, 0.0)
     if ls.kind is not None:   # the entry's conditional PutItem is DynamoDB's
         cas = store
     return LatencyModel(
@@ -175,4 +184,6 @@ def latency_model(cfg) -> LatencyModel:
         put_table_metadata=put(cfg.io.table_metadata_bytes),
         catalog_read=read, catalog_cas=cas, put_checkpoint=put(cfg.commit.checkpoint_bytes or 0),
         put_version_hint=put(0), put_last_checkpoint=put(LAST_CHECKPOINT_BYTES), lock=lock, lock_write=lock_write, delete=get,
-        put_timeline=put(0), log_store=store)
+        put_timeline=put(0), log_store=store,
+        list=get if prof.list_median_ms is None else request(prof.list_median_ms, prof.list_sigma, prof.list_fixed_ms),
+        server_load=_spec(cat.server.load_latency), server_commit=_spec(cat.server.commit_latency))

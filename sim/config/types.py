@@ -35,9 +35,11 @@ def _nested(cls, late=False, seeded=True, factory=None):
 
 @dataclass(frozen=True)
 class LatencySpec:
-    """A service-catalog latency: constant (`latency_ms`) or lognormal (`latency.median_ms`, `sigma`)."""
+    """A service-catalog latency: constant (`latency_ms`) or lognormal (`latency.median_ms`, `sigma`), plus a fixed
+    part (`fixed_ms`: the measured profile set's form, a floor plus a lognormal; 0 when not given)."""
     median_ms: float = _spec(None, gt=0)
     sigma: float = _spec(None, ge=0)
+    fixed_ms: float = _spec(None, ge=0, late=True)
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,11 @@ class Server:
     first if `delete_on_conflict`). Its database requests take connections of a pool of `pool_connections`
     (the client's loads one of `read_pool_connections` if given), a request that waited `acquire_timeout_ms` for one
     failing its transaction (a 500), and its row locks are held by statement (an autocommit UPDATE), with
-    `lock_scope: transaction` from its updates to its COMMIT, or with `lock_scope: metadata_write` across the PUT. `variant` fills in the others."""
+    `lock_scope: transaction` from its updates to its COMMIT, or with `lock_scope: metadata_write` across the PUT.
+    A server whose table state is local to it (`load_latency` given: SeaweedFS's, its table's metadata in a filer
+    entry) spends its own time on a load (`load_latency`) and on the rest of a commit up to its CAS
+    (`commit_latency`), with no database request or provider PUT; `catalog.latency` is then the client's round trip
+    to it. `variant` fills in the others."""
     variant: str = _spec(None, choices=tuple(SERVER_VARIANTS) + tuple(SERVERLESS))
     metadata_get: bool = _spec(None)
     retries: int = _spec(None, ge=0)
@@ -61,6 +67,8 @@ class Server:
     lock_scope: str = _spec(None, choices=("statement", "transaction", "metadata_write"))
     reread_before_cas: bool = _spec(None)
     delete_on_conflict: bool = _spec(None)
+    load_latency: LatencySpec = _spec(None, late=True)
+    commit_latency: LatencySpec = _spec(None, late=True)
 
 
 @dataclass(frozen=True)
@@ -297,6 +305,18 @@ class Metadata:
 
 
 @dataclass(frozen=True)
+class ClientWork:
+    """The client's own time per commit attempt (its CPU and interpreter, between its requests): `base_ms` plus
+    `per_version_ms` for each version the table has at the attempt's base (PyIceberg deep-copies the whole table
+    metadata some 18 times an append), spent in the prepare; with a client that checks its requirements itself
+    after loading the table in its commit call (PyIceberg's SqlCatalog, `commit.reread_before_cas`),
+    `commit_share` of it is spent there, after that load. 0: none (the model before the key)."""
+    base_ms: float = _spec(0.0, ge=0)
+    per_version_ms: float = _spec(0.0, ge=0)
+    commit_share: float = _spec(0.0, ge=0, le=1)
+
+
+@dataclass(frozen=True)
 class Commit:
     first_attempt: str = _spec("refresh", choices=("refresh", "stale"))
     max_retries: int = _spec(10, ge=0)
@@ -324,15 +344,21 @@ class Commit:
     # Hudi (the log protocol under a lock): TrueTime's sleep under the lock per instant time generated
     # (hoodie.time.generator.max_expected_clock_skew_ms)
     clock_skew_wait_ms: float = _spec(None, ge=0, late=True)
+    # the client's commit loop: Iceberg's Java client (`java`) or PyIceberg's (`pyiceberg`: no refresh before the
+    # first attempt, the table loaded with its metadata.json, no read after a failed attempt, the manifest list read
+    # beside the manifest's write, the failed attempts' files deleted after a success; docs/model/pyiceberg.md)
+    client: str = _spec("java", choices=("java", "pyiceberg"), late=True)
+    client_work: ClientWork = _nested(ClientWork, late=True)
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
     """`immediate`; `fixed` (delay_ms); `exponential` (delay = min(base_ms * factor^(k-1), max_ms) for the
-    k-th conflict of its class, then stretched by a uniform factor in [1, 1 + jitter]: Iceberg adds up to 10%).
+    k-th conflict of its class, then stretched by a uniform factor in [1, 1 + jitter]: Iceberg adds up to 10%);
+    `linear` (delay = min(base_ms * k, max_ms) + jitter * base_ms * U: SeaweedFS's 50 ms x attempt + U[0, 25)).
     A storage client's resends (`storage.throttle_retry`) may also run a real client's backoff (`object_store`,
     `google_java`), and stop after `max_resends` resends or `deadline_ms` after the request's first send."""
-    policy: str = _spec("immediate", choices=("immediate", "fixed", "exponential") + tuple(RESEND_CLIENTS))
+    policy: str = _spec("immediate", choices=("immediate", "fixed", "exponential", "linear") + tuple(RESEND_CLIENTS))
     delay_ms: float = _spec(None, ge=0)
     base_ms: float = _spec(None, ge=0)
     factor: float = _spec(None, ge=1)

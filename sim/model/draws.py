@@ -127,6 +127,8 @@ def draws_per_event(m, s):
     lane of the two long reads on lanes an event may have (`sim.model.io._renewal_ms`)."""
     if s == Src.LONG:
         return DRAWS_PER_EVENT + 2 * queued_lanes(m)
+    if s == Src.HEAD and m.p.pyiceberg:              # PyIceberg's cleanup: 3 requests for each of 2 files an attempt
+        return DRAWS_PER_EVENT + 6 * m.p.max_attempts
     return max(DRAWS_PER_EVENT, m.p.tables_max + 1)   # (a commit over k tables: a PUT or a DELETE each)
 
 

@@ -66,7 +66,7 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         **_server(cfg, pol_srv, jit_srv),
         version_files=cat.version_files, reread_before_cas=cfg.commit.reread_before_cas, **_log(cfg),
         **_lock(cfg, pol_lock, jit_lock), **_operations(cfg), **_growth(cfg, profile), **_multi_table(cfg),
-        **_faults(cfg))
+        **_faults(cfg), **_client(cfg))
     p["starters"] = p["writers"] + p["jobs"]
     p["parks"] = p["lock"] or p["server"] or p["object_queue"]
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
@@ -110,7 +110,7 @@ def _server(cfg: Config, policy: int, jitter: float) -> dict:
                 jitter_server=jitter, server_reread=on and bool(srv.reread_before_cas),
                 server_delete=on and bool(srv.delete_on_conflict), row_locks=on and srv.lock_scope == "metadata_write",
                 row_hold=on and srv.lock_scope == "transaction",
-                client_pool=1 if srv.read_pool_connections else 0,
+                client_pool=1 if srv.read_pool_connections else 0, server_local=on and srv.load_latency is not None,
                 pool_timeout_ms=(srv.acquire_timeout_ms or 0.0) if on else 0.0)
 
 
@@ -215,6 +215,15 @@ def _faults(cfg: Config) -> dict:
                 error_p=f.commit.server_error, fault_timeout_ms=f.timeout_ms, reaction=reaction,
                 resends_errors=cfg.catalog.backend == "storage", idempotency_check=f.idempotency_check,
                 status_window=window, data_files=f.data_files, data_bytes=f.data_bytes)
+
+
+def _client(cfg: Config) -> dict:
+    """The client's commit loop (`sim.model.pyiceberg`) and its own time per attempt (`commit.client_work`)."""
+    c, cat = cfg.commit, cfg.catalog
+    py = c.client == "pyiceberg"
+    w = c.client_work
+    return dict(pyiceberg=py, load_get=py and cat.server.variant is None and not cat.table_metadata_inlined,
+                work_base_ms=w.base_ms, work_per_version_ms=w.per_version_ms, work_commit_share=w.commit_share)
 
 
 def _writers(cfg: Config) -> dict:

@@ -332,6 +332,15 @@ class Params(NamedTuple):
     status_window: int
     data_files: int
     data_bytes: float
+    # PyIceberg's client (`commit.client: pyiceberg`, `sim.model.pyiceberg`): on; its load GETs metadata.json
+    # itself (SqlCatalog: no server); the client's own time per attempt, base and per table version, and the share of
+    # it spent in its commit call after that call's load (`commit.client_work`; any rewrite client's)
+    pyiceberg: bool
+    load_get: bool
+    work_base_ms: float
+    work_per_version_ms: float
+    work_commit_share: float
+    server_local: bool           # a REST server whose steps are local (SeaweedFS's; `catalog.server.load_latency`)
     parks: bool                  # a mechanism may park a transaction, hand a parked one on or set its timer (a lock,
                                  # a server's pools and row locks, a per-object queue): the engine reads run.wake and
                                  # run.timer after each step
@@ -408,7 +417,8 @@ Op = _codes("Op", "FA VO OVERWRITE ROW_DELTA COMPACTION REWRITE_MANIFESTS EXPIRE
 OPS = tuple(o.lower() for o in Op._fields)
 NA, FALSE, TRUE = I(-1), I(0), I(1)
 # retry policies; the last two only as storage clients' resend policies (`sim.model.resend`)
-Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA AWS_DYNAMODB GAX AZURE_JAVA")
+Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA AWS_DYNAMODB GAX AZURE_JAVA"
+                          " LINEAR")   # (a commit retry: base x k plus an additive jitter; SeaweedFS's server)
 # random sources, the index of each in `Model.draws` (docs/MODEL.md, "Randomness"): declared in `sim.rng.SOURCES`
 SRC_SOURCES = model_sources()           # the sources' declarations, in `Src` order
 Src = _codes("Src", " ".join(s.code for s in SRC_SOURCES))

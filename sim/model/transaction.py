@@ -130,7 +130,7 @@ def next_read(m, j, pc, before):
     if m.p.version_files:
         m.tx[j].after_read = pc
         pc = PC.FS_HINT
-    if m.p.server:                 # a REST server's load: a database read on a connection of its pool
+    if m.p.server and not m.p.server_local:   # a REST server's load: a database read on a connection of its pool
         return pooled(m, j, m.p.client_pool, Src.READ, pc, before)
     return start(m, j, Src.READ, pc, before)
 

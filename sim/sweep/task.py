@@ -22,12 +22,12 @@ def standard_columns(cfg: Config) -> dict:
     if cat.backend == "storage":
         cat_ms = math.nan
     else:
-        cat_ms = cat.latency_ms if cat.latency is None else cat.latency.median_ms
+        cat_ms = cat.latency_ms if cat.latency is None else cat.latency.median_ms + (cat.latency.fixed_ms or 0.0)
     # the other services' round trips: a lock's (HMS: the catalog's), or Delta's DynamoDB log store's
     if lk.variant is not None:
-        svc_ms = lk.latency_ms if lk.latency is None else lk.latency.median_ms
+        svc_ms = lk.latency_ms if lk.latency is None else lk.latency.median_ms + (lk.latency.fixed_ms or 0.0)
     elif ls.kind is not None:
-        svc_ms = ls.latency_ms if ls.latency is None else ls.latency.median_ms
+        svc_ms = ls.latency_ms if ls.latency is None else ls.latency.median_ms + (ls.latency.fixed_ms or 0.0)
     else:
         svc_ms = math.nan
     zipf = cfg.workload.table_selection.distribution == "zipf"

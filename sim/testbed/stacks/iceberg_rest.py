@@ -94,3 +94,39 @@ def verify(env: dict, tables: list[str]) -> dict:
         rows = tbl.scan(selected_fields=("writer", "k")).to_arrow()
         out[t] = {"versions": len(tbl.metadata.snapshots), "keys": keys_of(rows)}
     return out
+
+
+# ------------------------------------------------------------------------------------- the model of the stack
+
+def profile(cal, folder) -> dict:
+    """The model's inputs from one writer (`stacks.pyiceberg_calibration`): PyArrowFileIO's read, write and HEAD as
+    the provider's `get`, `put` and `head`; the client's round trip to SeaweedFS's REST server as the catalog's
+    latency and the server's own time per load and per commit as its steps'; the data file's encoding and write as
+    the runtime; the client's own time per attempt, a line in the table's snapshots."""
+    from ..profile import lognormal, provider_file, runtime
+    from .pyiceberg_calibration import client_work, decompose, rest_samples, storage_samples
+    s = storage_samples(cal)
+    fits = {kind: lognormal(v, kind) for kind, v in s.items() if len(v) > 0}
+    fits["cas"] = fits["put"]
+    provider = provider_file("iceberg-rest", fits, folder / "provider.yaml",
+                             "PyArrowFileIO's composite reads, writes and HEADs (docs/model/pyiceberg.md)")
+    rest = rest_samples(cal, s["head"])
+    rows = decompose(cal, sql=False)
+
+    def own(x):     # a server step's own time: fitted, or (a log without server_ms) its median beyond the round trip
+        return lognormal(x) if hasattr(x, "__len__") else {"median_ms": float(x), "sigma": 0.0}
+    return {"provider": str(provider), "catalog_latency": lognormal(rest["network"]),
+            "load_latency": own(rest["load"]), "commit_latency": own(rest["commit"]),
+            "runtime": runtime([r["runtime_ms"] for r in rows]), "client_work": client_work(rows, sql=False)}
+
+
+def model_config(profile: dict, spec) -> dict:
+    """Design rest with SeaweedFS's server (`catalog.server.variant: seaweedfs`) and PyIceberg's client, its
+    retries on (4) or off."""
+    server = {"variant": "seaweedfs", "load_latency": profile["load_latency"],
+              "commit_latency": profile["commit_latency"]}
+    return {"design": "rest", "storage": {"provider": profile["provider"]},
+            "catalog": {"latency": profile["catalog_latency"], "server": server},
+            "commit": {"client": "pyiceberg", "max_retries": 4 if spec.retries else 0,
+                       "client_work": profile["client_work"]},
+            "workload": {"runtime": profile["runtime"]}}

@@ -95,3 +95,30 @@ def verify(env: dict, tables: list[str]) -> dict:
         out[t] = {"versions": len(tbl.metadata.snapshots), "keys": keys_of(rows)}
     cat.engine.dispose()
     return out
+
+
+# ------------------------------------------------------------------------------------- the model of the stack
+
+def profile(cal, folder) -> dict:
+    """The model's inputs from one writer (`stacks.pyiceberg_calibration`): PyArrowFileIO's read, write, HEAD and
+    LIST as the provider's `get`, `put`, `head` and `list`; a PostgreSQL transaction of three round trips (a load,
+    a swap) as the catalog's latency; the data file's encoding and write as the runtime; the client's own time per
+    attempt, a line in the table's snapshots, and its share spent in commit_table."""
+    from ..profile import lognormal, provider_file, runtime
+    from .pyiceberg_calibration import catalog_samples, client_work, decompose, storage_samples
+    s = storage_samples(cal)
+    fits = {kind: lognormal(v, kind) for kind, v in s.items()}
+    fits["cas"] = fits["put"]     # (no storage CAS: the database swaps)
+    provider = provider_file("iceberg-sql", fits, folder / "provider.yaml",
+                             "PyArrowFileIO's composite reads, writes, HEADs and LISTs (docs/model/pyiceberg.md)")
+    rows = decompose(cal, sql=True)
+    return {"provider": str(provider), "catalog_latency": lognormal(catalog_samples(cal)),
+            "runtime": runtime([r["runtime_ms"] for r in rows]), "client_work": client_work(rows, sql=True)}
+
+
+def model_config(profile: dict, spec) -> dict:
+    """Design pyiceberg-sql: PyIceberg's loop on the service pointer, its retries on (4) or off."""
+    return {"design": "pyiceberg-sql", "storage": {"provider": profile["provider"]},
+            "catalog": {"latency": profile["catalog_latency"]},
+            "commit": {"max_retries": 4 if spec.retries else 0, "client_work": profile["client_work"]},
+            "workload": {"runtime": profile["runtime"]}}

@@ -1,0 +1,148 @@
+"""PyIceberg's transactions as the model's operations (docs/model/pyiceberg.md): a one-writer calibration cell's
+requests cut into what `commit.client: pyiceberg` draws, and the client's own time per attempt left over.
+
+Each operation is calibrated as the composite PyArrowFileIO makes of it (docs/decisions.md, "PyArrowFileIO's
+requests: composites"), timed by the proxy from its first request's start to its last one's end:
+- a read (metadata.json, the parent's manifest list): a HEAD, then one ranged GET: the provider's `get`;
+- a write (manifest, manifest list, metadata.json): a multipart upload of three requests, the part with its
+  100-continue wait: the provider's `put`;
+- a HEAD alone (a manifest's length after its write; the name check before metadata.json is created, answered
+  404): the provider's `head`; the LIST of that name as a directory: its `list`;
+- a SqlCatalog load or swap: BEGIN, the statement, ROLLBACK or COMMIT: the catalog's latency (its effect point at
+  half of it is the statement's middle, as each round trip is alike);
+- the job's data file (encoding it, its multipart upload and its length's HEAD), from the base load's end to that
+  HEAD's end: the runtime;
+- what is left of a transaction's time once these are taken out is the client's own (`commit.client_work`): its
+  CPU and its interpreter between requests, fitted as a line in the table's snapshots.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..samples import Calibration, object_key, pg_transactions, s3_operations
+
+
+def _ops(reqs):
+    """A transaction's operations by role (`None` where it has none): S3 composites by object and PostgreSQL
+    transactions in order, REST requests by kind."""
+    s3 = s3_operations(reqs)
+    by = {"meta_reads": [c for c in s3 if c.kinds == ("head", "get") and c.key.endswith(".metadata.json")],
+          "list_read": [c for c in s3 if c.kinds == ("head", "get") and "/snap-" in c.key],
+          "data": [c for c in s3 if c.key.endswith(".parquet")],
+          "manifest": [c for c in s3 if c.key.endswith(".avro") and "/snap-" not in c.key],
+          "list_write": [c for c in s3 if "/snap-" in c.key and c.kinds[0] == "mpu_start"],
+          "meta_write": [c for c in s3 if c.key.endswith(".metadata.json") and "mpu_start" in c.kinds],
+          "pg": pg_transactions(reqs)}
+    rest = reqs[reqs["server"] == "rest"]
+    by["rest_load"] = [r for r in rest.itertuples() if r.kind == "load"]
+    by["rest_commit"] = [r for r in rest.itertuples() if r.kind == "commit"]
+    return by
+
+
+def _span(cs) -> float:
+    return max(c.end_ms for c in cs) - min(c.start_ms for c in cs)
+
+
+def decompose(cal: Calibration, sql: bool) -> list[dict]:
+    """Per committed first-attempt transaction: its version (k: the table's snapshots at its base, one writer), its
+    time, its runtime sample and what the model draws for the rest; `work_ms` is the remainder, `in_commit_ms` the
+    client's time inside SqlCatalog's commit_table (between its requests)."""
+    out = []
+    for rec, reqs in zip(cal.raw.itertuples(), cal.per_txn):
+        if not rec.committed or rec.attempts != 1:
+            continue
+        o = _ops(reqs.sort_values("start_ms"))
+        data_end = max(c.end_ms for c in o["data"])
+        manifest = _span(o["manifest"])
+        parallel = max(manifest, _span(o["list_read"])) if o["list_read"] else manifest
+        list_write = _span(o["list_write"])
+        if sql:
+            load, reload, swap = o["pg"][0], o["pg"][-2], o["pg"][-1]
+            base_read, commit_read = o["meta_reads"][0], o["meta_reads"][-1]
+            write = o["meta_write"][-1]
+            runtime = data_end - base_read.end_ms
+            inside = (swap.end_ms - reload.start_ms) - (reload.ms + commit_read.ms + write.ms + swap.ms)
+            drawn = (load.ms + base_read.ms + parallel + list_write + reload.ms + commit_read.ms + write.ms
+                     + swap.ms)
+        else:
+            load, post = o["rest_load"][0], o["rest_commit"][-1]
+            runtime = data_end - load.end_ms
+            inside = 0.0
+            drawn = load.latency_ms + parallel + list_write + post.latency_ms
+        total = rec.end_ms - rec.arrival_ms
+        out.append({"k": int(rec.k), "total_ms": total, "runtime_ms": runtime,
+                    "work_ms": total - drawn - runtime, "in_commit_ms": inside})
+    return out
+
+
+def storage_samples(cal: Calibration) -> dict:
+    """The provider's kinds as PyArrowFileIO's composites (module doc), the data file's left out (the runtime's)."""
+    reads, writes, heads, lists = [], [], [], []
+    for reqs in cal.per_txn:
+        s3 = reqs[reqs["server"] == "s3"].sort_values("start_ms")
+        for c in s3_operations(s3):
+            if c.kinds == ("head", "get"):
+                reads.append(c.ms)
+        keys = s3["detail"].map(object_key)
+        for key, g in s3.groupby(keys):
+            if key.endswith(".parquet"):
+                continue
+            starts, ends = g[g["kind"] == "mpu_start"], g[g["kind"] == "mpu_complete"]
+            if len(starts) and len(ends):
+                writes.append(float(ends["end_ms"].max() - starts["start_ms"].min()))
+        for c in s3_operations(s3):
+            if c.kinds == ("head",) or (c.kinds[:1] == ("head",) and c.statuses[:1] == ("404",)):
+                heads.append(c.ms if c.kinds == ("head",) else _first_latency(s3, c))
+        lists.extend(s3.loc[s3["kind"] == "list", "latency_ms"])
+    return {k: np.asarray(v, dtype=float) for k, v in
+            (("get", reads), ("put", writes), ("head", heads), ("list", lists))}
+
+
+def _first_latency(s3, c) -> float:
+    """The HEAD that starts a composite (the name check's, answered 404)."""
+    row = s3[(s3["start_ms"] == c.start_ms) & (s3["kind"] == "head")]
+    return float(row["latency_ms"].iloc[0])
+
+
+def catalog_samples(cal: Calibration) -> np.ndarray:
+    """SqlCatalog's loads and swaps: each a PostgreSQL transaction of three round trips."""
+    out = []
+    for reqs in cal.per_txn:
+        out.extend(c.ms for c in pg_transactions(reqs) if len(c.kinds) == 3)
+    return np.asarray(out, dtype=float)
+
+
+def client_work(rows: list[dict], sql: bool) -> dict:
+    """`commit.client_work` from the transactions' remainders: a least-squares line in the table's snapshots (its
+    first transaction left out: the writer's first append pays one-time costs), floored at 0; with SqlCatalog the
+    share spent inside commit_table."""
+    k = np.array([r["k"] for r in rows if r["k"] > 0], dtype=float)
+    w = np.array([r["work_ms"] for r in rows if r["k"] > 0], dtype=float)
+    slope, base = np.polyfit(k, w, 1) if len(k) > 2 else (0.0, float(np.median(w)))
+    if slope < 0:
+        slope, base = 0.0, float(np.median(w))
+    out = {"base_ms": round(max(float(base), 0.0), 3), "per_version_ms": round(float(slope), 4)}
+    if sql:
+        inside = np.median([r["in_commit_ms"] for r in rows])
+        out["commit_share"] = round(float(min(max(inside / max(np.median(w), 1e-9), 0.0), 1.0)), 4)
+    return out
+
+
+def rest_samples(cal: Calibration, heads: np.ndarray) -> dict:
+    """SeaweedFS's REST requests: the client's round trip to it (the proxy's latency less the server's own time,
+    `server_ms`) and the server's own time per load and per commit beyond a load. Without `server_ms` in the log
+    (an older run) the round trip is the proxy's, as a HEAD alone shows it, and the server's times are the REST
+    requests' medians beyond it (constants)."""
+    reqs = cal.requests if not cal.per_txn else __import__("pandas").concat(cal.per_txn)
+    rest = reqs[reqs["server"] == "rest"]
+    load, commit = rest[rest["kind"] == "load"], rest[rest["kind"] == "commit"]
+    if "server_ms" in rest and rest["server_ms"].notna().all():
+        net = np.concatenate([(load["latency_ms"] - load["server_ms"]).to_numpy(),
+                              (commit["latency_ms"] - commit["server_ms"]).to_numpy()])
+        own_load = load["server_ms"].to_numpy()
+        own_commit = np.maximum(commit["server_ms"].to_numpy() - np.median(own_load), 0.01)
+        return {"network": net, "load": own_load, "commit": own_commit}
+    rt = float(np.median(heads))
+    own_load = max(float(load["latency_ms"].median()) - rt, 0.01)
+    own_commit = max(float(commit["latency_ms"].median()) - rt - own_load, 0.01)
+    return {"network": heads, "load": own_load, "commit": own_commit}
