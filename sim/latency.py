@@ -135,6 +135,7 @@ class LatencyModel:
     list: LogNormal               # a LIST request (the profile's own, else a GET): PyArrow's check of a name
     server_load: LogNormal        # a REST server with local steps (`catalog.server.load_latency`): its own time per
     server_commit: LogNormal      # load, and per commit from its check to its CAS (`commit_latency`)
+    client_work: LogNormal        # the client's own time per attempt: its factor, median 1 (`commit.client_work.sigma`)
 
 
 def _spec(spec) -> LogNormal:
@@ -186,4 +187,5 @@ def latency_model(cfg) -> LatencyModel:
         put_version_hint=put(0), put_last_checkpoint=put(LAST_CHECKPOINT_BYTES), lock=lock, lock_write=lock_write, delete=get,
         put_timeline=put(0), log_store=store,
         list=get if prof.list_median_ms is None else request(prof.list_median_ms, prof.list_sigma, prof.list_fixed_ms),
-        server_load=_spec(cat.server.load_latency), server_commit=_spec(cat.server.commit_latency))
+        server_load=_spec(cat.server.load_latency), server_commit=_spec(cat.server.commit_latency),
+        client_work=LogNormal(1.0, cfg.commit.client_work.sigma))

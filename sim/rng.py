@@ -96,6 +96,8 @@ SOURCES = (
     RandomSource("server_load", "SRV_LOAD", 27, "latency.server_load", lambda p, n: 3 * n if p.server_local else 0),
     RandomSource("server_commit", "SRV_COMMIT", 28, "latency.server_commit",
                  lambda p, n: n if p.server_local else 0),
+    # the client's own time per attempt (`commit.client_work`): a lognormal factor of median 1 on its line
+    RandomSource("client_work", "WORK", 29, "latency.client_work", lambda p, n: 2 * n),
 )
 
 

@@ -221,3 +221,53 @@ def test_defaults_leave_configs_unchanged():
     e["catalog"]["latency_ms"] = L
     assert config_hash(from_dict(d)) == config_hash(from_dict(e))
     assert np.isfinite(sql_uncontended(0))
+
+
+def test_seaweedfs_steps_grow_with_the_table():
+    """`load_per_version_ms` and `commit_per_version_ms`: the client's load, the POST's load and its commit each grow
+    with the table's version at the time."""
+    lpv, cpv = 0.5, 1.5
+    rec, _ = _run(_cfg("rest", commits=3, **{"catalog.server.load_per_version_ms": lpv,
+                                             "catalog.server.commit_per_version_ms": cpv}))
+    assert list(rec.end_ms - rec.arrival_ms) == [rest_uncontended(v) + (2 * lpv + cpv) * v for v in range(3)]
+
+
+def test_client_work_spread_is_a_lognormal_factor_of_median_one():
+    """`client_work.sigma`: each attempt's work is its line times a lognormal factor, median 1, log sd sigma (200
+    commits of one writer; tolerances about 4 standard errors)."""
+    n, sigma = 200, 0.3
+    d = _cfg("rest", commits=n, **{"commit.client_work.sigma": sigma, "commit.client_work.per_version_ms": 0.0,
+                                   "duration_ms": 100_000, "drain_limit_ms": 100_000})
+    rec, _ = _run(d)
+    spent = (rec.end_ms - rec.arrival_ms).to_numpy() - np.array([rest_uncontended(v) - _work(v) for v in range(n)])
+    logs = np.log(spent / BASE_W)
+    assert abs(np.median(logs)) < 0.1 and abs(np.std(logs) / sigma - 1) < 0.2
+
+
+def test_testbed_mappings_give_configs_the_model_runs():
+    """The testbed's stack mappings (`model_config`) from a profile of the calibration's form load and run; the
+    client's work is fitted as its line and spread (`client_work`)."""
+    from sim.testbed.cell import CellSpec, Delay
+    from sim.testbed.stacks import iceberg_rest, iceberg_sql
+    from sim.testbed.stacks.pyiceberg_calibration import _at_version_0, client_work
+    rng = np.random.default_rng(1)
+    rows = [{"k": k, "work_ms": (30 + 2 * k) * float(np.exp(0.2 * rng.standard_normal())), "in_commit_ms": 10.0}
+            for k in range(40)]
+    work = client_work(rows, sql=True)
+    assert abs(work["per_version_ms"] - 2) < 0.5 and abs(work["sigma"] - 0.2) < 0.08 and 0 < work["commit_share"] < 1
+    slope, at0 = _at_version_0(np.arange(40.0), 5 + 0.5 * np.arange(40.0), 0.0)
+    assert abs(slope - 0.5) < 1e-9 and np.allclose(at0, 5.0)
+    lat = {"fixed_ms": 5.0, "median_ms": 2.0, "sigma": 0.3}
+    rt = {"median_ms": 50.0, "sigma": 0.1, "min_ms": 40.0}
+    spec = CellSpec(stack="iceberg-sql", writers=2, commits=2, delay=Delay(5.0, 0.5, 0.5), retries=True)
+    for mod, prof in ((iceberg_sql, {"provider": PROVIDER, "catalog_latency": lat, "runtime": rt,
+                                     "client_work": work}),
+                      (iceberg_rest, {"provider": PROVIDER, "catalog_latency": lat, "load_latency": lat,
+                                      "commit_latency": lat, "load_per_version_ms": 0.1,
+                                      "commit_per_version_ms": 0.3, "runtime": rt,
+                                      "client_work": {k: v for k, v in work.items() if k != "commit_share"}})):
+        d = mod.model_config(prof, spec)
+        d.update(duration_ms=10_000, warmup_ms=0, cooldown_ms=1_000, drain_limit_ms=10_000)
+        d["workload"]["writers"] = {"count": 2, "commits": 2}
+        rec, _ = _run(d)
+        assert len(rec) == 4 and (rec.outcome == "committed").sum() >= 3

@@ -26,6 +26,9 @@ def check_local_server(srv: Server, path: str = "catalog.server") -> None:
         missing = "commit_latency" if srv.commit_latency is None else "load_latency"
         raise ConfigError(f"{path}.{missing}", "a server with local steps needs both load_latency and commit_latency")
     if srv.load_latency is None:
+        for name in ("load_per_version_ms", "commit_per_version_ms"):
+            if getattr(srv, name) is not None:
+                raise ConfigError(f"{path}.{name}", "only with a server whose steps are local (load_latency)")
         return
     for name, wrong in (("metadata_get", srv.metadata_get), ("reread_before_cas", srv.reread_before_cas),
                         ("pool_connections", srv.pool_connections is not None),

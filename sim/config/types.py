@@ -54,8 +54,8 @@ class Server:
     `lock_scope: transaction` from its updates to its COMMIT, or with `lock_scope: metadata_write` across the PUT.
     A server whose table state is local to it (`load_latency` given: SeaweedFS's, its table's metadata in a filer
     entry) spends its own time on a load (`load_latency`) and on the rest of a commit up to its CAS
-    (`commit_latency`), with no database request or provider PUT; `catalog.latency` is then the client's round trip
-    to it. `variant` fills in the others."""
+    (`commit_latency`), each growing by `*_per_version_ms` a table version, with no database request or provider
+    PUT; `catalog.latency` is then the client's round trip to it. `variant` fills in the others."""
     variant: str = _spec(None, choices=tuple(SERVER_VARIANTS) + tuple(SERVERLESS))
     metadata_get: bool = _spec(None)
     retries: int = _spec(None, ge=0)
@@ -69,6 +69,8 @@ class Server:
     delete_on_conflict: bool = _spec(None)
     load_latency: LatencySpec = _spec(None, late=True)
     commit_latency: LatencySpec = _spec(None, late=True)
+    load_per_version_ms: float = _spec(None, ge=0, late=True)
+    commit_per_version_ms: float = _spec(None, ge=0, late=True)
 
 
 @dataclass(frozen=True)
@@ -310,10 +312,13 @@ class ClientWork:
     `per_version_ms` for each version the table has at the attempt's base (PyIceberg deep-copies the whole table
     metadata some 18 times an append), spent in the prepare; with a client that checks its requirements itself
     after loading the table in its commit call (PyIceberg's SqlCatalog, `commit.reread_before_cas`),
-    `commit_share` of it is spent there, after that load. 0: none (the model before the key)."""
+    `commit_share` of it is spent there, after that load. Each attempt's is that line times a lognormal factor of
+    median 1 and spread `sigma` (the interpreter's and the scheduler's; 0: a constant). 0: none (the model before
+    the key)."""
     base_ms: float = _spec(0.0, ge=0)
     per_version_ms: float = _spec(0.0, ge=0)
     commit_share: float = _spec(0.0, ge=0, le=1)
+    sigma: float = _spec(0.0, ge=0, late=True)
 
 
 @dataclass(frozen=True)

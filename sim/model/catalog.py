@@ -72,6 +72,13 @@ def object_of(m, t):
 
 
 @model_function
+def local_load_ms(m, t):
+    """A server whose steps are local (SeaweedFS's) loads table t: its own time, growing with the table's version
+    (the whole metadata is in the entry it reads)."""
+    return take(m, Src.SRV_LOAD) + m.p.srv_load_per_version_ms * m.versions[t]
+
+
+@model_function
 def read_answer_ms(m, j, L):
     """From a client read's effect point to its answer: the rest of the read (latency L) and, where a REST server
     answers it with a load that GETs metadata.json (`catalog.server.metadata_get`), that GET; where the server's
@@ -82,7 +89,7 @@ def read_answer_ms(m, j, L):
         m.tx[j].gets += 1
         pending += growth.get_metadata_ms(m, m.tx[j].table)
     if m.p.server_local:
-        pending += take(m, Src.SRV_LOAD)
+        pending += local_load_ms(m, m.tx[j].table)
     if m.p.load_get:
         m.tx[j].gets += 1
         pending += growth.get_metadata_ms(m, m.tx[j].table)

@@ -52,7 +52,7 @@ def prepare(m, j, now, v):
             tx.gets += 1
             return take(m, Src.READ), False
         return 0.0, False
-    cost = pyiceberg.work_ms(m, v)                   # the client's own time (`commit.client_work`; 0 by default)
+    cost = pyiceberg.work_ms(m, j, v)                # the client's own time (`commit.client_work`; 0 by default)
     t = tx.table
     lists = not m.p.file_lists_inlined               # (DuckLake's file lists are the database's rows)
     if not inlined:

@@ -111,6 +111,8 @@ def _server(cfg: Config, policy: int, jitter: float) -> dict:
                 server_delete=on and bool(srv.delete_on_conflict), row_locks=on and srv.lock_scope == "metadata_write",
                 row_hold=on and srv.lock_scope == "transaction",
                 client_pool=1 if srv.read_pool_connections else 0, server_local=on and srv.load_latency is not None,
+                srv_load_per_version_ms=srv.load_per_version_ms or 0.0,
+                srv_commit_per_version_ms=srv.commit_per_version_ms or 0.0,
                 pool_timeout_ms=(srv.acquire_timeout_ms or 0.0) if on else 0.0)
 
 

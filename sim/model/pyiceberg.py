@@ -29,9 +29,12 @@ REQUESTS_PER_DELETE = 3  # PyArrowFileIO.delete on S3: HEAD, DELETE, PUT of the 
 
 
 @model_function
-def work_ms(m, v):
-    """The client's own time for an attempt based on table version v (`commit.client_work`)."""
-    return m.p.work_base_ms + m.p.work_per_version_ms * v
+def work_ms(m, j, v):
+    """The client's own time for transaction j's attempt based on table version v (`commit.client_work`): its line in
+    the version times a lognormal factor of median 1 (a constant 1 with sigma 0), kept for its commit call."""
+    w = (m.p.work_base_ms + m.p.work_per_version_ms * v) * take(m, Src.WORK)
+    m.tx[j].work_ms = w
+    return w
 
 
 @model_function
@@ -42,7 +45,7 @@ def prepare_ms(m, j, now, v):
     tx = m.tx[j]
     t = tx.table
     tx.prepared = v
-    w = work_ms(m, v)
+    w = work_ms(m, j, v)
     if m.p.reread_before_cas:
         w -= m.p.work_commit_share * w
     manifest = take(m, Src.PUT_ML) + take(m, Src.HEAD)
@@ -65,7 +68,7 @@ def prepare_ms(m, j, now, v):
 def in_commit_ms(m, j):
     """SqlCatalog's commit_table after its load: the client's share of its work there (parsing, checking, building
     the new metadata)."""
-    return m.p.work_commit_share * work_ms(m, m.tx[j].prepared)
+    return m.p.work_commit_share * m.tx[j].work_ms
 
 
 @model_function
@@ -104,6 +107,6 @@ def cleanup_ms(m, j, committed):
 
 
 # what PyIceberg's client owns (its effect points are Iceberg's client's: `sim.model.iceberg` routes them)
-OWNS = dict(effect_points=(), fields=(),
+OWNS = dict(effect_points=(), fields=("work_ms",),
             params=("pyiceberg", "load_get", "work_base_ms", "work_per_version_ms", "work_commit_share"),
-            sources=("LIST",))
+            sources=("LIST", "WORK"))

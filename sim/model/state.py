@@ -96,6 +96,7 @@ TX = np.dtype([
     # never landed: the files its last attempt wrote, data included)
     ("faults", I), ("fault", I), ("fault_in_row", I), ("fault_sent_ms", F), ("landings", I), ("landed_v", I),
     ("orphaned_files", I), ("orphaned_bytes", F),
+    ("work_ms", F),              # the client's own time in its attempt in flight (`commit.client_work`)
 ])
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
@@ -341,6 +342,8 @@ class Params(NamedTuple):
     work_per_version_ms: float
     work_commit_share: float
     server_local: bool           # a REST server whose steps are local (SeaweedFS's; `catalog.server.load_latency`)
+    srv_load_per_version_ms: float    # ... its load's and its commit's own time grow this much a table version
+    srv_commit_per_version_ms: float
     parks: bool                  # a mechanism may park a transaction, hand a parked one on or set its timer (a lock,
                                  # a server's pools and row locks, a per-object queue): the engine reads run.wake and
                                  # run.timer after each step

@@ -125,14 +125,14 @@ def _local_load(m, j, now):
     t = tx.table
     tx.catalog_reads += 1
     seq = catalog.read_seq(m, t)
-    local = take(m, Src.SRV_LOAD)
+    local = catalog.local_load_ms(m, t)
     if not requirement_holds(m, j, seq):
         return _failed_requirement(m, j, now, seq, tx.server_retries == 0, local + m.p.g * tx.op_latency_ms)
     if seq != tx.seq:                                # (an expiry, a schema change: as `on_load`)
         _rebased(m, j, now, seq, local)
     tx.puts += 1                                     # metadata.json, inline in the filer
     tx.pc = PC.SRV_CAS
-    return local + take(m, Src.SRV_COMMIT)
+    return local + take(m, Src.SRV_COMMIT) + m.p.srv_commit_per_version_ms * m.versions[t]
 
 
 @model_function
@@ -288,7 +288,7 @@ def _lost(m, j, now, answer_in):
     if m.p.server_delete:
         tx.deletes += 1
         # (a local server's DeleteEntry: one filer request, bounded by a load's six)
-        pending += take(m, Src.SRV_LOAD if m.p.server_local else Src.DELETE)
+        pending += catalog.local_load_ms(m, tx.table) if m.p.server_local else take(m, Src.DELETE)
     k = tx.server_retries + 1
     if k > m.p.server_retries:                       # (a local server's 409 still has its way back to go)
         return _rejected(m, j, now, pending + (m.p.g * tx.op_latency_ms if m.p.server_local else 0.0))
@@ -357,5 +357,6 @@ COMPILE_S = 12
 OWNS = dict(effect_points=("SRV_LOAD", "SRV_CAS", "SRV_REREAD", "SRV_ROW_WAIT", "SRV_UPDATE", "POOL_TIMEOUT"),
             fields=("server_retries",),
             params=("server", "server_get", "server_retries", "policy_server", "jitter_server", "server_reread",
-                    "server_delete", "row_locks", "row_hold", "server_local"),
+                    "server_delete", "row_locks", "row_hold", "server_local", "srv_load_per_version_ms",
+                    "srv_commit_per_version_ms"),
             sources=("SERVER", "SRV_LOAD", "SRV_COMMIT"))

@@ -101,8 +101,9 @@ def verify(env: dict, tables: list[str]) -> dict:
 def profile(cal, folder) -> dict:
     """The model's inputs from one writer (`stacks.pyiceberg_calibration`): PyArrowFileIO's read, write and HEAD as
     the provider's `get`, `put` and `head`; the client's round trip to SeaweedFS's REST server as the catalog's
-    latency and the server's own time per load and per commit as its steps'; the data file's encoding and write as
-    the runtime; the client's own time per attempt, a line in the table's snapshots."""
+    latency and the server's own time per load and per commit as its steps' (each growing with the table's
+    snapshots); the data file's encoding and write as the runtime; the client's own time per attempt, a line in the
+    table's snapshots."""
     from ..profile import lognormal, provider_file, runtime
     from .pyiceberg_calibration import client_work, decompose, rest_samples, storage_samples
     s = storage_samples(cal)
@@ -117,6 +118,7 @@ def profile(cal, folder) -> dict:
         return lognormal(x) if hasattr(x, "__len__") else {"median_ms": float(x), "sigma": 0.0}
     return {"provider": str(provider), "catalog_latency": lognormal(rest["network"]),
             "load_latency": own(rest["load"]), "commit_latency": own(rest["commit"]),
+            "load_per_version_ms": rest["load_per_version"], "commit_per_version_ms": rest["commit_per_version"],
             "runtime": runtime([r["runtime_ms"] for r in rows]), "client_work": client_work(rows, sql=False)}
 
 
@@ -124,7 +126,8 @@ def model_config(profile: dict, spec) -> dict:
     """Design rest with SeaweedFS's server (`catalog.server.variant: seaweedfs`) and PyIceberg's client, its
     retries on (4) or off."""
     server = {"variant": "seaweedfs", "load_latency": profile["load_latency"],
-              "commit_latency": profile["commit_latency"]}
+              "commit_latency": profile["commit_latency"], "load_per_version_ms": profile["load_per_version_ms"],
+              "commit_per_version_ms": profile["commit_per_version_ms"]}
     return {"design": "rest", "storage": {"provider": profile["provider"]},
             "catalog": {"latency": profile["catalog_latency"], "server": server},
             "commit": {"client": "pyiceberg", "max_retries": 4 if spec.retries else 0,

@@ -114,35 +114,60 @@ def catalog_samples(cal: Calibration) -> np.ndarray:
 
 def client_work(rows: list[dict], sql: bool) -> dict:
     """`commit.client_work` from the transactions' remainders: a least-squares line in the table's snapshots (its
-    first transaction left out: the writer's first append pays one-time costs), floored at 0; with SqlCatalog the
-    share spent inside commit_table."""
+    first transaction left out: the writer's first append pays one-time costs), floored at 0, and the spread of the
+    remainders about it as a lognormal factor's sigma (a robust one: 1.4826 x the median absolute deviation of their
+    logs); with SqlCatalog the share spent inside commit_table."""
     k = np.array([r["k"] for r in rows if r["k"] > 0], dtype=float)
     w = np.array([r["work_ms"] for r in rows if r["k"] > 0], dtype=float)
     slope, base = np.polyfit(k, w, 1) if len(k) > 2 else (0.0, float(np.median(w)))
     if slope < 0:
         slope, base = 0.0, float(np.median(w))
-    out = {"base_ms": round(max(float(base), 0.0), 3), "per_version_ms": round(float(slope), 4)}
+    line = max(float(base), 0.0) + slope * k
+    ok = (line > 0) & (w > 0)
+    logs = np.log(w[ok] / line[ok])
+    sigma = 1.4826 * float(np.median(np.abs(logs - np.median(logs)))) if ok.sum() > 2 else 0.0
+    out = {"base_ms": round(max(float(base), 0.0), 3), "per_version_ms": round(float(slope), 4),
+           "sigma": round(sigma, 4)}
     if sql:
         inside = np.median([r["in_commit_ms"] for r in rows])
         out["commit_share"] = round(float(min(max(inside / max(np.median(w), 1e-9), 0.0), 1.0)), 4)
     return out
 
 
+def _at_version_0(k: np.ndarray, ms: np.ndarray, least: float) -> tuple[float, np.ndarray]:
+    """A server step's growth with the table's snapshots (Theil-Sen's slope, robust to a loaded machine's outliers;
+    at least `least`, at least 0) and its samples brought to version 0 by their line's ratio (they stay positive)."""
+    from scipy.stats import theilslopes
+    slope, intercept = theilslopes(ms, k)[:2]
+    slope = max(float(slope), least, 0.0)
+    base = max(float(np.median(ms - slope * k)), 0.01)
+    return slope, ms * base / (base + slope * k)
+
+
 def rest_samples(cal: Calibration, heads: np.ndarray) -> dict:
     """SeaweedFS's REST requests: the client's round trip to it (the proxy's latency less the server's own time,
-    `server_ms`) and the server's own time per load and per commit beyond a load. Without `server_ms` in the log
-    (an older run) the round trip is the proxy's, as a HEAD alone shows it, and the server's times are the REST
-    requests' medians beyond it (constants)."""
-    reqs = cal.requests if not cal.per_txn else __import__("pandas").concat(cal.per_txn)
-    rest = reqs[reqs["server"] == "rest"]
-    load, commit = rest[rest["kind"] == "load"], rest[rest["kind"] == "commit"]
-    if "server_ms" in rest and rest["server_ms"].notna().all():
-        net = np.concatenate([(load["latency_ms"] - load["server_ms"]).to_numpy(),
-                              (commit["latency_ms"] - commit["server_ms"]).to_numpy()])
-        own_load = load["server_ms"].to_numpy()
-        own_commit = np.maximum(commit["server_ms"].to_numpy() - np.median(own_load), 0.01)
-        return {"network": net, "load": own_load, "commit": own_commit}
+    `server_ms`) and the server's own time per load and per commit beyond a load, each a line in the table's
+    snapshots (its slope `*_per_version`, the samples brought to version 0 for the lognormal's fit:
+    `_at_version_0`); the commit's beyond its load is that share of each POST's own time (the two are not timed
+    apart). Without
+    `server_ms` in the log (an older run) the round trip is the proxy's, as a HEAD alone shows it, and the server's
+    times are the REST requests' medians beyond it (constants, no growth)."""
+    rows = []
+    for rec, reqs in zip(cal.raw.itertuples(), cal.per_txn):
+        for q in reqs[reqs["server"] == "rest"].itertuples():
+            rows.append((rec.k, q.kind, q.latency_ms, getattr(q, "server_ms", np.nan)))
+    k, kind, lat, own = (np.array(c) for c in zip(*rows))
+    load, commit = kind == "load", kind == "commit"
+    if np.all(np.isfinite(own[load | commit])):
+        net = (lat - own)[load | commit]
+        b_load, at0_load = _at_version_0(k[load], own[load], 0.0)
+        b_total, at0_commit = _at_version_0(k[commit], own[commit], b_load)
+        # the POST's own time less its load's, as the same share of each sample (the two are not timed apart)
+        share = max(1.0 - float(np.median(at0_load)) / float(np.median(at0_commit)), 0.01)
+        return {"network": net, "load": at0_load, "commit": share * at0_commit,
+                "load_per_version": round(b_load, 4), "commit_per_version": round(b_total - b_load, 4)}
     rt = float(np.median(heads))
-    own_load = max(float(load["latency_ms"].median()) - rt, 0.01)
-    own_commit = max(float(commit["latency_ms"].median()) - rt - own_load, 0.01)
-    return {"network": heads, "load": own_load, "commit": own_commit}
+    own_load = max(float(np.median(lat[load])) - rt, 0.01)
+    own_commit = max(float(np.median(lat[commit])) - rt - own_load, 0.01)
+    return {"network": heads, "load": own_load, "commit": own_commit, "load_per_version": 0.0,
+            "commit_per_version": 0.0}
