@@ -36,7 +36,8 @@ def _main(*argv, entry=cli.main) -> tuple[int, str, str]:
 
 
 #: what each command reads from its first argument: a config, a sweep file, a run's history, a results directory
-READS = {"run": "config", "knee": "config", "sweep": "sweep", "check": "history", "report": "results"}
+READS = {"run": "config", "knee": "config", "sweep": "sweep", "check": "history", "report": "results",
+         "calibrate": "latency log"}
 
 CONFIG = {"duration_ms": 60_000, "warmup_ms": 10_000, "cooldown_ms": 10_000,
           "workload": {"inter_arrival": {"mean_ms": 500}, "num_tables": 2,
@@ -56,6 +57,7 @@ HISTORY = _parquet(pd.DataFrame({c: list(range(200)) for c in REQUIRED_COLUMNS})
 RESULTS = _parquet(pd.DataFrame({"config_hash": [f"{i:016x}" for i in range(50)], "replication": 0,
                                  "status": "ok", "success_rate": 0.5}))
 OTHER_TABLE = _parquet(pd.DataFrame({"a": range(50), "b": 1.5}))
+LATENCY_LOG = _parquet(pd.DataFrame({"server": "s3", "kind": "get", "latency_ms": [10.0 + i for i in range(50)]}))
 
 # bytes that are no file of any kind sim reads
 JUNK = {
@@ -113,6 +115,12 @@ def _cases() -> list:
         cases.append((command, "a directory", directory))
         if kind in ("config", "sweep"):
             cases += [(command, name, file(data)) for name, data in _yaml_cases(kind).items()]
+        elif kind == "latency log":
+            cases += [(command, f"CSV: {name}", file(data, "lat.csv")) for name, data in JUNK.items()]
+            cases.append((command, "a CSV of another kind", file(b"a,b\n1,2\n", "lat.csv")))
+            cases += [(command, f"parquet: {name}", file(data, "log.parquet"))
+                      for name, data in _table_cases(LATENCY_LOG).items()]
+            cases.append((command, "neither CSV nor parquet", file(LATENCY_LOG, "log.bin")))
         elif kind == "history":
             cases.append((command, "history.parquet is a directory", inside("history.parquet", None)))
             cases += [(command, f"history.parquet: {name}", inside("history.parquet", data))
@@ -162,7 +170,8 @@ def test_a_bad_input_is_one_line_naming_it_and_exit_2(tmp_path, monkeypatch, com
     monkeypatch.setattr("sim.estimate.LIMIT_WALL_S", 1e-9)   # an input read as valid by mistake must not run
     arg, named = put(tmp_path)
     # `knee --max-runs 1` is refused after the config is read: a config read as valid fails below, not runs
-    extra = {"run": ["--json"], "knee": ["--max-runs", "1"], "sweep": ["--dry-run"]}.get(command, [])
+    extra = {"run": ["--json"], "knee": ["--max-runs", "1"], "sweep": ["--dry-run"],
+             "calibrate": ["--out", tmp_path / "out"]}.get(command, [])
     code, out, err = _main(command, arg, *extra)
     lines = err.strip().splitlines()
     assert (code, out) == (2, ""), err
@@ -243,7 +252,7 @@ def test_the_sim_script_is_python_m_sim_under_its_name(monkeypatch, capsys):
     with pytest.raises(SystemExit) as exc:
         entry()
     assert exc.value.code == 0
-    assert capsys.readouterr().out.startswith("usage: sim [-h] {run,check,sweep,knee,report} ...")
+    assert capsys.readouterr().out.startswith("usage: sim [-h] {run,check,sweep,knee,report,calibrate} ...")
 
 
 def test_the_installed_sim_script_runs():

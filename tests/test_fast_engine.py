@@ -26,6 +26,7 @@ from test_writers import response_time_law
 THROTTLED = str(Path(__file__).resolve().parent / "data" / "throttled.yaml")
 THROTTLED_DEBT = str(Path(__file__).resolve().parent / "data" / "throttled_debt.yaml")   # refusals take tokens
 THROTTLED_CLIENTS = str(Path(__file__).resolve().parent / "data" / "throttled_clients.yaml")   # a bucket per client
+TRACE = str(Path(__file__).resolve().parent / "data" / "trace.csv")   # a minute of commits (docs/FORMATS.md, "Trace")
 
 # short runs with short runtimes, so that transactions commit and contend. One simulated minute: the cases' runs at
 # two minutes (until 2026-11-27) reached no line or branch of sim/model/ or the SimPy engine that one minute does
@@ -40,7 +41,7 @@ BASE = {   # the seed set, as the goldens made from these cases (tests/golden/ma
 def merge(base: dict, over: dict) -> dict:
     """`base` with `over` merged in (an `inter_arrival` mapping is replaced whole; writers replace arrivals)."""
     out = copy.deepcopy(base)
-    if "writers" in over and "inter_arrival" not in over:
+    if ("writers" in over or "trace" in over) and "inter_arrival" not in over:   # (a trace's rows are its arrivals)
         out.pop("inter_arrival", None)
     for k, v in over.items():
         if isinstance(v, dict) and isinstance(out.get(k), dict) and k != "inter_arrival":
@@ -419,6 +420,11 @@ CASES = {
     "writers_hive_next_lock_id": _writers({"count": 12, "tables": "owned"}, {
         "design": "hive", "catalog": {"latency_ms": 6}, "lock": {"next_lock_id_share": 0.9},
         "workload": {"num_tables": 12}}),
+    # a trace replayed (sim/model/trace.py): named writers one row at a time (waiting for their last end), rows of
+    # no writer, drawn runtimes where a row has none, every operation's rules; its what-ifs through a REST server
+    "trace": {"workload": {"trace": {"path": TRACE}, "operations": {"partitions": 3}}},
+    "trace_scaled_rest": {"design": "rest", "catalog": {"latency_ms": 5}, "workload": {"trace": {
+        "path": TRACE, "rate_scale": 1.7, "tables_scale": 2, "repeat": 2}}},
 }
 
 
@@ -552,9 +558,9 @@ def _rules(c) -> dict:
                                   "hive_global_lock", "hive_ties_zookeeper", "writers_hive_zookeeper", "hudi",
                                   "hudi_timeouts", "hudi_dynamodb", "writers_hudi", "delta_dynamodb",
                                   "delta_dynamodb_light", "writers_delta_dynamodb", "hudi_storage_lock_throttled",
-                                  "hudi_storage_lock_s3", "writers_pyiceberg_sql", "writers_pyiceberg_sql_no_retry",
-                                  "writers_pyiceberg_seaweedfs", "writers_ties_pyiceberg_seaweedfs",
-                                  "rest_seaweedfs_java"])
+                                  "hudi_storage_lock_s3", "trace", "trace_scaled_rest", "writers_pyiceberg_sql",
+                                  "writers_pyiceberg_sql_no_retry", "writers_pyiceberg_seaweedfs",
+                                  "writers_ties_pyiceberg_seaweedfs", "rest_seaweedfs_java"])
 def test_fast_history_passes_checker(name):
     c = from_dict(merge(BASE, CASES[name]))
     fast = FastEngine(c, record_history=True).run()

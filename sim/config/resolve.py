@@ -10,6 +10,7 @@ from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETR
                        LINEAR_RETRY, LOCK_VARIANTS, LOG_STORE_DEFAULTS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
 from .client import check_local_server, resolve_client
 from .faults import resolve_faults
+from .trace import resolve_trace
 from .types import (Catalog, Commit, Config, InterArrival, Job, Lock, LogStore, Metadata, Retry, RetryPolicy,
                     Server, Workload, Writers)
 
@@ -551,6 +552,7 @@ def _check_metadata(cfg: Config) -> None:
 def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread;
     `provider_known=False` leaves the provider unchecked (the defaults, which name s3 but never run)."""
+    cfg = resolve_trace(cfg)
     commit = _resolve_commit(cfg)
     _check_catalog(cfg)
     catalog = _resolve_server(cfg)
@@ -572,7 +574,7 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     except ProviderError as exc:
         raise ConfigError("storage.provider", str(exc)) from None
     workload = dataclasses.replace(cfg.workload, writers=_resolve_writers(cfg.workload))
-    if workload.writers.count == 0:
+    if workload.writers.count == 0 and workload.trace.path is None:   # (a trace's rows are its arrivals)
         workload = dataclasses.replace(workload, inter_arrival=_resolve_arrivals(cfg.workload))
     if cfg.warmup_ms + cfg.cooldown_ms >= cfg.duration_ms:
         raise ConfigError("warmup_ms", f"warmup_ms + cooldown_ms ({cfg.warmup_ms + cfg.cooldown_ms:g}) must be "

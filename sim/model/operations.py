@@ -8,7 +8,7 @@ attempt's validation can walk what landed since its base, as Iceberg's `validati
 between its starting snapshot and the current one. For each commit that landed, the rule of the pair (the second
 committer X against Y, which landed first) says: rebase (refresh and commit the same work again: the loop's
 ordinary retry) or fatal (a ValidationException: the operation fails for good, its work lost). The rules
-(`fatal`) are table 1b of the research on Iceberg's source (apache/iceberg @7f879b1):
+(`fatal`) are read from Iceberg's source (apache/iceberg @7f879b1):
 - an append validates nothing: it only rebases (`FastAppend`);
 - an overwrite (copy-on-write) or a row delta (merge-on-read deletes) under serializable isolation fails when Y
   added data files into its partitions (`MergingSnapshotProducer.validateAddedDataFiles`, L391-412; Spark's
@@ -99,10 +99,10 @@ def fatal(x, y, overlap, serializable, server, equality):
 
 @model_function
 def fatal_delta(x, y, overlap):
-    """Delta's rule (Spark's ConflictChecker, L281-323; research table 1b) for X committing after Y landed: a blind
-    append reads nothing and fails only for a metadata change; a DELETE/UPDATE/MERGE (WriteSerializable) fails
-    when Y removed files it read (ConcurrentDeleteReadException: an overwrite's or an OPTIMIZE's on its
-    partitions) or changed the metadata; an OPTIMIZE recommits unless Y removed its inputs
+    """Delta's rule (Spark's ConflictChecker.scala L281-323, delta-io/delta @bb1057f) for X committing after Y
+    landed: a blind append reads nothing and fails only for a metadata change; a DELETE/UPDATE/MERGE
+    (WriteSerializable) fails when Y removed files it read (ConcurrentDeleteReadException: an overwrite's or an
+    OPTIMIZE's on its partitions) or changed the metadata; an OPTIMIZE recommits unless Y removed its inputs
     (OptimizeTableCommand L472-504); a metadata change fails for any commit since (MetadataChangedException)."""
     if x == Op.SCHEMA_CHANGE or (y == Op.SCHEMA_CHANGE and x != Op.COMPACTION):
         return True
@@ -113,12 +113,12 @@ def fatal_delta(x, y, overlap):
 
 @model_function
 def fatal_hudi(x, y, overlap, mor):
-    """Hudi's rule (SimpleConcurrentFileWritesConflictResolutionStrategy; research table 1b): two writes conflict iff
-    the file groups they mutated meet. An insert (an append) writes new file groups and a schema change none, so
-    neither conflicts; an upsert (an overwrite) and a clustering (a compaction) conflict where their partitions
-    meet, whichever landed first. A merge-on-read compaction (`mor`) checks nothing when it commits, and whether it
-    fails an upsert is a matter of their instants' order, not of which landed first (`resolveConflict`: the
-    design's `_table_services`)."""
+    """Hudi's rule (SimpleConcurrentFileWritesConflictResolutionStrategy, HoodieLockConfig's default at apache/hudi
+    @04ec9f6): two writes conflict iff the file groups they mutated meet. An insert (an append) writes new file
+    groups and a schema change none, so neither conflicts; an upsert (an overwrite) and a clustering (a compaction)
+    conflict where their partitions meet, whichever landed first. A merge-on-read compaction (`mor`) checks nothing
+    when it commits, and whether it fails an upsert is a matter of their instants' order, not of which landed first
+    (`resolveConflict`: the design's `_table_services`)."""
     if x == Op.FA or y == Op.FA or x == Op.SCHEMA_CHANGE or y == Op.SCHEMA_CHANGE:
         return False
     if mor and (x == Op.COMPACTION or y == Op.COMPACTION):

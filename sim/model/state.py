@@ -113,11 +113,17 @@ WR = np.dtype([
     ("run_parts", I), ("run_snapshots", I),
     ("again_ms", F),             # after its last start, the delay to its next with no end between (-1: none)
     ("inline_table", I),         # Hudi: the table whose service it runs inline next, as its commit returns (-1: none)
+    # a trace (`sim.model.trace`): its rows `Model.trace[trace_row:trace_end]` still to start
+    ("trace_row", I), ("trace_end", I),
 ])
 
 # one arrival drawn ahead (a row of `Model.arrivals`): its table, operation and runtime
 ARRIVAL = np.dtype([("table", I), ("op", I), ("parts", I), ("runtime_ms", F),
                     ("ntables", I)])   # ... and the tables its commit spans (its others: `Model.arr_more`)
+
+# one row of a trace replayed (a row of `Model.trace`; `sim.model.trace`): when it arrives on the simulated clock, its
+# table, operation, partitions and runtime
+TRACE = np.dtype([("arrival_ms", F), ("table", I), ("op", I), ("parts", I), ("runtime_ms", F)])
 
 # one table's metadata (a row of `Model.tables`; `sim.model.growth`): snapshots retained, snapshots committed, metadata
 # versions written, live manifests; and (Hudi, `sim.model.designs.hudi`) the partitions a pending clustering holds
@@ -227,7 +233,8 @@ class Params(NamedTuple):
                                  # log's LIST reads its whole directory (no list-from), and a log entry is written to
                                  # a temp file first (a PUT), then renamed or linked
     create_exists: bool          # ... its create-if-absent first checks exists() (a HEAD): a rename's clients
-    writers: int                 # 0: open-loop arrivals
+    writers: int                 # 0: open-loop arrivals (a trace: its writers, then its rows of no writer)
+    trace: bool                  # a trace replays (`sim.model.trace`): its rows are the writers' transactions
     periodic: bool
     interval_ms: float
     jitter_ms: float
@@ -482,3 +489,4 @@ class Model(NamedTuple):
     mt_table: np.ndarray    # ... slot j's i-th table at j * tables_max + i (its first is `tx.table`) ...
     mt_base: np.ndarray     # ... and that table's version at the client's load of it
     snap_ms: np.ndarray     # with an expiry: table t's k-th snapshot's commit time at t * Q + (k - 1) % Q
+    trace: np.ndarray       # TRACE, a trace's rows: each writer's in arrival order, then those of no writer

@@ -53,13 +53,20 @@ def _spans(m, j, a, k):
 def opened(m, now, writer, job, t, op, parts, runtime_ms):
     """Transaction with the next id opens now on table t, its operation, partitions and runtime given: the slot it
     takes. A writer's (`writer` >= 0), a maintenance job's (`job` >= 0, `sim.model.jobs`) or an arrival's."""
+    return opened_at(m, now, now, writer, job, t, op, parts, runtime_ms)
+
+
+@model_function
+def opened_at(m, now, arrived_ms, writer, job, t, op, parts, runtime_ms):
+    """`opened`, for a transaction that arrived at `arrived_ms` (<= now: a trace's row that waited for its writer,
+    `sim.model.trace`): the window counts it by that arrival."""
     r = m.run[0]
     i = r.next_txn
     r.next_txn = i + 1
     f = r.free_slots - 1
     r.free_slots = f
     j = m.free[f]
-    inwin = m.p.window_lo_ms <= now < m.p.window_hi_ms
+    inwin = m.p.window_lo_ms <= arrived_ms < m.p.window_hi_ms
     tx = m.tx[j]
     tx.txn = i
     tx.table = t
