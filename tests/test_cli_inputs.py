@@ -252,7 +252,7 @@ def test_the_sim_script_is_python_m_sim_under_its_name(monkeypatch, capsys):
     with pytest.raises(SystemExit) as exc:
         entry()
     assert exc.value.code == 0
-    assert capsys.readouterr().out.startswith("usage: sim [-h] {run,check,sweep,knee,report,calibrate} ...")
+    assert capsys.readouterr().out.startswith("usage: sim [-h] {run,check,sweep,knee,report,calibrate,testbed} ...")
 
 
 def test_the_installed_sim_script_runs():

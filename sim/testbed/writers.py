@@ -66,7 +66,9 @@ def _table_choice(spec: WriterSpec):
     return lambda: int(rng.choice(n, p=p))
 
 
-def _writer_main(spec: WriterSpec, barrier, log_path: str) -> None:
+def _writer_main(spec: WriterSpec, barrier, log_path: str, parent_pid: int) -> None:
+    from ..orphans import end_with_parent
+    end_with_parent(parent_pid)          # a SIGKILLed parent cannot stop it
     with open(log_path, "a", buffering=1) as log:
         os.dup2(log.fileno(), 1)
         os.dup2(log.fileno(), 2)
@@ -119,7 +121,7 @@ class Writers:
         self.barrier = ctx.Barrier(len(self.specs) + 1)
         for spec in self.specs:
             log = self.workdir / f"writer-{spec.writer}.log"
-            p = ctx.Process(target=_writer_main, args=(spec, self.barrier, str(log)), daemon=True,
+            p = ctx.Process(target=_writer_main, args=(spec, self.barrier, str(log), os.getpid()), daemon=True,
                             name=f"sim-testbed-writer-{spec.writer}")
             p.start()
             self.processes.append((p, log))

@@ -106,8 +106,8 @@ def profile(cal, folder) -> dict:
     allr = __import__("pandas").concat(reqs)
     by = {k: allr.loc[allr["kind"] == k, "latency_ms"].to_numpy() for k in ("get", "list", "put", "cas")}
     fits = {k: lognormal(v) for k, v in by.items() if len(v) >= 30}
-    fits["_flags"] = {"cas_checked_at_completion": True}
-    provider = provider_file("delta-s3", fits, folder / "provider.yaml", "SeaweedFS's S3 through delta-rs")
+    provider = provider_file("delta-s3", fits, folder / "provider.yaml", "SeaweedFS's S3 through delta-rs",
+                             {"cas_checked_at_completion": True})
     work = np.array([_data_put_to_commit(r) for r in reqs])
     return {"provider": str(provider), "runtime": runtime(work[np.isfinite(work)])}
 
