@@ -93,14 +93,17 @@ SOURCES = (
     RandomSource("tables", "", -1, "workload.multi_table", None, workload=True),
     # faults (`sim.model.faults`): whether a commit request lost its answer or was answered 5xx, one a request
     RandomSource("fault", "FAULT", 25, "uniform", lambda p, n: 2 * n if p.faults else 0),
+    # concurrent writes to one object (`sim.model.contention`): whether a write that met another in flight is
+    # answered 5xx (a busy store: Azure), one a write that met one
+    RandomSource("busy", "BUSY", 26, "uniform", lambda p, n: n if p.busy_share > 0.0 else 0),
     # PyIceberg's client (`commit.client: pyiceberg`): PyArrow's LIST of a name before it creates metadata.json
-    RandomSource("list", "LIST", 26, "latency.list", lambda p, n: n if p.pyiceberg and not p.server else 0),
+    RandomSource("list", "LIST", 27, "latency.list", lambda p, n: n if p.pyiceberg and not p.server else 0),
     # a REST server with local steps (SeaweedFS's): its own time per load, and per commit up to its CAS
-    RandomSource("server_load", "SRV_LOAD", 27, "latency.server_load", lambda p, n: 3 * n if p.server_local else 0),
-    RandomSource("server_commit", "SRV_COMMIT", 28, "latency.server_commit",
+    RandomSource("server_load", "SRV_LOAD", 28, "latency.server_load", lambda p, n: 3 * n if p.server_local else 0),
+    RandomSource("server_commit", "SRV_COMMIT", 29, "latency.server_commit",
                  lambda p, n: n if p.server_local else 0),
     # the client's own time per attempt (`commit.client_work`): a lognormal factor of median 1 on its line
-    RandomSource("client_work", "WORK", 29, "latency.client_work", lambda p, n: 2 * n),
+    RandomSource("client_work", "WORK", 30, "latency.client_work", lambda p, n: 2 * n),
 )
 
 

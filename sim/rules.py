@@ -21,19 +21,26 @@ def mutation_limit(cfg: Config, profile: Profile | None) -> tuple[float, float, 
         rate = float(store.write_capacity_per_s)
         return rate, max(1.0, rate * float(store.burst_s)), 0.0
     rate = None if profile is None else profile.mutation_rate_per_s
-    if cfg.catalog.backend != "storage" or not cfg.storage.throttle or rate is None:
+    if not _limits_bind(cfg) or rate is None:
         return None
-    if lock.variant not in (None, "storage"):   # a locked commit writes fresh names unconditionally
-        return None                             # (Hudi's instants); a storage lock writes its object
     burst, refusal = profile.mutation_burst, profile.mutation_refusal_tokens
     return float(rate), 1.0 if burst is None else float(burst), float(refusal or 0.0)
 
 
+def _limits_bind(cfg: Config) -> bool:
+    """Whether a provider's per-object limits bind this run's conditional writes: objects in the provider (backend
+    storage, not a service's rows), `storage.throttle` not false, no lock but a storage lock (a locked commit writes
+    fresh names unconditionally: Hudi's instants; a storage lock writes its object)."""
+    return cfg.catalog.backend == "storage" and cfg.storage.throttle and cfg.lock.variant in (None, "storage")
+
+
 def client_limit(cfg: Config, profile: Profile | None) -> tuple[float, float, float] | None:
     """(rate per second, burst, tokens a refused write takes) of the provider's bucket per client, if the
-    provider's per-object limit binds this run's conditional writes (not a DynamoDB log store's capacity) and the
-    provider has one; else None."""
-    if cfg.log_store.kind == "dynamodb" or mutation_limit(cfg, profile) is None or profile.client_rate_per_s is None:
+    provider's per-object limits bind this run's conditional writes (not a DynamoDB log store's capacity) and the
+    provider has one (with its object's bucket, or alone); else None."""
+    if cfg.log_store.kind == "dynamodb" or profile is None or profile.client_rate_per_s is None:
+        return None
+    if not _limits_bind(cfg):
         return None
     return float(profile.client_rate_per_s), float(profile.client_burst), float(profile.client_refusal_tokens)
 
@@ -56,13 +63,16 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
     multi = cfg.workload.multi_table.tables > 1
     row_locks = ((catalog.server.lock_scope in ("metadata_write", "transaction")
                   or (multi and catalog.server.variant in ("polaris", "lakekeeper"))) and commit.shape == "table")
+    rt = catalog.round_trips.commit
+    held = rt.visible is not None and rt.visible > rt.effect    # a commit on round trips open to its COMMIT
     rules = {"scope": "table" if commit.protocol == "log" else catalog.scope, "protocol": commit.protocol,
              "mutation_rate_per_s": None, "mutation_burst": 1.0, "mutation_refusal_tokens": 0.0,
              "client_limit": client_limit(cfg, profile) is not None,
              "version_files": catalog.version_files, "reread_before_cas": commit.reread_before_cas,
-             "lock_scope": lock.scope if lock.variant is not None else "table" if row_locks else None,
+             "lock_scope": (lock.scope if lock.variant is not None else "table" if row_locks else
+                            catalog.scope if held else None),
              "log_store": cfg.log_store.kind is not None,
-             "lock_fifo": lock.discipline in ("fifo_notify", "fifo_poll") or row_locks,
+             "lock_fifo": lock.discipline in ("fifo_notify", "fifo_poll") or row_locks or held,
              "lock_object": lock.variant == "storage", "read_rate_per_s": None, "read_burst": 1.0,
              "operations": ({"serializable": cfg.workload.operations.isolation == "serializable",
                              "server": catalog.server.variant is not None,
@@ -70,6 +80,7 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
                              "format": ("ducklake" if catalog.file_lists_inlined else
                                         "iceberg" if commit.protocol != "log" else
                                         "hudi" if lock.variant is not None else "delta"),
+                             "ducklake_version": catalog.ducklake_version,
                              "partial": cfg.maintenance.compaction.partial_progress,
                              "mor": cfg.maintenance.compaction.action == "compaction"}
                             if operations_on(cfg) else None),

@@ -119,6 +119,11 @@ WRITER_CASES = {
             "median_ms": 10, "sigma": 0, "min_ms": 0}},
         "catalog": {"latency_ms": 2, "server": {"pool_connections": 1, "read_pool_connections": 1,
                                                 "acquire_timeout_ms": 4}}}),
+    # DuckLake on PostgreSQL: simultaneous batches on the one snapshot row, constant latencies: only SimPy's order
+    # decides who waits for whose COMMIT
+    "ties_ducklake_rows": ({"count": 5, "commits": 20}, {
+        "design": "ducklake-postgres", "catalog": {"latency_ms": 2},
+        "workload": {"num_tables": 2, "runtime": {"median_ms": 10, "sigma": 0, "min_ms": 0}}}),
     # constant latencies and simultaneous starts and ticks: only SimPy's (time, priority, eid) order decides
     "ties_closed": ({"count": 4, "commits": 30}, {
         "storage": {"provider": "instant"}, "workload": {"runtime": {"median_ms": 10, "sigma": 0, "min_ms": 0}}}),
@@ -260,6 +265,14 @@ CASES = {
                                       "server": {"retries": 0, "metadata_get": False}},
         "commit": {"first_attempt": "stale"}, "retry": {"table": {"policy": "immediate"}}}),
     "service_pointer": merge(CONTENDED, {"design": "service-pointer", "catalog": {"latency_ms": 12}}),
+    # a catalog's operations as database round trips (sim/model/round_trips.py): DuckLake on PostgreSQL (one row
+    # for the lake, held from the batch to COMMIT), and a service pointer in transactions (a row per table)
+    "ducklake_postgres": merge(CONTENDED, {"design": "ducklake-postgres", "workload": {"fast_append_ratio": 1.0},
+                                           "catalog": {"latency": {"median_ms": 4, "sigma": 0.5, "fixed_ms": 3}}}),
+    "service_pointer_round_trips": merge(CONTENDED, {"design": "service-pointer", "catalog": {
+        "latency": {"median_ms": 5, "sigma": 0.4}, "round_trips": {
+            "base": {"count": 3, "effect": 2}, "refresh": {"count": 3, "effect": 2}, "conflict": {"count": 0},
+            "retry": {"count": 3, "effect": 2}, "commit": {"count": 3, "effect": 2, "visible": 3}}}}),
     # server capacity (sim/model/capacity.py): Polaris on 2 connections (waits, its re-read and DELETE), Lakekeeper
     # 0.9's row locks held across the PUT on 2 connections, Lakekeeper's read pool of 1
     "rest_polaris_pool": merge(CONTENDED, {"design": "rest", "catalog": {
@@ -404,6 +417,8 @@ CASES = {
     "writers_pyiceberg_sql": _writers({"count": 6, "commits": 12}, PYICEBERG_SQL),
     "writers_pyiceberg_sql_no_retry": _writers({"count": 4, "commits": 10},
                                                merge(PYICEBERG_SQL, {"commit": {"max_retries": 0}})),
+    "writers_pyiceberg_postgres": _writers({"count": 6, "commits": 12}, merge(PYICEBERG_SQL, {
+        "design": "pyiceberg-postgres", "catalog": {"latency": {"median_ms": 3, "sigma": 0.5, "fixed_ms": 4}}})),
     "writers_pyiceberg_seaweedfs": _writers({"count": 6, "commits": 12}, PYICEBERG_REST),
     "writers_ties_pyiceberg_seaweedfs": _writers({"count": 4, "commits": 10}, {
         "design": "rest", "commit": {"client": "pyiceberg"}, "storage": {"provider": "instant"},
@@ -552,7 +567,8 @@ def _rules(c) -> dict:
                                   "writers_bench_gcp_measured_gax", "throttle_azure_java",
                                   "writers_ties_periodic", "rest_reference_lognormal", "rest_lakekeeper_vo",
                                   "rest_stale_no_server_retry", "service_pointer", "rest_polaris_pool",
-                                  "rest_lakekeeper_09_rows", "writers_ties_server_rows",
+                                  "rest_lakekeeper_09_rows", "writers_ties_server_rows", "ducklake_postgres",
+                                  "service_pointer_round_trips", "writers_ties_ducklake_rows",
                                   "log_delta_rs_lanes_pages", "log_spark", "hive", "hive_hms_timeouts",
                                   "hive_zookeeper_timeouts", "hive_dynamodb_race", "hive_dynamodb_lease",
                                   "hive_global_lock", "hive_ties_zookeeper", "writers_hive_zookeeper", "hudi",
@@ -560,6 +576,7 @@ def _rules(c) -> dict:
                                   "delta_dynamodb_light", "writers_delta_dynamodb", "hudi_storage_lock_throttled",
                                   "hudi_storage_lock_s3", "trace", "trace_scaled_rest", "writers_pyiceberg_sql",
                                   "writers_pyiceberg_sql_no_retry", "writers_pyiceberg_seaweedfs",
+                                  "writers_pyiceberg_postgres",
                                   "writers_ties_pyiceberg_seaweedfs", "rest_seaweedfs_java"])
 def test_fast_history_passes_checker(name):
     c = from_dict(merge(BASE, CASES[name]))

@@ -271,3 +271,19 @@ def test_testbed_mappings_give_configs_the_model_runs():
         d["workload"]["writers"] = {"count": 2, "commits": 2}
         rec, _ = _run(d)
         assert len(rec) == 4 and (rec.outcome == "committed").sum() >= 3
+
+
+def test_pyiceberg_postgres_round_trips_and_the_row_held_to_commit():
+    """Design pyiceberg-postgres: each load and the swap three round trips (the latency one); two writers' UPDATEs
+    meet: the first holds the row to its COMMIT, the second waits for it (one round trip), fails, and its ROLLBACK
+    answers it; then the sleep and a retry whose operations are round trips too."""
+    d = _cfg("sql", writers=2)
+    d["design"] = "pyiceberg-postgres"
+    rec, hist = _run(d)
+    win, lose = rec.iloc[0], rec.iloc[1]
+    uncontended = sql_uncontended(0) + 6 * L
+    assert win.end_ms - win.arrival_ms == uncontended
+    retry = (3 * L + G) + (1 - SHARE) * _work(1) + max(P + H, G) + P + (3 * L + G) + SHARE * _work(1) \
+        + (H + LS + P) + 3 * L
+    assert lose.end_ms - lose.arrival_ms == uncontended + L + 100 + retry + CLEANUP
+    assert (lose.attempts, lose.lock_wait_ms, lose.deletes) == (2, L, 2)

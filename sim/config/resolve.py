@@ -10,6 +10,7 @@ from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETR
                        LINEAR_RETRY, LOCK_VARIANTS, LOG_STORE_DEFAULTS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
 from .client import check_local_server, resolve_client
 from .faults import resolve_faults
+from .round_trips import resolve_round_trips
 from .trace import resolve_trace
 from .types import (Catalog, Commit, Config, InterArrival, Job, Lock, LogStore, Metadata, Retry, RetryPolicy,
                     Server, Workload, Writers)
@@ -579,9 +580,10 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     if cfg.warmup_ms + cfg.cooldown_ms >= cfg.duration_ms:
         raise ConfigError("warmup_ms", f"warmup_ms + cooldown_ms ({cfg.warmup_ms + cfg.cooldown_ms:g}) must be "
                           f"below duration_ms ({cfg.duration_ms:g}) to leave a measurement window")
-    retry = Retry(catalog=_resolve_retry(cfg.retry.catalog, "retry.catalog"),
-                  table=_resolve_retry(cfg.retry.table, "retry.table"))
+    retry = dataclasses.replace(cfg.retry, catalog=_resolve_retry(cfg.retry.catalog, "retry.catalog"),
+                                table=_resolve_retry(cfg.retry.table, "retry.table"))
     storage = dataclasses.replace(cfg.storage, throttle_retry=_resolve_resend(cfg.storage.throttle_retry))
+    catalog = resolve_round_trips(cfg, catalog)
     return dataclasses.replace(cfg, workload=workload, retry=retry, storage=storage, commit=commit, catalog=catalog,
                                lock=_resolve_lock(cfg), log_store=_resolve_log_store(cfg),
                                faults=resolve_faults(cfg, provider_known))

@@ -46,6 +46,40 @@ class LatencySpec:
 
 
 @dataclass(frozen=True)
+class RoundTrips:
+    """One catalog operation as `count` round trips to its database (each a draw of the catalog's latency), the
+    `effect`-th of them taking effect (at the catalog's linearization fraction of its own latency: a read's
+    snapshot, a commit's check). A conflict read of 0 round trips is none: the lost commit's error says which
+    conflict it was."""
+    count: int = _spec(None, ge=0)
+    effect: int = _spec(None, ge=1)
+
+
+@dataclass(frozen=True)
+class CommitRoundTrips(RoundTrips):
+    """The commit's round trips; its change becomes visible at its `visible`-th (its COMMIT; unset: at its effect),
+    and the row it wrote is held from its effect to then: another commit's statement on that row waits for it, then
+    fails if it committed."""
+    visible: int = _spec(None, ge=1)
+
+
+@dataclass(frozen=True)
+class CatalogRoundTrips:
+    """A service catalog's operations as database round trips (`catalog.round_trips`; none given: each operation
+    one round trip): the base read, the first attempt's refresh, the read after a lost commit (before the sleep),
+    the read after the sleep, the commit, and the re-read right before the commit (`commit.reread_before_cas`:
+    PyIceberg's SqlCatalog's load in commit_table)."""
+    base: RoundTrips = _nested(RoundTrips)
+    refresh: RoundTrips = _nested(RoundTrips)
+    conflict: RoundTrips = _nested(RoundTrips)
+    retry: RoundTrips = _nested(RoundTrips)
+    commit: CommitRoundTrips = _nested(CommitRoundTrips)
+    # (added after: one round trip, what the catalog's round trips filled in before it, keeps a config's hash)
+    reread: RoundTrips = field(default_factory=RoundTrips, metadata={"late": True, "seeded": True, "hashed": True,
+                                                                     "earlier": RoundTrips(count=1, effect=1)})
+
+
+@dataclass(frozen=True)
 class Server:
     """A REST server's commit built from its parts (backend service): a load is a database read (the service's
     latency) plus, if `metadata_get`, a GET of metadata.json; a commit loads the base, checks the client's
@@ -141,6 +175,11 @@ class Catalog:
     # metadata is (`table_metadata_inlined`): a commit writes and a validation reads no manifest list or manifest,
     # and DuckLake's conflict rules apply (docs/MODEL.md, "Operations and maintenance")
     file_lists_inlined: bool = _spec(False, late=True)
+    # ... and the DuckLake release whose conflict rules apply (1.4: v1.4-andium; 1.5: v1.5-variegata and main,
+    # since duckdb/ducklake@d95d7f76, inserts and deletes of one table conflict); filled in with file_lists_inlined
+    ducklake_version: str = _spec(None, choices=("1.4", "1.5"), late=True, earlier="1.5")
+    # a service catalog's operations as database round trips (docs/MODEL.md, "Catalog"); none: one each
+    round_trips: CatalogRoundTrips = _nested(CatalogRoundTrips, late=True)
 
 
 @dataclass(frozen=True)
@@ -402,6 +441,10 @@ class RetryPolicy:
 class Retry:
     catalog: RetryPolicy = _nested(RetryPolicy)
     table: RetryPolicy = _nested(RetryPolicy)
+    # the k of a sleep's policy: the conflict's count in its class (class), or every failed attempt's (attempt:
+    # DuckLake's `retry_backoff^i`, i the attempt). Not seeded: it draws nothing, so switching it compares the same
+    # draws
+    count_by: str = _spec("class", choices=("class", "attempt"), late=True, seeded=False)
 
 
 @dataclass(frozen=True)
@@ -417,6 +460,10 @@ class Storage:
     # default design, `file`, is Iceberg's GCSFileIO)
     throttle_retry: RetryPolicy = _nested(RetryPolicy, late=True, seeded=False,
                                           factory=lambda: RetryPolicy(policy="google_java"))
+    # the measured set's figures fitted on several writers (its `concurrency_fit`: S3 Express's late losers, Azure's
+    # busy answers, GCS's object bucket); false leaves them out, and the run rests on one writer's fit and
+    # documented constants alone (docs/model/concurrent-writes.md)
+    concurrency_fit: bool = _spec(True, late=True, seeded=False)
 
 
 @dataclass(frozen=True)

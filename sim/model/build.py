@@ -274,7 +274,8 @@ def _pools(cfg: Config, p: Params) -> np.ndarray:
     row CHECK_LOCK_MUTEX Hive 3's checkLock mutex. A store that serves conditional writes to one object one at a
     time: one queue per object from OBJECT_QUEUES on, each free."""
     srv = cfg.catalog.server
-    rows = p.row_locks or p.row_hold or p.object_queue or (p.server and p.tables_max > 1)   # (a JDBC transaction's)
+    rows = (p.row_locks or p.row_hold or p.object_queue or (p.server and p.tables_max > 1)   # (a JDBC transaction's)
+            or p.rt_hold)    # a commit on database round trips that holds its row to its COMMIT
     pl = np.zeros(ROW_LOCKS + (cfg.workload.num_tables if rows else 0), dtype=POOL)
     pl["head"] = pl["tail"] = pl["holder"] = -1
     if p.server:
@@ -384,4 +385,5 @@ def _full_buckets(n: int, burst: float) -> np.ndarray:
     """n token buckets, each full (a whole burst, at least one token), last updated at -inf."""
     bk = np.empty(n, dtype=BUCKET)
     bk["tokens"], bk["last_ms"] = max(1.0, burst), -np.inf
+    bk["busy_until_ms"], bk["busy_slot"], bk["busy_next_ms"], bk["empty_until_ms"] = -np.inf, -1, -np.inf, -np.inf
     return bk

@@ -127,16 +127,20 @@ def fatal_hudi(x, y, overlap, mor):
 
 
 @model_function
-def fatal_ducklake(x, y, overlap):
-    """DuckLake's rules (`DuckLakeTransactionState::CheckForConflicts`, duckdb/ducklake @0024de0), table by table,
-    X retrying after Y committed to its table: an insert (an append) fails when Y deleted from or altered the table;
-    a delete (an overwrite) when Y inserted into, compacted or altered it, or deleted from the same data files (here:
-    partitions that meet); a compaction (merge_adjacent, rewrite_delete) when Y deleted from or compacted it; an
-    alter (a schema change) when Y altered it."""
+def fatal_ducklake(x, y, overlap, v14):
+    """DuckLake's rules (`CheckForConflicts`), table by table, X retrying after Y committed to its table. DuckLake
+    1.5 (duckdb/ducklake@d95d7f76, on v1.5-variegata and main: src/storage/ducklake_transaction.cpp): an insert (an
+    append) fails when Y deleted from or altered the table; a delete (an overwrite) when Y inserted into, compacted
+    or altered it, or deleted from the same data files (here: partitions that meet); a compaction (merge_adjacent,
+    rewrite_delete) when Y deleted from or compacted it; an alter (a schema change) when Y altered it. DuckLake 1.4
+    (`v14`; @3f1b372, v1.4-andium, ducklake_transaction.cpp:474-500): an insert and a delete never fail for each
+    other (an insert only for an alter; a delete for a compaction, an alter or a delete of the same files); its one
+    `tables_compacted` rule is the compaction's here."""
     if x == Op.FA:
-        return y == Op.OVERWRITE or y == Op.SCHEMA_CHANGE
+        return (y == Op.OVERWRITE and not v14) or y == Op.SCHEMA_CHANGE
     if x == Op.OVERWRITE:
-        return y == Op.FA or y == Op.COMPACTION or y == Op.SCHEMA_CHANGE or (y == Op.OVERWRITE and overlap)
+        return ((y == Op.FA and not v14) or y == Op.COMPACTION or y == Op.SCHEMA_CHANGE
+                or (y == Op.OVERWRITE and overlap))
     if x == Op.COMPACTION:
         return y == Op.OVERWRITE or y == Op.COMPACTION
     if x == Op.SCHEMA_CHANGE:
@@ -184,7 +188,7 @@ def validate(m, j, vfrom, vto):
             if fatal_delta(x, y, overlap):
                 return True, n
         elif m.p.file_lists_inlined:
-            if fatal_ducklake(x, y, overlap):
+            if fatal_ducklake(x, y, overlap, m.p.ducklake_14):
                 return True, n
         elif fatal(x, y, overlap, m.p.serializable, m.p.server, m.p.equality_deletes):
             return True, n
@@ -250,4 +254,5 @@ def requirement_holds(m, j, seq):
 
 # what operations own: their transaction field and parameters (the ring is `Model.ring_op`, `ring_parts`)
 OWNS = dict(effect_points=(), fields=("op", "parts"),
-            params=("ops", "serializable", "equality_deletes", "partitions", "file_lists_inlined"), sources=())
+            params=("ops", "serializable", "equality_deletes", "partitions", "file_lists_inlined", "ducklake_14"),
+            sources=())

@@ -96,6 +96,10 @@ TX = np.dtype([
     # never landed: the files its last attempt wrote, data included)
     ("faults", I), ("fault", I), ("fault_in_row", I), ("fault_sent_ms", F), ("landings", I), ("landed_v", I),
     ("orphaned_files", I), ("orphaned_bytes", F),
+    # a catalog operation as database round trips (sim/model/round_trips.py): after the effect point's own round
+    # trip, the rest of the operation in flight (all of it: a lost commit's ROLLBACK); a commit that stays open to
+    # its COMMIT: the round trips between, the COMMIT's own, and those after it
+    ("rt_after_ms", F), ("rt_mid_ms", F), ("rt_visible_ms", F), ("rt_tail_ms", F),
     ("work_ms", F),              # the client's own time in its attempt in flight (`commit.client_work`)
 ])
 
@@ -135,8 +139,11 @@ TABLE = np.dtype([("snapshots", I), ("total", I), ("versions", I), ("manifests",
 JOB = np.dtype([("op", I), ("table", I), ("every_ms", F), ("median_ms", F), ("sigma", F), ("touches", I),
                 ("groups", I), ("max_commits", I), ("threads", I)])   # partial progress (0 groups: one commit)
 
-# one object's token bucket (a row of `Model.bk`; `sim.model.throttle`)
-BUCKET = np.dtype([("tokens", F), ("last_ms", F)])
+# one object's token bucket (a row of `Model.bk`; `sim.model.throttle`); and its conditional writes in flight
+# (`sim.model.contention`): the latest answer of those sent and whose write it is (a slot), the latest answer of the
+# others, and until when the object reads empty
+BUCKET = np.dtype([("tokens", F), ("last_ms", F), ("busy_until_ms", F), ("busy_slot", I), ("busy_next_ms", F),
+                   ("empty_until_ms", F)])
 
 # one commit lock's state (a row of `Model.lk`; `sim.model.lock`)
 LK = np.dtype([
@@ -204,6 +211,7 @@ class Params(NamedTuple):
     client_refusal_tokens: float
     metadata_inlined: bool
     file_lists_inlined: bool     # DuckLake: no manifest list or manifest to write or read; DuckLake's rules
+    ducklake_14: bool            # ... DuckLake 1.4's rules (inserts and deletes of one table never conflict)
     max_parallel: int
     exact_reads: bool            # io.long_reads: exact (every read drawn request by request; `sim.model.io`)
     max_attempts: int
@@ -255,6 +263,26 @@ class Params(NamedTuple):
     row_hold: bool               # ... whose commit transaction holds the row from its updates to its COMMIT
     client_pool: int             # the pool of the server's database the client's loads take (sim/model/capacity.py)
     pool_timeout_ms: float       # ... a request waiting this long for a connection is given up (0: never)
+    # a service catalog's operations as database round trips (sim/model/round_trips.py, design cas_db): on; per
+    # operation its round trips and the one that takes effect (the base read, the first attempt's refresh, the
+    # read after a lost commit (0: none), the read after the sleep, the commit), and the commit's COMMIT, where it
+    # becomes visible (after its effect: the row it wrote is held to then)
+    rt_ops: bool
+    rt_base_n: int
+    rt_base_k: int
+    rt_refresh_n: int
+    rt_refresh_k: int
+    rt_conflict_n: int
+    rt_conflict_k: int
+    rt_retry_n: int
+    rt_retry_k: int
+    rt_commit_n: int
+    rt_commit_k: int
+    rt_commit_visible: int
+    rt_reread_n: int             # ... the re-read right before the commit (PyIceberg's SqlCatalog's commit_table load)
+    rt_reread_k: int
+    rt_hold: bool                # ... the commit's visible round trip comes after its effect's
+    retry_by_attempt: bool       # a retry's sleep counts every failed attempt, not its class's (retry.count_by)
     # version files (sim/model/designs/fs_table.py) and the re-read before the CAS (sim/model/iceberg.py)
     version_files: bool
     reread_before_cas: bool
@@ -340,6 +368,13 @@ class Params(NamedTuple):
     status_window: int
     data_files: int
     data_bytes: float
+    # concurrent conditional writes to one object (`sim.model.contention`, design cas_contended): on; a losing write
+    # answered this much late (S3 Express); one that meets another in flight answered 5xx with this probability
+    # (Azure); the microbenchmark's reads fail while the object reads empty, mid-write (ADLS Gen2's upload)
+    contended: bool
+    loser_answer_ms: float
+    busy_share: float
+    empty_reads: bool
     # PyIceberg's client (`commit.client: pyiceberg`, `sim.model.pyiceberg`): on; its load GETs metadata.json
     # itself (SqlCatalog: no server); the client's own time per attempt, base and per table version, and the share of
     # it spent in its commit call after that call's load (`commit.client_work`; any rewrite client's)
@@ -400,7 +435,14 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
                   " MT_REF_HEAD MT_REF_CAS"   # ... Nessie's read of its branch's head, and the CAS of its ref
                   # ... Iceberg's reference server, table by table: a table's refresh, its row's check, its UPDATE
                   " MT_SEQ_REFRESH MT_SEQ_CHECK MT_SEQ_UPDATE"
-                  " STATUS_CHECK")   # a client's refresh that looks for its own commit after a lost answer (faults)
+                  " STATUS_CHECK"   # a client's refresh that looks for its own commit after a lost answer (faults)
+                  # a commit on database round trips (sim/model/round_trips.py): its statement waiting for the row
+                  # another open transaction wrote; its COMMIT
+                  " DB_ROW_WAIT DB_COMMIT"
+                  # concurrent writes to one object (design cas_contended): a conditional write's send; the
+                  # microbenchmark's HEAD, whose length the client checks
+                  " CAS_SEND HEAD_CHECK")
+
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT"
@@ -413,10 +455,11 @@ KINDS = tuple(k.lower() for k in Kind._fields)
 # tables that the client was told committed landed on some of them only (Iceberg's reference server)
 Outcome = _codes("Outcome", "NONE COMMITTED ABORTED UNFINISHED UNKNOWN DUPLICATED PARTIAL", kind=I)
 OUTCOMES = ("", "committed", "aborted", "unfinished", "unknown", "duplicated", "partial")
+# empty_read: the microbenchmark's client read the object empty, mid-write, and failed its operation
 Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED THROTTLED LOCK_TIMEOUT POOL_TIMEOUT DEADLOCK"
-                          " LOST_ANSWER SERVER_ERROR SELF_CONFLICT DROPPED", kind=I)
+                          " LOST_ANSWER SERVER_ERROR SELF_CONFLICT DROPPED EMPTY_READ", kind=I)
 REASONS = ("", "retries_exhausted", "validation_failed", "unfinished", "throttled", "lock_timeout",
-           "pool_timeout", "deadlock", "lost_answer", "server_error", "self_conflict", "dropped")
+           "pool_timeout", "deadlock", "lost_answer", "server_error", "self_conflict", "dropped", "empty_read")
 # a commit request's fault (`sim.model.faults`): none, its answer lost after it took effect, a 5xx before it did
 Fault = _codes("Fault", "NONE LOST ERROR", kind=I)
 # how a client meets a commit whose answer it lost (`faults.client`)

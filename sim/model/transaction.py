@@ -14,7 +14,7 @@ from a throttled object, a validation's real conflicts, the end.
 """
 import numpy as np
 
-from . import catalog, history, throttle
+from . import catalog, history, round_trips, throttle
 from .draws import take
 from .jit import model_function
 from .operations import attempts_allowed
@@ -125,7 +125,7 @@ def read_catalog(m, j, now, L):
     tx.version = v
     tx.catalog_reads += 1
     if history.on(m):
-        history.read(m, now, j, t, seq, v, now + m.p.g * L)
+        history.read(m, now, j, t, seq, v, now + (m.p.g * L + tx.rt_after_ms if m.p.rt_ops else m.p.g * L))
     return v
 
 
@@ -139,6 +139,8 @@ def next_read(m, j, pc, before):
         pc = PC.FS_HINT
     if m.p.server and not m.p.server_local:   # a REST server's load: a database read on a connection of its pool
         return pooled(m, j, m.p.client_pool, Src.READ, pc, before)
+    if m.p.rt_ops:                 # the client's own round trips to the catalog's database
+        return round_trips.start_read(m, j, pc, before)
     return start(m, j, Src.READ, pc, before)
 
 

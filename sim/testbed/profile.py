@@ -47,7 +47,8 @@ def provider_file(name: str, fits: dict, path: Path, note: str, flags: dict | No
             "get": get, "put": {"fixed_ms": put["fixed_ms"], "base_ms": put["median_ms"], "ms_per_mib": 0.0,
                                 "sigma": put["sigma"]},
             "cas": cas}
-    for kind in ("head", "list", "delete"):
+    body["head"] = fits.get("head", get)       # (the measured set has one; unmeasured, a GET's)
+    for kind in ("list", "delete"):
         if kind in fits:
             body[kind] = fits[kind]
     doc = {"name": name, "description": note, **body,

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from ..schema import ConfigError
 from .campaign import CPU_BOUND, Grid, cell_dir
 from .cell import CellSpec
 from .figures import FIGURES
@@ -27,8 +28,20 @@ TARGETS = {"failure_share": ("abs", 0.05), "successes_per_s": ("rel", 0.15), "co
 
 
 def _grid(out: Path) -> Grid:
-    g = json.loads((out / "grid.json").read_text())
-    return Grid(**{k: tuple(v) if isinstance(v, list) else v for k, v in g.items()})
+    """The grid a results folder was measured on (its `grid.json`); a file that is not one is one line naming it."""
+    from dataclasses import fields
+
+    from ..inputs import read_mapping
+    path = out / "grid.json"
+    g = read_mapping(path, "testbed grid")
+    known = {f.name for f in fields(Grid)}
+    if set(g) - known or "stacks" not in g:
+        raise ConfigError("", f"{path}: not a testbed grid (unknown keys {sorted(set(g) - known)[:3]}, or no "
+                              "stacks)")
+    try:
+        return Grid(**{k: tuple(v) if isinstance(v, list) else v for k, v in g.items()})
+    except (TypeError, ValueError) as exc:
+        raise ConfigError("", f"{path}: not a testbed grid ({exc})") from None
 
 
 def calibrate(out: Path, grid: Grid) -> dict:
@@ -140,9 +153,23 @@ def markdown(comp: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+ROW_KEYS = ("stack", "delay_ms", "retries", "writers", "calibration", "own_busy_fraction", "busy_fraction",
+            "conserved") + FIGURES
+
+
 def measured_rows(out: Path) -> pd.DataFrame:
-    """Every measured cell's row (`row.json` beside its records): a grid still being measured has the cells done."""
-    rows = [json.loads(p.read_text()) for p in sorted(out.glob("**/row.json"))]
+    """Every measured cell's row (`row.json` beside its records): a grid still being measured has the cells done.
+    A row that is not one is one line naming it."""
+    from ..inputs import read_mapping
+    rows = []
+    for p in sorted(out.glob("**/row.json")):
+        row = read_mapping(p, "testbed cell row")
+        missing = [k for k in ROW_KEYS if k not in row]
+        if missing:
+            raise ConfigError("", f"{p}: not a testbed cell's row (no {', '.join(missing[:3])})")
+        rows.append(row)
+    if not any(not r["calibration"] for r in rows):
+        raise ConfigError("", f"{out}: no measured cells (measure with `sim testbed run --out {out}`)")
     return pd.DataFrame(rows)
 
 
@@ -151,6 +178,10 @@ def report(out: Path, replications: int = 10, machine_busy: bool = True, log=pri
     comparison.{parquet,csv,md} and the figure."""
     grid = _grid(out)
     measured = measured_rows(out)
+    missing = [st for st in grid.stacks for d in grid.delays_ms
+               if not (cell_dir(out, grid.calibration(st, d), calibration=True) / "row.json").is_file()]
+    if missing:
+        raise ConfigError("", f"{out}: the calibration cell of {missing[0]} is not measured yet")
     done = measured[~measured["calibration"]]
     grid = Grid(**{**grid.__dict__, "stacks": tuple(s for s in grid.stacks if s in set(done["stack"]))})
     profiles = calibrate(out, grid)

@@ -7,6 +7,9 @@
 - `replay`: the rows a run replays: the what-ifs (`tables_scale`, `repeat`, `rate_scale`), arrivals on the
   simulated clock
 - `export`: a run's commits as a trace (`sim run --trace-out`)
+- the importers (`sim trace import`, `cli`): a table's own history where it lives (`iceberg`, `delta`, `ducklake`;
+  its files through `location`) as commits in the model's operations (`history`), and what each found (`summary`);
+  the base install imports no table format's client
 """
 from .schema import OPERATIONS, read_trace, write_trace
 

@@ -101,8 +101,8 @@ def verify(env: dict, tables: list[str]) -> dict:
 
 def profile(cal, folder) -> dict:
     """The model's inputs from one writer (`stacks.pyiceberg_calibration`): PyArrowFileIO's read, write, HEAD and
-    LIST as the provider's `get`, `put`, `head` and `list`; a PostgreSQL transaction of three round trips (a load,
-    a swap) as the catalog's latency; the data file's encoding and write as the runtime; the client's own time per
+    LIST as the provider's `get`, `put`, `head` and `list`; a PostgreSQL round trip as the catalog's latency (each
+    load and the swap three of them); the data file's encoding and write as the runtime; the client's own time per
     attempt, a line in the table's snapshots, and its share spent in commit_table."""
     from ..profile import lognormal, provider_file, runtime
     from .pyiceberg_calibration import catalog_samples, client_work, decompose, storage_samples
@@ -117,8 +117,9 @@ def profile(cal, folder) -> dict:
 
 
 def model_config(profile: dict, spec) -> dict:
-    """Design pyiceberg-sql: PyIceberg's loop on the service pointer, its retries on (4) or off."""
-    return {"design": "pyiceberg-sql", "storage": {"provider": profile["provider"]},
+    """Design pyiceberg-postgres: PyIceberg's loop on SqlCatalog's PostgreSQL round trips, its retries on (4) or
+    off."""
+    return {"design": "pyiceberg-postgres", "storage": {"provider": profile["provider"]},
             "catalog": {"latency": profile["catalog_latency"]},
             "commit": {"max_retries": 4 if spec.retries else 0, "client_work": profile["client_work"]},
             "workload": {"runtime": profile["runtime"]}}

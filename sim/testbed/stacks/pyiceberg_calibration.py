@@ -8,8 +8,8 @@ requests: composites"), timed by the proxy from its first request's start to its
   100-continue wait: the provider's `put`;
 - a HEAD alone (a manifest's length after its write; the name check before metadata.json is created, answered
   404): the provider's `head`; the LIST of that name as a directory: its `list`;
-- a SqlCatalog load or swap: BEGIN, the statement, ROLLBACK or COMMIT: the catalog's latency (its effect point at
-  half of it is the statement's middle, as each round trip is alike);
+- a SqlCatalog load or swap: BEGIN, the statement, ROLLBACK or COMMIT, each round trip a draw of the catalog's
+  latency (design pyiceberg-postgres: the statement takes effect, the swap visible at its COMMIT);
 - the job's data file (encoding it, its multipart upload and its length's HEAD), from the base load's end to that
   HEAD's end: the runtime;
 - what is left of a transaction's time once these are taken out is the client's own (`commit.client_work`): its
@@ -39,6 +39,13 @@ def _ops(reqs):
     return by
 
 
+def _round_trips(c, reqs):
+    """A PostgreSQL transaction as the model draws it: its span, and `ms` the sum of its round trips."""
+    from types import SimpleNamespace
+    pg = reqs[(reqs["server"] == "pg") & (reqs["start_ms"] >= c.start_ms) & (reqs["start_ms"] <= c.end_ms)]
+    return SimpleNamespace(start_ms=c.start_ms, end_ms=c.end_ms, ms=float(pg["latency_ms"].sum()))
+
+
 def _span(cs) -> float:
     return max(c.end_ms for c in cs) - min(c.start_ms for c in cs)
 
@@ -56,8 +63,8 @@ def decompose(cal: Calibration, sql: bool) -> list[dict]:
         manifest = _span(o["manifest"])
         parallel = max(manifest, _span(o["list_read"])) if o["list_read"] else manifest
         list_write = _span(o["list_write"])
-        if sql:
-            load, reload, swap = o["pg"][0], o["pg"][-2], o["pg"][-1]
+        if sql:     # (a PostgreSQL transaction as its round trips: the client's time between them is its own)
+            load, reload, swap = (_round_trips(c, reqs) for c in (o["pg"][0], o["pg"][-2], o["pg"][-1]))
             base_read, commit_read = o["meta_reads"][0], o["meta_reads"][-1]
             write = o["meta_write"][-1]
             runtime = data_end - base_read.end_ms
@@ -105,10 +112,11 @@ def _first_latency(s3, c) -> float:
 
 
 def catalog_samples(cal: Calibration) -> np.ndarray:
-    """SqlCatalog's loads and swaps: each a PostgreSQL transaction of three round trips."""
+    """SqlCatalog's PostgreSQL round trips (each statement of its loads and swaps: BEGIN, SELECT, ROLLBACK; BEGIN,
+    UPDATE, COMMIT), one a sample."""
     out = []
     for reqs in cal.per_txn:
-        out.extend(c.ms for c in pg_transactions(reqs) if len(c.kinds) == 3)
+        out.extend(reqs.loc[reqs["server"] == "pg", "latency_ms"])
     return np.asarray(out, dtype=float)
 
 
