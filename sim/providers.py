@@ -164,6 +164,9 @@ SHAPE = {
     # optional: a per-object mutation limit; a measured set may give its own
     **_LIMIT,
     "cas_one_at_a_time": Field(bool),
+    # optional, in a file of one set of figures (no `measured` section): its store checks a conditional write at
+    # its completion (a fitted store's: SeaweedFS's, the first conditional PUT to finish wins)
+    "cas_checked_at_completion": Field(bool),
     # optional: the measured set, with a HEAD of its own and the loop it was fitted to
     # and, optionally, where its store checks a conditional write and a per-object limit of its own (the
     # provider's otherwise)
@@ -238,6 +241,9 @@ def _load_file(path: str, mtime_ns: int) -> ProviderFile:
     measured = d.get("measured")
     if measured is None:        # one set of figures (a user's own file): it answers either set
         return ProviderFile({"seed": seed, "measured": seed}, None)
+    if "cas_checked_at_completion" in d:    # the seed set has no store mechanism: the measured set says it
+        raise _error(f"{where}.cas_checked_at_completion", "in a file with a measured set, give it there "
+                                                           "(measured.cas_checked_at_completion)")
     mine = _profile(d["name"], measured["description"], measured, _limit(measured, f"{where}.measured", limit))
     return ProviderFile({"seed": seed, "measured": _queue_checked(mine, f"{where}.measured")}, measured.get("loop"))
 

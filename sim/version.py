@@ -68,4 +68,10 @@ default keeps the old behaviour, a faster engine with the same records) leave it
 #    upserts whose instants precede its own; either may run inline in a writer's commit path
 #    (`inline_after_commits`, a new key). Results of configs with a Hudi clustering job and upserts change;
 #    every other configuration keeps its results (goldens, all bit for bit)
-MODEL_VERSION = 13
+# 14: delta-rs as its 1.6 release runs (traced from its source and on the wire against SeaweedFS): design log reads
+#    every snapshot entry twice (the kernel's replay, then the file replay), GETs the `_last_checkpoint` hint before a
+#    fresh snapshot's LIST and HEADs a new checkpoint, reads a checkpoint in 11 ranged GETs, updates the committer's
+#    snapshot to its entry after every commit, and with max_retries 0 fails an attempt whose LIST finds the log moved
+#    (five new keys, late); a snapshot update's LIST pages from the newest checkpoint. Results of design log (and of
+#    configs that set the keys) change; every other configuration keeps its results
+MODEL_VERSION = 14

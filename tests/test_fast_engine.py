@@ -321,6 +321,8 @@ CASES = {
     "log_delta_rs_lanes_pages": merge(CONTENDED, {"design": "log", "commit": {
         "checkpoint_interval": 10, "snapshot_max_parallel": 2, "log_entries_at_start": 2_500}}),
     "log_spark": merge(CONTENDED, {"design": "log-spark", "workload": {"vo_conflict_probability": 0.05}}),
+    # delta-rs with no retry: an attempt whose LIST finds the log moved fails there (no check, no put)
+    "log_no_retries": merge(CONTENDED, {"design": "log", "commit": {"max_retries": 0, "checkpoint_interval": 10}}),
     # commit locks (sim/model/lock.py) with Iceberg on HMS (design hive): each discipline, with timeouts
     # (HMS's unlock of a waiting lock; notify's parked waiters and their timers, stale ones included;
     # re-requests), one global lock, and constant latencies where only the event order decides

@@ -9,12 +9,16 @@ its committer also writes a checkpoint, counted in its end time but in no one's 
 
 The real clients' extra reads (docs/MODEL.md "Delta clients"), each a switch of `commit`: delta-rs updates its
 snapshot between the checks and the put (a LIST and the new entries again, `snapshot_update`); snapshot reads
-run on their own lanes (`snapshot_max_parallel`); the post-commit work rebuilds the checkpoint from a fresh
-snapshot (`checkpoint_rebuild`) and LISTs the whole log for expired entries (`log_cleanup`). A LIST outside an
-effect point is drawn as a GET, one per page of LIST_PAGE_KEYS keys.
+run on their own lanes (`snapshot_max_parallel`), each entry read `snapshot_passes` times, a checkpoint as
+`checkpoint_read_gets` ranged GETs, a fresh snapshot's LIST after a GET of the `_last_checkpoint` hint
+(`last_checkpoint_hint`); the post-commit work updates the committer's snapshot to its entry
+(`post_commit_update`), rebuilds the checkpoint from a fresh snapshot (`checkpoint_rebuild`) and LISTs the whole
+log for expired entries (`log_cleanup`); with no retry, an attempt whose LIST finds the log moved fails there
+(`fail_fast_without_retries`). A LIST outside an effect point is drawn as a GET, one per page of LIST_PAGE_KEYS
+keys.
 """
 from . import catalog, faults, history, log_store, operations, throttle
-from .draws import take
+from .draws import take, take_sum
 from .io import gets_ms, gets_on_lanes_ms, list_ms, log_pages_ms
 from .jit import handler, model_function
 from .retry import delay_ms
@@ -25,8 +29,9 @@ from .transaction import (admitted, before_create_ms, end, first_read, next_read
 
 @model_function
 def begin(m, j):
-    """INIT: the snapshot read (its LIST; of a long log without checkpoints, its pages before the last first)."""
-    before = log_pages_ms(m, j)
+    """INIT: the snapshot read (its LIST; of a long log without checkpoints, its pages before the last first; with
+    the `_last_checkpoint` hint, its GET before them)."""
+    before = _hint_ms(m, j) + log_pages_ms(m, j)
     if before > 0.0:
         return next_read(m, j, PC.LOG_BASE, before)
     return first_read(m, j, PC.LOG_BASE)
@@ -45,22 +50,45 @@ def snapshot_ms(m, j, v):
 
 @model_function
 def _tail_ms(m, j, newest, v):
-    """The checkpoint of the first `newest` entries (none if 0), then entries newest + 1 .. v on the snapshot
-    reads' lanes (`commit.snapshot_max_parallel`; the kernel's json handler, buffered(1000))."""
+    """The checkpoint of the first `newest` entries (none if 0; `commit.checkpoint_read_gets` ranged GETs, one
+    after another), then entries newest + 1 .. v (`_passes_ms`)."""
     ms = 0.0
     if newest > 0:
-        ms += take(m, Src.GET)
-        m.tx[j].gets += 1
+        k = m.p.checkpoint_read_gets
+        ms += take_sum(m, Src.GET, k)
+        m.tx[j].gets += k
     if v > newest:
-        ms += gets_on_lanes_ms(m, j, v - newest, m.p.snapshot_max_parallel)
+        ms += _passes_ms(m, j, v - newest)
+    return ms
+
+
+@model_function
+def _passes_ms(m, j, n):
+    """n entries read `commit.snapshot_passes` times, pass after pass (delta-rs: the kernel's protocol and
+    metadata replay, then its file replay), each pass on the snapshot reads' lanes (`commit.snapshot_max_parallel`;
+    the kernel's json handler, buffered(1000))."""
+    ms = 0.0
+    for _ in range(m.p.snapshot_passes):
+        ms += gets_on_lanes_ms(m, j, n, m.p.snapshot_max_parallel)
     return ms
 
 
 @model_function
 def _update_ms(m, j, n):
-    """delta-rs's snapshot update after the checks read n > 0 new entries (`commit.snapshot_update`): a LIST
-    and the n entries again, on the snapshot reads' lanes, before the put-if-absent."""
-    return list_ms(m, j, 1) + gets_on_lanes_ms(m, j, n, m.p.snapshot_max_parallel)
+    """delta-rs's snapshot update to n > 0 new entries: a LIST from the newest checkpoint (its pages, one after
+    another) and the n entries' passes. Inside an attempt, after the checks (`commit.snapshot_update`), before the
+    put-if-absent; after the commit, to the committer's own entry (`commit.post_commit_update`)."""
+    return list_ms(m, j, 1) + log_pages_ms(m, j) + _passes_ms(m, j, n)
+
+
+@model_function
+def _hint_ms(m, j):
+    """The kernel's `_last_checkpoint` hint, read before a fresh snapshot's LIST (`commit.last_checkpoint_hint`):
+    a GET (404 while the table has no checkpoint)."""
+    if not m.p.last_checkpoint_hint:
+        return 0.0
+    m.tx[j].gets += 1
+    return take(m, Src.GET)
 
 
 @handler
@@ -93,6 +121,8 @@ def on_list(m, j, now):
     v = read_catalog(m, j, now, L)
     checked = tx.validated
     n = v - checked
+    if n > 0 and m.p.fail_fast:
+        return _moved(m, j, now, L)
     pending = m.p.g * L
     checks = 0.0                                     # the same after the answer (with a log store, its Query's)
     if n > 0 and not m.p.object_shape:
@@ -117,6 +147,15 @@ def on_list(m, j, now):
     if aborted:
         return end(m, j, now, Outcome.ABORTED, Reason.VALIDATION, now + pending)
     return _create(m, j, pending)
+
+
+@model_function
+def _moved(m, j, now, L):
+    """delta-rs with max_retries 0 (`commit.fail_fast_without_retries`): the attempt's LIST found entries its
+    snapshot lacks, and the commit fails there, MaxCommitAttempts with no check and no put
+    (crates/core/src/kernel/transaction/mod.rs:873-885): its one attempt used, at the LIST's answer."""
+    m.tx[j].attempts += 1
+    return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, now + m.p.g * L)
 
 
 @model_function
@@ -160,14 +199,21 @@ def _committed(m, j, now, t, answer):
 
 @model_function
 def _post_commit_ms(m, j, v):
-    """After creating the v-th entry: every checkpoint_interval-th version a checkpoint (its PUT; rebuilt, a
-    fresh snapshot read first and `_last_checkpoint` PUT after), then the expired-log cleanup's LIST of the
+    """After creating the v-th entry: the committer's snapshot updated to it (delta-rs), then every
+    checkpoint_interval-th version a checkpoint (its PUT; rebuilt, a fresh snapshot read first, and with the hint
+    the new checkpoint's HEAD and the `_last_checkpoint` PUT after), then the expired-log cleanup's LIST of the
     log's entries (after every commit, or after a checkpoint)."""
     ms = 0.0
+    if m.p.post_commit_update and not m.p.object_shape:
+        ms += _update_ms(m, j, 1)
     ci = m.p.checkpoint_interval
     cp = ci > 0 and v % ci == 0
     if cp and m.p.checkpoint_rebuild:
-        ms += list_ms(m, j, 1) + _tail_ms(m, j, v - ci, v) + take(m, Src.PUT_LAST_CP)
+        ms += _hint_ms(m, j) + list_ms(m, j, 1) + _tail_ms(m, j, v - ci, v)
+        if m.p.last_checkpoint_hint:                 # the kernel HEADs the checkpoint it wrote, for the hint's size
+            ms += take(m, Src.GET)
+            m.tx[j].gets += 1
+        ms += take(m, Src.PUT_LAST_CP)
         m.tx[j].puts += 1
     if cp:
         ms += take(m, Src.PUT_CP)
@@ -227,5 +273,6 @@ def route(m, j, now, pc):
 
 OWNS = dict(effect_points=("LOG_BASE", "LOG_LIST", "LOG_CREATE"), fields=("lists",),
             params=("log", "snapshot_update", "snapshot_max_parallel", "checkpoint_rebuild", "log_cleanup",
-                    "log_entries_at_start", "checkpoint_interval"),
+                    "log_entries_at_start", "checkpoint_interval", "snapshot_passes", "last_checkpoint_hint",
+                    "checkpoint_read_gets", "post_commit_update", "fail_fast"),
             sources=("PUT_CP", "PUT_LAST_CP"))

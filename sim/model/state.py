@@ -257,6 +257,11 @@ class Params(NamedTuple):
     checkpoint_rebuild: bool
     log_cleanup: int
     log_entries_at_start: int
+    snapshot_passes: int         # delta-rs: a snapshot's entries read this many times, pass after pass
+    last_checkpoint_hint: bool   # ... `_last_checkpoint` GET before a fresh snapshot's LIST; a new checkpoint's HEAD
+    checkpoint_read_gets: int    # ... a checkpoint read as this many ranged GETs, one after another
+    post_commit_update: bool     # ... the committer's snapshot updated to its entry (a LIST, its entry's passes)
+    fail_fast: bool              # ... max_retries 0: an attempt whose LIST finds the log moved fails there
     # locks (sim/model/lock.py)
     lock: bool                   # commits take a lock (lock.variant)
     lock_per_table: bool         # ... one per table (else one for every table)
