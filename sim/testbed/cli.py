@@ -60,6 +60,21 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_report(args) -> int:
+    from .report import report
+    out = Path(args.dir)
+    if not (out / "measured.parquet").is_file():
+        raise ConfigError("", f"no measured.parquet in {out} (measure with `sim testbed run --out {out}`)")
+    if args.replications < 2:
+        raise ConfigError("--replications", "expected an integer >= 2 (a CI needs two)")
+    comp = report(out, args.replications, machine_busy=not args.own_busy_only, log=lambda s: None)
+    print((out / "comparison.md").read_text())
+    counts = comp["verdict"].map(lambda v: v.split(":")[0]).value_counts().to_dict()
+    print(f"cells: {len(comp)}; " + ", ".join(f"{k} {v}" for k, v in counts.items())
+          + f"; {out / 'comparison.md'}, {out / 'comparison.png'}")
+    return 0
+
+
 def add_commands(sub) -> None:
     t = sub.add_parser("testbed", help="real clients against real servers, measured beside the model's prediction")
     tsub = t.add_subparsers(dest="testbed_command", required=True)
@@ -88,3 +103,9 @@ def add_commands(sub) -> None:
                    "AWS_SECRET_ACCESS_KEY) instead of starting SeaweedFS")
     r.add_argument("--iceberg-url", help="with --s3-endpoint: the Iceberg REST catalog for iceberg-rest")
     r.set_defaults(func=cmd_run)
+    p = tsub.add_parser("report", help="calibrate on the one-writer cells, predict every cell, compare")
+    p.add_argument("dir", help="a results folder of `sim testbed run`")
+    p.add_argument("--replications", type=int, default=10, help="the model's replications of each cell (10)")
+    p.add_argument("--own-busy-only", action="store_true",
+                   help="judge cpu_bound on the run's own processes only (a machine shared with other work)")
+    p.set_defaults(func=cmd_report)

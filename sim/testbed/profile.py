@@ -34,28 +34,28 @@ def runtime(samples_ms) -> dict:
         np.abs(logs - np.median(logs))), 0.0)), "min_ms": lo}
 
 
-def provider_file(name: str, fits: dict, path: Path, note: str) -> Path:
+def provider_file(name: str, fits: dict, path: Path, note: str) -> str:
     """A provider file (the providers/ format, one profile) from per-kind fits (`get`, `put`, `cas`, and
     optionally `head`, `list`, `delete`); a kind not measured costs what its nearest measured kind does (a CAS
     a PUT, a HEAD a GET)."""
     import yaml
+    fits = {k: v for k, v in fits.items() if not k.startswith("_")} | {"_flags": fits.get("_flags", {})}
     get = fits["get"]
     put = fits.get("put", fits.get("cas"))
     cas = fits.get("cas", put)
     body = {"name": name, "description": note,
-            "min_latency_ms": min(v["fixed_ms"] for v in fits.values()),
+            "min_latency_ms": min(v["fixed_ms"] for k, v in fits.items() if not k.startswith("_")),
             "get": get, "put": {"fixed_ms": put["fixed_ms"], "base_ms": put["median_ms"], "ms_per_mib": 0.0,
                                 "sigma": put["sigma"]},
             "cas": cas}
     for kind in ("head", "list", "delete"):
         if kind in fits:
             body[kind] = fits[kind]
-    extra = fits.get("_flags", {})
-    body.update(extra)
+    body.update(fits.get("_flags", {}))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"# fitted by `sim testbed` from one writer's requests through the delay proxy: {note}\n"
                     + yaml.safe_dump(body, sort_keys=False))
-    return path
+    return str(path.resolve())
 
 
 def ms(x: float) -> float:

@@ -23,7 +23,7 @@ from pathlib import Path
 from .servers import ServerError
 
 LOG_COLUMNS = ("server", "writer", "conn", "seq", "kind", "detail", "status", "start_ms", "end_ms", "latency_ms",
-               "bytes_out", "bytes_in", "tx_status", "statements")
+               "server_ms", "bytes_out", "bytes_in", "tx_status", "statements")
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,8 @@ def _write_log(rows: list[tuple], log: Path) -> None:
     import pyarrow.parquet as pq
     cols = list(zip(*rows)) if rows else [[] for _ in LOG_COLUMNS]
     types = {"writer": pa.int64(), "conn": pa.int64(), "seq": pa.int64(), "start_ms": pa.float64(),
-             "end_ms": pa.float64(), "latency_ms": pa.float64(), "bytes_out": pa.int64(), "bytes_in": pa.int64(),
+             "end_ms": pa.float64(), "latency_ms": pa.float64(), "server_ms": pa.float64(), "bytes_out": pa.int64(),
+             "bytes_in": pa.int64(),
              "statements": pa.int64()}
     table = pa.table({name: pa.array(list(c), type=types.get(name, pa.string())) for name, c in zip(LOG_COLUMNS, cols)})
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -238,19 +239,20 @@ class _Client(asyncio.Protocol):
             self.down.transport.close()
 
     def data_received(self, data: bytes) -> None:
-        self.framer.client(data, self.loop.time() * 1000.0)
-        self.up.send_at(self.up.due_s(), data)
+        due = self.up.due_s()
+        self.framer.client(data, self.loop.time() * 1000.0, due * 1000.0)
+        self.up.send_at(due, data)
 
     def from_server(self, data: bytes) -> None:
         due = self.down.due_s()
-        self.framer.server(data, due * 1000.0)
+        self.framer.server(data, self.loop.time() * 1000.0, due * 1000.0)
         self._log_done()
         self.down.send_at(due, data)
 
     def _log_done(self) -> None:
         for ex in self.framer.done[self.logged:]:
             self.rows.append((self.route.server, self.route.writer, self.conn_id, self.logged, ex.kind, ex.detail,
-                              ex.status, ex.start_ms, ex.end_ms, ex.end_ms - ex.start_ms, ex.bytes_out,
+                              ex.status, ex.start_ms, ex.end_ms, ex.end_ms - ex.start_ms, ex.server_ms, ex.bytes_out,
                               ex.bytes_in, ex.extra.get("tx_status", ""), ex.extra.get("statements", 1)))
             self.logged += 1
 

@@ -128,3 +128,26 @@ class Calibration:
         if kinds is not None:
             sel &= reqs["kind"].isin(kinds)
         return reqs.loc[sel, "latency_ms"].to_numpy()
+
+
+def operation_samples(cal: Calibration) -> dict:
+    """Every operation of the calibration cell's transactions by what it is, as latency samples (ms): PostgreSQL
+    transactions by their statements (`pg:begin+select+rollback`), a PostgreSQL round trip (`pg:rt`), S3
+    operations by their requests (`s3:head+get`, `s3:mpu_start+put_part+mpu_complete`, `s3:cas`), REST requests
+    (`rest:load`, `rest:commit`), and each kind's server time (`server:<server>:<kind>`, where logged)."""
+    out: dict = {}
+    for reqs in cal.per_txn:
+        for c in pg_transactions(reqs):
+            out.setdefault("pg:" + "+".join(c.kinds), []).append(c.ms)
+        for c in s3_operations(reqs):
+            out.setdefault("s3:" + "+".join(c.kinds) + ("" if c.statuses[-1:] != ("404",) else ":404"),
+                           []).append(c.ms)
+        for q in reqs.itertuples():
+            if q.server == "pg":
+                out.setdefault("pg:rt", []).append(q.latency_ms)
+            if q.server == "rest":
+                out.setdefault(f"rest:{q.kind}", []).append(q.latency_ms)
+            sm = getattr(q, "server_ms", float("nan"))
+            if sm == sm:
+                out.setdefault(f"server:{q.server}:{q.kind}", []).append(sm)
+    return {k: np.asarray(v, dtype=float) for k, v in out.items()}

@@ -134,6 +134,7 @@ class Postgres:
     password: str = ""
     dbname: str = "postgres"
     process: Process | None = None
+    data: Path | None = None            # our cluster's folder, removed when it stops
 
     @property
     def dsn(self) -> str:
@@ -150,6 +151,8 @@ class Postgres:
     def stop(self) -> None:
         if self.process:     # SIGINT: PostgreSQL's fast shutdown
             self.process.stop(signal.SIGINT, grace_s=10.0)
+        if self.data is not None:
+            shutil.rmtree(self.data, ignore_errors=True)
 
     @classmethod
     def from_url(cls, url: str) -> "Postgres":
@@ -162,33 +165,38 @@ class Postgres:
 
 
 def start_postgres(workdir: Path) -> Postgres:
-    """initdb a fresh cluster in workdir/pg and start it on a free port; as root, as the `postgres` user
-    (PostgreSQL refuses to run as root). Durability is off (fsync, synchronous commit): a throwaway cluster."""
+    """initdb a fresh cluster and start it on a free port; its log in `workdir`. As root, as the `postgres` user
+    (PostgreSQL refuses to run as root), its data in a folder of its own under the system's temp folder (every
+    parent of the data folder must be open to that user; a test's or a user's folder need not be). Durability is
+    off (fsync, synchronous commit): a throwaway cluster, removed when it stops."""
+    import tempfile
     bindir = postgres_bindir()
     workdir.mkdir(parents=True, exist_ok=True)
-    data, log = workdir / "pg", workdir / "postgres.log"
+    log = workdir / "postgres.log"
     user = None
     if os.geteuid() == 0:
         user = "postgres"
-        os.chmod(workdir, 0o755)
-        data.mkdir(exist_ok=True)
+        data = Path(tempfile.mkdtemp(prefix="sim-testbed-pg-"))
+        os.chmod(data, 0o755)
         shutil.chown(data, user)
-        log.touch()
-        shutil.chown(log, user)
+    else:
+        data = Path(tempfile.mkdtemp(prefix="pg-", dir=workdir))
+    data = data / "data"
     init = _spawn("PostgreSQL's initdb", [str(bindir / "initdb"), "-D", str(data), "-U", "postgres",
-                                          "--auth=trust", "--no-sync", "-E", "UTF8"], log, user=user, cwd=workdir)
+                                          "--auth=trust", "--no-sync", "-E", "UTF8"], log, user=user, cwd="/")
     if init.popen.wait() != 0:
+        shutil.rmtree(data.parent, ignore_errors=True)
         raise init.fail("failed")
     (port,) = free_ports(1)
     argv = [str(bindir / "postgres"), "-D", str(data), "-p", str(port), "-c", "listen_addresses=127.0.0.1",
             "-c", f"unix_socket_directories={data}", "-c", "fsync=off", "-c", "synchronous_commit=off",
             "-c", "full_page_writes=off", "-c", "max_connections=400"]
-    proc = _spawn("PostgreSQL", argv, log, user=user, cwd=workdir)
-    pg = Postgres("127.0.0.1", port, process=proc)
+    proc = _spawn("PostgreSQL", argv, log, user=user, cwd="/")
+    pg = Postgres("127.0.0.1", port, process=proc, data=data.parent)
     try:
         _wait_until(proc, lambda: port_open("127.0.0.1", port) and _pg_accepts(bindir, port))
     except BaseException:
-        proc.stop()
+        pg.stop()
         raise
     return pg
 
@@ -243,7 +251,10 @@ class SeaweedFS:
         r = subprocess.run([str(weed_binary()), "shell", f"-master={self.master}"], input=cmd,
                            capture_output=True, text=True, timeout=60)
         text = (r.stdout + r.stderr).lower()
-        if r.returncode != 0 or ("error" in text and "already exists" not in text):
+        if "already used" in text or "already exists" in text:     # made earlier in this run
+            self.table_buckets.add(name)
+            return
+        if r.returncode != 0 or "error" in text:
             raise ServerError(f"SeaweedFS: creating table bucket {name!r} failed: "
                               f"{(r.stdout + r.stderr).strip().splitlines()[-1:]}")
         self.table_buckets.add(name)

@@ -16,7 +16,9 @@ from urllib.parse import parse_qs, urlsplit
 @dataclass
 class Exchange:
     """One request and its answer on a connection. `start_ms`: the request's first byte reached the proxy;
-    `end_ms`: the answer's last byte is delivered to the client (its delay included)."""
+    `end_ms`: the answer's last byte is delivered to the client (its delay included). `sent_ms`: the request's
+    last byte reached the server; `answered_ms`: the answer's first byte came back from it (their difference is
+    the server's own time, no delay in it)."""
     kind: str
     detail: str
     start_ms: float
@@ -24,7 +26,13 @@ class Exchange:
     bytes_in: int = 0
     status: str = ""
     end_ms: float = float("nan")
+    sent_ms: float = float("nan")
+    answered_ms: float = float("nan")
     extra: dict = field(default_factory=dict)
+
+    @property
+    def server_ms(self) -> float:
+        return self.answered_ms - self.sent_ms
 
 
 # -------------------------------------------------------------------------------------------------------- HTTP
@@ -106,8 +114,13 @@ class HttpFramer:
         self.done: list[Exchange] = []
         self.body_owner: Exchange | None = None     # the request whose body is still coming
 
-    # client -> server
-    def client(self, data: bytes, now_ms: float) -> None:
+    # client -> server; `due_ms`: when this chunk reaches the server
+    def client(self, data: bytes, now_ms: float, due_ms: float = float("nan")) -> None:
+        self._client(data, now_ms)
+        if self.pending:
+            self.pending[-1].sent_ms = due_ms
+
+    def _client(self, data: bytes, now_ms: float) -> None:
         while data:
             if self.req_body_left and self.body_owner is not None and self.body_owner.status \
                     and _REQUEST_LINE.match(data):
@@ -143,8 +156,8 @@ class HttpFramer:
                 self.req_body_left = int(hdrs.get("content-length", "0") or 0)
             data = rest
 
-    # server -> client; `deliver_ms`: when this chunk reaches the client
-    def server(self, data: bytes, deliver_ms: float) -> None:
+    # server -> client; `now_ms`: this chunk came from the server, `deliver_ms`: it reaches the client
+    def server(self, data: bytes, now_ms: float, deliver_ms: float) -> None:
         while data:
             if self.answering is None:
                 self.resp_buf += data
@@ -161,6 +174,7 @@ class HttpFramer:
                 if not self.pending:
                     continue                     # an answer to nothing we saw (never on these protocols)
                 ex = self.answering = self.pending.popleft()
+                ex.answered_ms = now_ms
                 ex.status = status
                 ex.bytes_in += len(head) + 4
                 self.resp_chunked = hdrs.get("transfer-encoding", "").lower() == "chunked"
@@ -220,7 +234,13 @@ class PgFramer:
         self.pending: deque[Exchange] = deque()   # batches sent, each awaiting its ReadyForQuery
         self.done: list[Exchange] = []
 
-    def client(self, data: bytes, now_ms: float) -> None:
+    def client(self, data: bytes, now_ms: float, due_ms: float = float("nan")) -> None:
+        self._client(data, now_ms)
+        last = self.open if self.open is not None else (self.pending[-1] if self.pending else None)
+        if last is not None:
+            last.sent_ms = due_ms
+
+    def _client(self, data: bytes, now_ms: float) -> None:
         self.cbuf += data
         while True:
             if self.startup and not self.pending and self.open is None:
@@ -268,7 +288,9 @@ class PgFramer:
             self.pending.append(ex)
             self.open = None
 
-    def server(self, data: bytes, deliver_ms: float) -> None:
+    def server(self, data: bytes, now_ms: float, deliver_ms: float) -> None:
+        if self.pending and self.pending[0].answered_ms != self.pending[0].answered_ms and not self.ssl_answer_due:
+            self.pending[0].answered_ms = now_ms
         self.sbuf += data
         while self.sbuf:
             if self.ssl_answer_due:
@@ -294,6 +316,8 @@ class PgFramer:
                 ex.end_ms = deliver_ms
                 self.done.append(self.pending.popleft())
                 self.startup = False
+                if self.pending and self.sbuf:            # the next answer's first byte is in this chunk
+                    self.pending[0].answered_ms = now_ms
 
 
 def _sqlstate(body: bytes) -> str:

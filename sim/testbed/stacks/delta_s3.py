@@ -82,3 +82,37 @@ def verify(env: dict, tables: list[str]) -> dict:
         rows = dt.to_pyarrow_table(columns=["writer", "k"])
         out[t] = {"versions": dt.version(), "keys": keys_of(rows)}
     return out
+
+
+# ------------------------------------------------------------------------------------- the model of the stack
+
+def _data_put_to_commit(reqs):
+    """From the data file's PUT to the commit's first LIST after it (the write and the client's work between)."""
+    put = reqs[(reqs["kind"] == "put") & ~reqs["detail"].str.contains("_delta_log")]
+    if put.empty:
+        return float("nan")
+    t0 = put["start_ms"].iloc[0]
+    after = reqs[(reqs["kind"] == "list") & (reqs["start_ms"] > t0)]
+    return float(after["start_ms"].iloc[0] - t0) if not after.empty else float("nan")
+
+
+def profile(cal, folder) -> dict:
+    """The model's inputs from one writer (baseline: today's design `log`): each S3 request kind (a GET, a LIST,
+    the data PUT, the put-if-absent) as the provider's, SeaweedFS checking a conditional PUT at its completion
+    (the first to finish wins); the data PUT and the client's work before the commit as the runtime."""
+    import numpy as np
+    from ..profile import lognormal, provider_file, runtime
+    reqs = [r for r in cal.per_txn]
+    allr = __import__("pandas").concat(reqs)
+    by = {k: allr.loc[allr["kind"] == k, "latency_ms"].to_numpy() for k in ("get", "list", "put", "cas")}
+    fits = {k: lognormal(v) for k, v in by.items() if len(v) >= 30}
+    fits["_flags"] = {"cas_checked_at_completion": True}
+    provider = provider_file("delta-s3", fits, folder / "provider.yaml", "SeaweedFS's S3 through delta-rs")
+    work = np.array([_data_put_to_commit(r) for r in reqs])
+    return {"provider": str(provider), "runtime": runtime(work[np.isfinite(work)])}
+
+
+def model_config(profile: dict, spec) -> dict:
+    return {"design": "log", "storage": {"provider": profile["provider"]},
+            "commit": {"max_retries": 15 if spec.retries else 0},
+            "workload": {"runtime": profile["runtime"]}}

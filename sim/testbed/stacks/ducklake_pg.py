@@ -113,3 +113,29 @@ def verify(env: dict, tables: list[str]) -> dict:
         out[t] = {"versions": inserted.count(str(ids[t])), "keys": keys_of(rows)}
     con.close()
     return out
+
+
+# ------------------------------------------------------------------------------------- the model of the stack
+
+def profile(cal, folder) -> dict:
+    """The model's inputs from one writer (baseline: today's design `ducklake`, one latency per query or batch):
+    a PostgreSQL round trip as the catalog's latency; from the transaction's start to its batch, less one round
+    trip (the model's base read), as the runtime."""
+    import numpy as np
+    from ..profile import lognormal, runtime
+    from ..samples import operation_samples
+    s = operation_samples(cal)
+    work = []
+    for reqs in cal.per_txn:
+        batch = reqs[reqs["kind"].isin(("update", "insert"))]
+        if not batch.empty:
+            work.append(batch["start_ms"].iloc[0] - reqs["start_ms"].iloc[0])
+    work = np.asarray(work) - np.median(s["pg:rt"])
+    return {"catalog_latency": lognormal(s["pg:rt"]), "runtime": runtime(work)}
+
+
+def model_config(profile: dict, spec) -> dict:
+    # DuckLake's ducklake_max_retry_count 10 is 10 attempts (9 retries)
+    return {"design": "ducklake", "catalog": {"latency": profile["catalog_latency"]},
+            "commit": {"max_retries": 9 if spec.retries else 0},
+            "workload": {"runtime": profile["runtime"]}}

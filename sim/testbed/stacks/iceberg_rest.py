@@ -94,3 +94,32 @@ def verify(env: dict, tables: list[str]) -> dict:
         rows = tbl.scan(selected_fields=("writer", "k")).to_arrow()
         out[t] = {"versions": len(tbl.metadata.snapshots), "keys": keys_of(rows)}
     return out
+
+
+# ------------------------------------------------------------------------------------- the model of the stack
+
+def profile(cal, folder) -> dict:
+    """The model's inputs from one writer (baseline: today's design `rest`, its server's keys set as SeaweedFS's
+    source has them where a key exists): the client's REST load as the catalog's latency; PyArrowFileIO's read
+    and write as the provider's GET and PUT; the job's work before its commit call as the runtime, less what the
+    model's prepare does there."""
+    import numpy as np
+    from ..profile import lognormal, provider_file, runtime
+    from ..samples import operation_samples
+    s = operation_samples(cal)
+    read, write = s["s3:head+get"], s["s3:mpu_start+put_part+mpu_complete"]
+    fits = {"get": lognormal(read), "put": lognormal(write), "head": lognormal(s["s3:head"])}
+    provider = provider_file("iceberg-rest", fits, folder / "provider.yaml", "PyArrowFileIO reads and writes")
+    before = (cal.raw["commit_start_ms"] - cal.raw["arrival_ms"]).to_numpy()
+    work = before - np.median(s["rest:load"]) - np.median(read) - np.median(write)
+    return {"provider": str(provider), "catalog_latency": lognormal(s["rest:load"]), "runtime": runtime(work)}
+
+
+def model_config(profile: dict, spec) -> dict:
+    server = {"variant": "reference", "metadata_get": False, "retries": 2, "pool_connections": 1000,
+              "reread_before_cas": False, "delete_on_conflict": True,
+              "retry": {"policy": "exponential", "base_ms": 50.0, "factor": 2.0, "max_ms": 100.0, "jitter": 0.5}}
+    return {"design": "rest", "storage": {"provider": profile["provider"]},
+            "catalog": {"latency": profile["catalog_latency"], "server": server},
+            "commit": {"first_attempt": "stale", "max_retries": 4 if spec.retries else 0},
+            "workload": {"runtime": profile["runtime"]}}

@@ -95,3 +95,32 @@ def verify(env: dict, tables: list[str]) -> dict:
         out[t] = {"versions": len(tbl.metadata.snapshots), "keys": keys_of(rows)}
     cat.engine.dispose()
     return out
+
+
+# ------------------------------------------------------------------------------------- the model of the stack
+
+def profile(cal, folder) -> dict:
+    """The model's inputs from one writer (baseline: today's design `service-pointer`, the client's first attempt
+    against its base, the re-read before the swap standing for commit_table's own load): PyArrowFileIO's read (a
+    HEAD and a GET) and write (a multipart upload) as the provider's GET and PUT; a PostgreSQL transaction (3 round
+    trips) as the catalog's latency; the job's work before its commit call as the runtime, less what the model's
+    prepare does there (a manifest list read and write)."""
+    import numpy as np
+    from ..profile import lognormal, provider_file, runtime
+    from ..samples import operation_samples
+    s = operation_samples(cal)
+    read, write = s["s3:head+get"], s["s3:mpu_start+put_part+mpu_complete"]
+    fits = {"get": lognormal(read), "put": lognormal(write), "head": lognormal(s["s3:head"])}
+    provider = provider_file("iceberg-sql", fits, folder / "provider.yaml", "PyArrowFileIO reads and writes")
+    pg = np.concatenate([s["pg:begin+select+rollback"], s["pg:begin+update+commit"]])
+    before = (cal.raw["commit_start_ms"] - cal.raw["arrival_ms"]).to_numpy()
+    work = before - np.median(s["pg:begin+select+rollback"]) - np.median(read) - np.median(write)
+    return {"provider": str(provider), "catalog_latency": lognormal(pg), "runtime": runtime(work),
+            "client_cpu_ms": float(cal.raw["cpu_ms"].median())}
+
+
+def model_config(profile: dict, spec) -> dict:
+    return {"design": "service-pointer", "storage": {"provider": profile["provider"]},
+            "catalog": {"latency": profile["catalog_latency"]},
+            "commit": {"first_attempt": "stale", "reread_before_cas": True, "max_retries": 4 if spec.retries else 0},
+            "workload": {"runtime": profile["runtime"]}}

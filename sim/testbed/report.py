@@ -1,0 +1,150 @@
+"""Measured against predicted: `sim testbed report DIR` (and the end of `sim testbed run`).
+
+For each stack and delay, the one-writer calibration cell gives the model's inputs (`profile`, written beside the
+cell as `profile.yaml` and `provider.yaml`); each measured cell (stack, delay, retries, writers) is then run by the
+model, several replications, and both sides' figures get a mean and a 95 % CI (Student's t over the testbed's
+repetitions and over the model's replications). A cell's verdict: `cpu_bound` (its own processes or the machine
+were busier than the bound: left out of the targets), else `ok` when the predicted failure share is within 5 pp of
+the measured mean, successes/s within 15 % and commit p50 within 20 %, else `miss` with the targets it misses.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from .campaign import CPU_BOUND, Grid, cell_dir
+from .cell import CellSpec
+from .figures import FIGURES
+from .samples import Calibration
+from .stacks import stack
+
+KEYS = ["stack", "delay_ms", "retries", "writers"]
+TARGETS = {"failure_share": ("abs", 0.05), "successes_per_s": ("rel", 0.15), "commit_p50_ms": ("rel", 0.20)}
+
+
+def _grid(out: Path) -> Grid:
+    g = json.loads((out / "grid.json").read_text())
+    return Grid(**{k: tuple(v) if isinstance(v, list) else v for k, v in g.items()})
+
+
+def calibrate(out: Path, grid: Grid) -> dict:
+    """Each (stack, delay)'s profile, fitted to its one-writer calibration cell and written beside it."""
+    profiles = {}
+    for st in grid.stacks:
+        for d in grid.delays_ms:
+            folder = cell_dir(out, grid.calibration(st, d), calibration=True)
+            prof = stack(st).profile(Calibration.read(folder), folder)
+            (folder / "profile.yaml").write_text(yaml.safe_dump(prof, sort_keys=False))
+            profiles[(st, d)] = prof
+    return profiles
+
+
+def mean_ci(x) -> tuple[float, float, float]:
+    """Mean and its 95 % CI (Student's t); one value: no interval (NaN bounds)."""
+    from scipy import stats
+    x = np.asarray(x, dtype=float)
+    x = x[np.isfinite(x)]
+    if len(x) == 0:
+        return float("nan"), float("nan"), float("nan")
+    m = float(x.mean())
+    if len(x) < 2:
+        return m, float("nan"), float("nan")
+    h = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
+    return m, m - h, m + h
+
+
+def predict_cells(out: Path, grid: Grid, profiles: dict, replications: int, log=print) -> pd.DataFrame:
+    from .predict import predict
+    rows = []
+    for st in grid.stacks:
+        for d in grid.delays_ms:
+            for retries in grid.retries:
+                for n in grid.writers:
+                    spec = CellSpec(st, n, grid.commits, grid.delay(d), retries, grid.tables, grid.zipf_alpha,
+                                    grid.payload_bytes, grid.rows_per_commit, grid.seed, 0)
+                    pred = predict(profiles[(st, d)], spec, replications)
+                    pred = pred.assign(stack=st, delay_ms=d, retries="default" if retries else "off", writers=n)
+                    rows.append(pred)
+                    log(f"predicted {spec.label()}")
+    df = pd.concat(rows, ignore_index=True)
+    df.to_parquet(out / "predicted.parquet")
+    return df
+
+
+def _verdict(row: dict, machine_busy: bool) -> str:
+    busy = max(row["own_busy_fraction"], row["busy_fraction"] if machine_busy else 0.0)
+    if busy > CPU_BOUND:
+        return "cpu_bound"
+    missed = []
+    for fig, (how, tol) in TARGETS.items():
+        m, p = row[f"measured_{fig}"], row[f"predicted_{fig}"]
+        err = abs(p - m) if how == "abs" else (abs(p / m - 1) if m else float("inf"))
+        if not err <= tol:
+            missed.append(fig)
+    return "ok" if not missed else "miss: " + ", ".join(missed)
+
+
+def compare(measured: pd.DataFrame, predicted: pd.DataFrame, machine_busy: bool = True) -> pd.DataFrame:
+    """One row per cell: each figure's measured and predicted mean and CI, the busy fractions, the verdict."""
+    measured = measured[~measured["calibration"]]
+    rows = []
+    for key, g in measured.groupby(KEYS):
+        p = predicted
+        for k, v in zip(KEYS, key):
+            p = p[p[k] == v]
+        row = dict(zip(KEYS, key), reps=len(g), replications=len(p),
+                   own_busy_fraction=float(g["own_busy_fraction"].mean()),
+                   busy_fraction=float(g["busy_fraction"].mean()), conserved=bool(g["conserved"].all()))
+        for fig in FIGURES:
+            for side, df in (("measured", g), ("predicted", p)):
+                m, lo, hi = mean_ci(df[fig])
+                row.update({f"{side}_{fig}": m, f"{side}_{fig}_lo": lo, f"{side}_{fig}_hi": hi})
+        row["verdict"] = _verdict(row, machine_busy)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _fmt(m, lo, hi, spec) -> str:
+    if m != m:
+        return "-"
+    if lo != lo:
+        return f"{m:{spec}}"
+    return f"{m:{spec}} [{lo:{spec}}, {hi:{spec}}]"
+
+
+def markdown(comp: pd.DataFrame) -> str:
+    """The comparison as one markdown table per stack: measured / predicted per figure, and the verdict."""
+    lines = []
+    specs = {"failure_share": ".2f", "successes_per_s": ".2f", "attempts_per_s": ".2f", "commit_p50_ms": ".0f",
+             "commit_p99_ms": ".0f"}
+    for st, g in comp.groupby("stack", sort=False):
+        lines += [f"### {st}", "", "| delay ms | retries | writers | busy (own / machine) | "
+                  + " | ".join(f"{f} measured | predicted" for f in FIGURES) + " | verdict |",
+                  "|" + "---|" * (5 + 2 * len(FIGURES))]
+        for r in g.itertuples():
+            d = r._asdict()
+            cells = [_fmt(d[f"{s}_{f}"], d[f"{s}_{f}_lo"], d[f"{s}_{f}_hi"], specs[f])
+                     for f in FIGURES for s in ("measured", "predicted")]
+            lines.append(f"| {r.delay_ms:g} | {r.retries} | {r.writers} | {r.own_busy_fraction:.2f} / "
+                         f"{r.busy_fraction:.2f} | " + " | ".join(cells) + f" | {r.verdict} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def report(out: Path, replications: int = 10, machine_busy: bool = True, log=print) -> pd.DataFrame:
+    """Calibrate, predict and compare a measured grid in `out`; write comparison.{parquet,csv,md} and the figure."""
+    grid = _grid(out)
+    measured = pd.read_parquet(out / "measured.parquet")
+    profiles = calibrate(out, grid)
+    predicted = predict_cells(out, grid, profiles, replications, log)
+    comp = compare(measured, predicted, machine_busy)
+    comp.to_parquet(out / "comparison.parquet")
+    comp.to_csv(out / "comparison.csv", index=False)
+    (out / "comparison.md").write_text(markdown(comp))
+    from ..report.testbed import comparison_figure
+    comparison_figure(comp, out / "comparison.png")
+    return comp

@@ -1,0 +1,123 @@
+"""The testbed end to end: real servers started by the fixture (PostgreSQL, SeaweedFS), real clients, the record
+schema, nothing lost or doubled, and every process it started gone afterwards.
+
+The default suite runs the smoke test (PyIceberg's SqlCatalog, 2 writers x 5 commits, no delay); `-m slow` runs one
+cell of every stack with the client's retries off and at their defaults. CI installs the clients (`.[dev]` has the
+testbed extra) and Debian's PostgreSQL: these tests do not skip there."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import psutil
+import pytest
+
+from sim.records import RECORD_COLUMNS
+from sim.testbed.cell import CellSpec, run_cell
+from sim.testbed.figures import figures
+from sim.testbed.proxy import Delay
+from sim.testbed.servers import ServerError, servers_for, start_postgres
+
+
+def _ours(workdir) -> list[psutil.Process]:
+    """Processes alive that belong to a run in `workdir` (servers started there, writers, the proxy)."""
+    me = psutil.Process()
+    found = []
+    for p in psutil.process_iter(["cmdline", "pid"]):
+        try:
+            cmd = " ".join(p.info["cmdline"] or [])
+            if str(workdir) in cmd or (p.pid != me.pid and me in p.parents() and "sim-testbed" in p.name()):
+                found.append(p)
+        except psutil.Error:
+            pass
+    return found
+
+
+def _children() -> set[int]:
+    """This process's children, but multiprocessing's resource tracker: started with the first spawned writer's
+    barrier, it serves this process for its life and exits with it."""
+    out = set()
+    for c in psutil.Process().children(recursive=True):
+        try:
+            if "resource_tracker" not in " ".join(c.cmdline()):
+                out.add(c.pid)
+        except psutil.Error:
+            pass
+    return out
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("testbed")
+    before = _children()
+    with servers_for({"pg", "s3"}, workdir) as srv:
+        yield srv, workdir
+    left = [p for p in _ours(workdir)] + [psutil.Process(p) for p in _children() - before if psutil.pid_exists(p)]
+    left = [p for p in left if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not left, f"processes left running: {[(p.pid, ' '.join(p.cmdline())[:120]) for p in left]}"
+
+
+def _check_records(records: pd.DataFrame, spec: CellSpec) -> None:
+    assert list(records.columns[:len(RECORD_COLUMNS)]) == list(RECORD_COLUMNS)
+    assert len(records) == spec.writers * spec.commits
+    assert set(records["outcome"]) <= {"committed", "aborted"}
+    assert (records["attempts"] >= 1).all()
+    assert (records["end_ms"] >= records["arrival_ms"]).all()
+    assert (records["arrival_ms"] >= 0).all()
+    if not spec.retries:
+        assert (records["attempts"] == 1).all()
+
+
+def test_smoke_pyiceberg_sql_two_writers(servers, tmp_path):
+    """PyIceberg's SqlCatalog on the fixture's PostgreSQL, the warehouse on SeaweedFS: 2 writers x 5 commits with no
+    delay and retries off. Every commit told committed is in the table once with all its rows, nothing else is;
+    the records have the simulator's schema; the figures are rates in [0, 1] and positive times."""
+    srv, _ = servers
+    spec = CellSpec("iceberg-sql", 2, 5, Delay(0.0), False, payload_bytes=2048, rows_per_commit=4)
+    result = run_cell(spec, srv, tmp_path / "cell", tag="smoke")
+    assert result.conservation["ok"], result.conservation
+    assert result.conservation["committed"]["smoke_t0"] == int((result.records["outcome"] == "committed").sum())
+    assert result.conservation["versions"]["smoke_t0"] == result.conservation["committed"]["smoke_t0"]
+    _check_records(result.records, spec)
+    fig = figures(result.records)
+    assert 0.0 <= fig["failure_share"] <= 1.0 and fig["successes_per_s"] > 0 and fig["commit_p50_ms"] > 0
+    assert {"pg", "s3"} <= set(result.requests["server"])
+    assert (result.requests["latency_ms"] > 0).all()
+    assert result.cpu["cpu_writers_s"] > 0 and 0.0 <= result.cpu["busy_fraction"] <= 1.0
+    assert not [p for p in psutil.Process().children(recursive=True) if "sim-testbed" in p.name()]
+
+
+def test_a_failed_start_is_one_line_naming_its_log(tmp_path, monkeypatch):
+    """initdb failing (a bin folder whose initdb exits 1): one ServerError line naming the server's log."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for name in ("initdb", "postgres", "pg_isready"):
+        (fake / name).write_text("#!/bin/sh\necho 'initdb: cannot create directory: Permission denied' >&2\nexit 1\n")
+        os.chmod(fake / name, 0o755)
+    monkeypatch.setattr("sim.testbed.servers.postgres_bindir", lambda: fake)
+    with pytest.raises(ServerError) as err:
+        start_postgres(tmp_path / "work")
+    msg = str(err.value)
+    assert "\n" not in msg and "postgres.log" in msg and "Permission denied" in msg
+
+
+STACK_CELLS = [(s, r) for s in ("iceberg-sql", "iceberg-rest", "delta-s3", "ducklake-pg") for r in (False, True)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stack,retries", STACK_CELLS)
+def test_stack_cell(stack, retries, tmp_path_factory):
+    """One cell of each stack, its client's retries off and at their defaults: 3 writers x 3 commits with a 2 ms
+    delay. Conservation, the schema, and with retries on every transaction eventually commits."""
+    workdir = tmp_path_factory.mktemp(f"tb-{stack}")
+    names = {"iceberg-sql": {"pg", "s3"}, "iceberg-rest": {"s3"}, "delta-s3": {"s3"}, "ducklake-pg": {"pg"}}[stack]
+    spec = CellSpec(stack, 3, 3, Delay(2.0), retries, payload_bytes=2048, rows_per_commit=4)
+    with servers_for(names, workdir) as srv:
+        result = run_cell(spec, srv, workdir / "cell", tag=f"s{int(retries)}")
+    assert result.conservation["ok"], result.conservation
+    _check_records(result.records, spec)
+    if retries:
+        assert (result.records["outcome"] == "committed").all()
+    assert not _ours(workdir)
+    assert np.isfinite(figures(result.records)["commit_p50_ms"])
