@@ -292,3 +292,64 @@ def test_the_checker_flags_a_moved_attempt_that_ends_otherwise():
     bad.loc[ends[0], "reason"] = "validation_failed"
     assert any(v.invariant == 3 for v in check_history(bad, **rules))
     assert any(v.invariant == 3 for v in check_history(h, **{**rules, "moved_fails": False}))
+
+
+def test_a_store_that_serves_gets_one_at_a_time_queues_a_pass(tmp_path):
+    """`get_service_ms` s (a provider's; SeaweedFS behind its proxy): a batch of n GETs sent at t waits for the
+    store's backlog then, and its last answer comes (n - 1) s later than alone; the backlog grows by n s."""
+    from types import SimpleNamespace
+    import numpy as np
+    from sim.model.io import store_wait_ms
+    from sim.model.state import RUN
+    m = SimpleNamespace(p=SimpleNamespace(get_service_ms=0.5), run=np.zeros(1, dtype=RUN).view(np.recarray))
+    assert store_wait_ms(m, 10.0, 4) == pytest.approx(1.5)          # alone: 3 x 0.5 after the first
+    assert m.run[0].store_free_ms == pytest.approx(12.0)
+    assert store_wait_ms(m, 11.0, 2) == pytest.approx(1.0 + 0.5)     # 1 ms of backlog, then one more GET
+    assert m.run[0].store_free_ms == pytest.approx(13.0)
+    assert store_wait_ms(m, 20.0, 1) == 0.0 and m.run[0].store_free_ms == pytest.approx(20.5)
+    m.p.get_service_ms = 0.0                                         # no queue: nothing waits, nothing booked
+    assert store_wait_ms(m, 0.0, 100) == 0.0 and m.run[0].store_free_ms == pytest.approx(20.5)
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+def test_one_writer_with_its_setup_and_a_queueing_store_closed_form(tmp_path, engine):
+    """One closed-loop writer, every request 1 ms, the store serving GETs one at a time (0.25 ms each) and the
+    client's setup (30 ms): transaction k (a log of k - 1 entries) takes setup + hint + LIST + two passes of
+    1 + (k - 2) 0.25 ms + runtime + LIST + put + post-commit (LIST, two GETs: its passes of one, which wait for
+    nothing) + cleanup LIST."""
+    from sim.api import config, run as api_run
+    prov = tmp_path / "queued.yaml"
+    prov.write_text("name: queued\ndescription: 1 ms requests, GETs served one at a time\nmin_latency_ms: 1\n"
+                    "get: {median_ms: 1, sigma: 0}\nput: {base_ms: 1, ms_per_mib: 0, sigma: 0}\n"
+                    "cas: {median_ms: 1, sigma: 0}\nget_service_ms: 0.25\n")
+    c = config({"design": "log", "storage": {"provider": str(prov)}, "duration_ms": 60_000, "warmup_ms": 0,
+                "cooldown_ms": 0, "commit": {"client_setup_ms": 30.0},
+                "workload": {"writers": {"count": 1, "commits": 60, "think_ms": 0},
+                             "runtime": {"median_ms": R_MS, "sigma": 0, "min_ms": R_MS}}})
+    rec = api_run(c, stream=False, engine=engine).records.sort_values("txn")
+    assert len(rec) == 60 and (rec.outcome == "committed").all()
+    for k, x in enumerate(rec.itertuples(), start=1):
+        passes = 2 * (1 + (k - 2) * 0.25) if k > 1 else 0.0
+        want = 30.0 + 1 + 1 + passes + R_MS + 1 + 1 + 3 + 1
+        assert x.end_ms - x.arrival_ms == pytest.approx(want)
+    assert np.allclose(rec.arrival_ms.to_numpy()[1:], rec.end_ms.to_numpy()[:-1])
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+def test_writers_share_the_stores_queue(tmp_path, engine):
+    """Two writers on one store: a pass sent while the other's is being served waits for it, so the store's
+    GETs never overlap: with a long service time the writers' calls are slower than one writer's alone, and the
+    two engines agree."""
+    from sim.api import config, run as api_run
+    prov = tmp_path / "slow.yaml"
+    prov.write_text("name: slow\ndescription: 1 ms requests, 5 ms of the store per GET\nmin_latency_ms: 1\n"
+                    "get: {median_ms: 1, sigma: 0}\nput: {base_ms: 1, ms_per_mib: 0, sigma: 0}\n"
+                    "cas: {median_ms: 1, sigma: 0}\nget_service_ms: 5\n")
+    data = {"design": "log", "storage": {"provider": str(prov)}, "duration_ms": 600_000, "warmup_ms": 0,
+            "cooldown_ms": 0, "workload": {"writers": {"count": 1, "commits": 30, "think_ms": 0},
+                                           "runtime": {"median_ms": 1, "sigma": 0, "min_ms": 1}}}
+    one = api_run(config(data), stream=False, engine=engine).records
+    data["workload"]["writers"]["count"] = 2
+    two = api_run(config(data), stream=False, engine=engine).records
+    lat = lambda r: (r.end_ms - r.arrival_ms)[r.outcome == "committed"].mean()   # noqa: E731
+    assert lat(two) > 1.3 * lat(one)

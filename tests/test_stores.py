@@ -91,6 +91,12 @@ def test_a_one_set_file_says_its_store_checks_at_completion(tmp_path):
     two.write_text(two.read_text() + "cas_checked_at_completion: true\n")
     with pytest.raises(ProviderError, match="checked.yaml.cas_checked_at_completion: in a file with a measured set"):
         load_provider(str(two), "measured")
+    prov.write_text(prov.read_text() + "get_service_ms: 3.5\n")
+    assert load_provider(str(prov), "seed").get_service_ms == 3.5
+    three = tmp_path / "three.yaml"
+    three.write_text(two.read_text().removesuffix("cas_checked_at_completion: true\n") + "get_service_ms: 2\n")
+    with pytest.raises(ProviderError, match="three.yaml.get_service_ms: in a file with a measured set"):
+        load_provider(str(three), "measured")
 
 
 def _head_or_get(tmp_path, from_head: bool, engine: str):

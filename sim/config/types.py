@@ -331,6 +331,10 @@ class Commit:
     checkpoint_read_gets: int = _spec(1, ge=1, le=1000, late=True)
     post_commit_update: bool = _spec(False, late=True)
     fail_fast_without_retries: bool = _spec(False, late=True)
+    # the client's own time before a transaction's first request and after its last one, charged before the first
+    # (delta-rs called with a table URI: the table object built afresh, its log store, object store and HTTP
+    # client), a constant
+    client_setup_ms: float = _spec(0.0, ge=0, late=True)
     # Hudi (the log protocol under a lock): TrueTime's sleep under the lock per instant time generated
     # (hoodie.time.generator.max_expected_clock_skew_ms)
     clock_skew_wait_ms: float = _spec(None, ge=0, late=True)

@@ -19,7 +19,7 @@ keys.
 """
 from . import catalog, faults, history, log_store, operations, throttle
 from .draws import take, take_sum
-from .io import gets_ms, gets_on_lanes_ms, list_ms, log_pages_ms
+from .io import gets_ms, gets_on_lanes_ms, list_ms, log_pages_ms, store_wait_ms
 from .jit import handler, model_function
 from .retry import delay_ms
 from .state import LIST_PAGE_KEYS, PC, Fault, LogCleanup, Op, Outcome, Reason, Src
@@ -29,56 +29,58 @@ from .transaction import (admitted, before_create_ms, end, first_read, next_read
 
 @model_function
 def begin(m, j):
-    """INIT: the snapshot read (its LIST; of a long log without checkpoints, its pages before the last first; with
-    the `_last_checkpoint` hint, its GET before them)."""
-    before = _hint_ms(m, j) + log_pages_ms(m, j)
+    """INIT: the client's setup (`commit.client_setup_ms`), then the snapshot read (its LIST; of a long log without
+    checkpoints, its pages before the last first; with the `_last_checkpoint` hint, its GET before them)."""
+    before = m.p.client_setup_ms + _hint_ms(m, j) + log_pages_ms(m, j)
     if before > 0.0:
         return next_read(m, j, PC.LOG_BASE, before)
     return first_read(m, j, PC.LOG_BASE)
 
 
 @model_function
-def snapshot_ms(m, j, v):
+def snapshot_ms(m, j, v, at):
     """Reading a snapshot of a log with v entries: a GET of the newest checkpoint, then of every entry after
     it (with no checkpoint yet, every entry); none for `commit.shape: object`."""
     if m.p.object_shape:                             # the microbenchmark reads no snapshot
         return 0.0
     ci = m.p.checkpoint_interval
     newest = (v // ci) * ci if ci > 0 else 0
-    return _tail_ms(m, j, newest, v)
+    return _tail_ms(m, j, newest, v, at)
 
 
 @model_function
-def _tail_ms(m, j, newest, v):
-    """The checkpoint of the first `newest` entries (none if 0; `commit.checkpoint_read_gets` ranged GETs, one
-    after another), then entries newest + 1 .. v (`_passes_ms`)."""
+def _tail_ms(m, j, newest, v, at):
+    """Read from `at`: the checkpoint of the first `newest` entries (none if 0; `commit.checkpoint_read_gets` ranged
+    GETs, one after another), then entries newest + 1 .. v (`_passes_ms`)."""
     ms = 0.0
     if newest > 0:
         k = m.p.checkpoint_read_gets
         ms += take_sum(m, Src.GET, k)
         m.tx[j].gets += k
     if v > newest:
-        ms += _passes_ms(m, j, v - newest)
+        ms += _passes_ms(m, j, v - newest, at + ms)
     return ms
 
 
 @model_function
-def _passes_ms(m, j, n):
-    """n entries read `commit.snapshot_passes` times, pass after pass (delta-rs: the kernel's protocol and
-    metadata replay, then its file replay), each pass on the snapshot reads' lanes (`commit.snapshot_max_parallel`;
-    the kernel's json handler, buffered(1000))."""
+def _passes_ms(m, j, n, at):
+    """n entries read from `at`, `commit.snapshot_passes` times, pass after pass (delta-rs: the kernel's protocol
+    and metadata replay, then its file replay), each pass on the snapshot reads' lanes
+    (`commit.snapshot_max_parallel`; the kernel's json handler, buffered(1000)) and, at a store that serves GETs one
+    at a time, after those sent before it (`store_wait_ms`)."""
     ms = 0.0
     for _ in range(m.p.snapshot_passes):
-        ms += gets_on_lanes_ms(m, j, n, m.p.snapshot_max_parallel)
+        ms += gets_on_lanes_ms(m, j, n, m.p.snapshot_max_parallel) + store_wait_ms(m, at + ms, n)
     return ms
 
 
 @model_function
-def _update_ms(m, j, n):
+def _update_ms(m, j, n, at):
     """delta-rs's snapshot update to n > 0 new entries: a LIST from the newest checkpoint (its pages, one after
     another) and the n entries' passes. Inside an attempt, after the checks (`commit.snapshot_update`), before the
-    put-if-absent; after the commit, to the committer's own entry (`commit.post_commit_update`)."""
-    return list_ms(m, j, 1) + log_pages_ms(m, j) + _passes_ms(m, j, n)
+    put-if-absent; after the commit, to the committer's own entry (`commit.post_commit_update`). From `at`."""
+    listing = list_ms(m, j, 1) + log_pages_ms(m, j)
+    return listing + _passes_ms(m, j, n, at + listing)
 
 
 @model_function
@@ -101,9 +103,10 @@ def on_log_base(m, j, now):
     tx.validated = v                                 # the entries in its snapshot need no check
     tx.prepared = v
     if m.p.log_store:                                # its LIST Queries the store first (the runtime end is set then)
-        return log_store.query(m, j, m.p.g * L, snapshot_ms(m, j, v) + tx.runtime_ms,
+        return log_store.query(m, j, m.p.g * L, snapshot_ms(m, j, v, now + m.p.g * L) + tx.runtime_ms,
                                PC.LOG_LIST if m.p.refresh_first else PC.LOG_CREATE)
-    pending = m.p.g * L + snapshot_ms(m, j, v)
+    pending = m.p.g * L
+    pending += snapshot_ms(m, j, v, now + pending)
     tx.runtime_end_ms = now + pending + tx.runtime_ms
     pending += tx.runtime_ms
     if m.p.refresh_first:
@@ -135,7 +138,7 @@ def on_list(m, j, now):
     if operations.validates(m, j):                   # the entries it read now, by Delta's rules
         aborted, _ = operations.validate(m, j, checked, v)
     if n > 0 and m.p.snapshot_update and not aborted and not m.p.object_shape:
-        d = _update_ms(m, j, n)
+        d = _update_ms(m, j, n, now + pending)
         pending += d
         checks += d
     if history.on(m):
@@ -187,29 +190,31 @@ def _committed(m, j, now, t, answer):
     the entry's copy into the log and its completion PutItem)."""
     if m.p.log_store:
         before, delay = log_store.copy_then_complete(m, j, now, answer)
-        end_ms = now + before + m.tx[j].op_latency_ms + _post_commit_ms(m, j, m.versions[t])
+        end_ms = now + before + m.tx[j].op_latency_ms
+        end_ms += _post_commit_ms(m, j, m.versions[t], end_ms)
         end(m, j, now, Outcome.COMMITTED, Reason.NONE, end_ms)
         log_store.awaits_completion(m, j)
         return delay
     if throttle.on(m):
         throttle.entry_created(m, t)
-    answer += _post_commit_ms(m, j, m.versions[t])
+    answer += _post_commit_ms(m, j, m.versions[t], answer)
     return end(m, j, now, faults.committed(m, j), Reason.NONE, answer)
 
 
 @model_function
-def _post_commit_ms(m, j, v):
+def _post_commit_ms(m, j, v, at):
     """After creating the v-th entry: the committer's snapshot updated to it (delta-rs), then every
     checkpoint_interval-th version a checkpoint (its PUT; rebuilt, a fresh snapshot read first, and with the hint
     the new checkpoint's HEAD and the `_last_checkpoint` PUT after), then the expired-log cleanup's LIST of the
     log's entries (after every commit, or after a checkpoint)."""
     ms = 0.0
     if m.p.post_commit_update and not m.p.object_shape:
-        ms += _update_ms(m, j, 1)
+        ms += _update_ms(m, j, 1, at)
     ci = m.p.checkpoint_interval
     cp = ci > 0 and v % ci == 0
     if cp and m.p.checkpoint_rebuild:
-        ms += _hint_ms(m, j) + list_ms(m, j, 1) + _tail_ms(m, j, v - ci, v)
+        rebuild = _hint_ms(m, j) + list_ms(m, j, 1)
+        ms += rebuild + _tail_ms(m, j, v - ci, v, at + ms + rebuild)
         if m.p.last_checkpoint_hint:                 # the kernel HEADs the checkpoint it wrote, for the hint's size
             ms += take(m, Src.GET)
             m.tx[j].gets += 1
@@ -274,5 +279,5 @@ def route(m, j, now, pc):
 OWNS = dict(effect_points=("LOG_BASE", "LOG_LIST", "LOG_CREATE"), fields=("lists",),
             params=("log", "snapshot_update", "snapshot_max_parallel", "checkpoint_rebuild", "log_cleanup",
                     "log_entries_at_start", "checkpoint_interval", "snapshot_passes", "last_checkpoint_hint",
-                    "checkpoint_read_gets", "post_commit_update", "fail_fast"),
+                    "checkpoint_read_gets", "post_commit_update", "fail_fast", "client_setup_ms"),
             sources=("PUT_CP", "PUT_LAST_CP"))

@@ -150,7 +150,8 @@ def _log(cfg: Config) -> dict:
                 log_entries_at_start=c.log_entries_at_start, snapshot_passes=c.snapshot_passes,
                 last_checkpoint_hint=c.last_checkpoint_hint, checkpoint_read_gets=c.checkpoint_read_gets,
                 post_commit_update=c.post_commit_update,
-                fail_fast=c.fail_fast_without_retries and cfg.max_attempts == 1)
+                fail_fast=c.fail_fast_without_retries and cfg.max_attempts == 1, client_setup_ms=c.client_setup_ms,
+                get_service_ms=profile_of(cfg).get_service_ms or 0.0)
 
 
 def _shape(cfg: Config) -> dict:
