@@ -43,6 +43,7 @@ DESIGNS = {
     "hudi": {"design": "hudi", "lock": {"latency_ms": 10}},
     "rest_tx": {"design": "rest-lakekeeper", "catalog": {"latency_ms": 10},
                 "workload": {"fast_append_ratio": 1.0, "multi_table": {"tables": 2}}},
+    "cas_db": {"design": "ducklake-postgres", "catalog": {"latency_ms": 10}},
 }
 
 

@@ -11,6 +11,9 @@
     api.heatmap(agg, "success_rate", rows="num_tables", cols="inter_arrival_ms")
     knee = api.design_knees(df)                 # catalog designs: knee per design x provider x tables x FA
     knees = api.knee_sweep({"base": {...}, "grid": {...}, "knee": {...}}, out="results/mine")   # knee per cell
+    doc = api.knee(cfg)                         # one configuration's knee search (knee.json's document)
+    doc, tables = api.headroom({"workload": {"trace": {"path": "ours.parquet"}}})   # a trace's headroom, per table
+    tr = api.trace_of(res)                      # a run's commits as a trace; api.read_trace, api.write_trace
 """
 from __future__ import annotations
 
@@ -87,6 +90,60 @@ def knee_sweep(spec: str | Path | dict, out: str | Path | None = None, *, jobs: 
         from .report import write_report
         write_report(out_dir, s.report or None)
     return knees
+
+
+def knee(cfg: Config | dict | str | Path, out: str | Path | None = None, *, jobs: int | None = None,
+         executor: str = "local", scheduler: str | None = None, force: bool = False, progress: bool = False,
+         **spec: Any) -> dict:
+    """One configuration's knee search (docs/knee.md), as `sim knee` runs it: its document (knee.json's: `knee`,
+    `points`, and for a trace's headroom `tables`), written to `out`/knee.json too. `spec`: the knee spec's keys
+    (`param`, `threshold`, `start`, `max_runs`, ...; docs/knee.md#knee-sweeps). Runs are cached under `out`
+    (default `results/knee-<config hash>`), so a rerun reuses them."""
+    from .config import config_hash
+    from .knee import KneeSearch, parse_spec
+    from .results_io import atomic_write_text, dumps
+    from .sweep.knee import knee_json, run_searches
+    c = config(cfg)
+    search = KneeSearch(c, parse_spec(spec))
+    out_dir = Path(out) if out is not None else Path("results") / f"knee-{config_hash(c)}"
+    outcome = run_searches([search], out_dir, jobs=jobs, executor=executor, scheduler=scheduler, force=force,
+                           log=print if progress else None)
+    doc = knee_json(search, {**outcome.results[0], "new_runs": outcome.new_runs})
+    atomic_write_text(out_dir / "knee.json", dumps(doc))
+    return doc
+
+
+def headroom(cfg: Config | dict | str | Path, out: str | Path | None = None, **kwargs: Any
+             ) -> tuple[dict, pd.DataFrame]:
+    """A trace's headroom (docs/knee.md, "Headroom"): the knee over `workload.trace.rate_scale` (`knee`'s
+    arguments), and each table's k as a DataFrame, the whole history's first (`table`, `table_rank`,
+    `window_commits`, `checked`, `k`, `k_low`, `k_high`, `k_status`, `k_bound`, `k_reason`, `k_text`).
+    `doc["knee"]["rate_scale"]` (with `rate_scale_ci95`) is how many times its load the history takes, and
+    `doc["knee"]["binding_table"]` the table that breaks first."""
+    from .knee.headroom import k_text
+    from .knee.param import SCALE_PARAM
+    doc = knee(cfg, out, **{"param": SCALE_PARAM, **kwargs})
+    tables = pd.DataFrame(doc["tables"])
+    return doc, tables.assign(k_text=[k_text(r) if r["checked"] else "not checked" for r in doc["tables"]])
+
+
+def trace_of(result: RunResult) -> pd.DataFrame:
+    """A run's commits as a trace (docs/FORMATS.md, "Trace"): what `sim run --trace-out` writes (the run must have
+    kept its records: `api.run(..., stream=False)` for a large one)."""
+    from .trace.export import trace_of as _trace_of
+    return _trace_of(result.config, result.columns)
+
+
+def read_trace(path: str | Path) -> pd.DataFrame:
+    """A trace file (Parquet or CSV), checked: docs/FORMATS.md, "Trace"."""
+    from .trace import read_trace as _read
+    return _read(path)
+
+
+def write_trace(df: pd.DataFrame, path: str | Path) -> None:
+    """Write a trace (checked as `read_trace` checks a file), Parquet or CSV by the extension."""
+    from .trace import write_trace as _write
+    _write(df, path)
 
 
 def load_results(path: str | Path) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Command line: `sim run|check|sweep|knee|report` (or `python -m sim ...`).
+"""Command line: `sim run|check|sweep|knee|report|calibrate|testbed|trace` (or `python -m sim ...`).
 
 Exit codes: 0 done; 1 runs failed (sweep), an invariant violated (check) or sim cannot load its commands;
 2 bad input, including a run too big to start without --yes; 74 (EX_IOERR) a result file cannot be written;
@@ -54,6 +54,8 @@ def _summary_text(s: dict, cfg) -> str:
                          f"{_fmt(s[f'{op}_commit_latency_p99_ms'], '.1f')} ms{lost}")
     if s["writers_seen"]:
         lines.append(_writers_text(s))
+    if "trace_waiting" in s:   # a trace's writers: their rows in the window still waiting when the run ended
+        lines.append(f"trace: {s['trace_waiting']} window rows still waiting for their writer at the end")
     if s["faults"]:
         lines.append(f"lost answers and 5xx: {s['faults']} commit requests; {s['unknown']} unknown outcomes "
                      f"({s['unknown_landed']} of them landed), {s['duplicated']} duplicated; orphaned "
@@ -107,12 +109,16 @@ def cmd_run(args) -> int:
     guard(est, None if args.yes else Limits.default(), "this run")
     if args.engine == "fast":
         _first_compile(cfg)
+    keep = False if args.trace_out else None   # a trace is made of the records: they are kept
+    if args.trace_out:
+        from .trace.schema import kind_of
+        kind_of(args.trace_out)               # a bad name is refused before the run
     if args.out:
         with staged_dir(Path(args.out), replace=False) as out:   # all files, or none
             # the records stream to parquet in row groups as transactions finish
             with _numba_without_scipy_blas():
                 result = run(cfg, args.replication, history=args.history, engine=args.engine,
-                             records_path=out / "transactions.parquet")
+                             records_path=out / "transactions.parquet", stream=keep)
             atomic_write_text(out / "summary.json", dumps({**result.summary, "per_table": result.per_table,
                                                                 "per_writer": result.per_writer}))
             atomic_write_text(out / "config.yaml", yaml.safe_dump(result.resolved, sort_keys=False))
@@ -120,7 +126,11 @@ def cmd_run(args) -> int:
                 atomic_write_parquet(out / "history.parquet", result.history)
     else:
         with _numba_without_scipy_blas():
-            result = run(cfg, args.replication, history=args.history, engine=args.engine)
+            result = run(cfg, args.replication, history=args.history, engine=args.engine, stream=keep)
+    if args.trace_out:
+        from .trace import write_trace
+        from .trace.export import trace_of
+        write_trace(trace_of(cfg, result.columns), args.trace_out)
     if args.json:
         print(dumps({**metrics.nested(result.summary), "config_hash": result.summary["config_hash"],
                      "replication": args.replication, "events": result.summary["events"],
@@ -129,6 +139,8 @@ def cmd_run(args) -> int:
         print(_summary_text(result.summary, cfg))
         if args.out:
             print(f"wrote {args.out}")
+        if args.trace_out:
+            print(f"wrote {args.trace_out}")
     return 0
 
 
@@ -206,6 +218,7 @@ def build_parser(prog: str = "python -m sim") -> argparse.ArgumentParser:
     r.add_argument("--engine", choices=("fast", "simpy"), default="fast",
                    help="fast (compiled, default) or simpy (the reference implementation); identical results")
     r.add_argument("--yes", action="store_true", help="run even if the estimate is above the time or memory limit")
+    r.add_argument("--trace-out", metavar="PATH", help="write the run's commits as a trace (.parquet or .csv)")
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("check", help="check a recorded history against MODEL.md's invariants")
@@ -214,8 +227,12 @@ def build_parser(prog: str = "python -m sim") -> argparse.ArgumentParser:
 
     from .sweep.cli import add_commands   # a broken dependency is an error, never a missing command
     add_commands(sub)
+    from .calibrate_io import add_command
+    add_command(sub)
     from .testbed.cli import add_commands as add_testbed   # (imports none of the testbed's clients)
     add_testbed(sub)
+    from .trace.cli import add_commands as add_trace   # (imports none of the table formats' clients)
+    add_trace(sub)
     return p
 
 

@@ -114,14 +114,29 @@ DESIGNS["delta-dynamodb"] = {
 # ducklake: DuckLake (duckdb/ducklake, docs/MODEL.md "DuckLake"): every table's metadata and file lists are rows of
 # one SQL database; a commit is one database transaction that inserts the next global snapshot id, so any two
 # concurrent commits collide whatever tables they touch (scope global). Its first attempt inserts its start
-# snapshot's successor without a re-read; a retry sleeps 100 ms x U[0.5, 1] x 1.5^i, re-reads the snapshot and the
-# changes since its start, applies DuckLake's rules and inserts the next id; 10 retries. The database's round trip
-# has no public figure: give catalog.latency_ms or catalog.latency.
+# snapshot's successor without a re-read; a retry sleeps 100 ms x U[0.5, 1) x 1.5^i (i every failed attempt),
+# re-reads the snapshot and the changes since its start, applies DuckLake's rules and inserts the next id;
+# ducklake_max_retry_count 10: 10 attempts in every release (1.4, 1.5: `i + 1 >= max_retry_count`, dl@3f1b372
+# src/storage/ducklake_transaction.cpp:1486). The database's round trip has no public figure: give
+# catalog.latency_ms or catalog.latency.
 DUCKLAKE_RETRY = {"policy": "exponential", "base_ms": 50.0, "factor": 1.5, "max_ms": 60_000.0, "jitter": 1.0}
 DESIGNS["ducklake"] = {
     "catalog": {"backend": "service", "scope": "global", "table_metadata_inlined": True, "file_lists_inlined": True},
-    "commit": {"protocol": "rewrite", "first_attempt": "stale", "max_retries": 10},
-    "retry": {"catalog": DUCKLAKE_RETRY, "table": DUCKLAKE_RETRY}}
+    "commit": {"protocol": "rewrite", "first_attempt": "stale", "max_retries": 9},
+    "retry": {"catalog": DUCKLAKE_RETRY, "table": DUCKLAKE_RETRY, "count_by": "attempt"}}
+
+# ducklake-postgres: DuckLake with its catalog in PostgreSQL through duckdb's postgres extension (docs/MODEL.md,
+# "DuckLake"): each operation is its round trips (a query is Parse, Describe and COPY; the commit's writes one
+# batch). The base read is BEGIN, Parse (PostgreSQL's REPEATABLE READ snapshot: its effect), Describe, the COPY of
+# the latest snapshot, and the two stats COPYs the commit reads in the same snapshot; the commit is the batch (its
+# check: the first batch takes the next snapshot id's row) and COMMIT (visible), the row held from one to the
+# other, a loser's last round trip its ROLLBACK; no read before the sleep; after it BEGIN, the changes query (3) and
+# the latest snapshot again (3), the snapshot at the changes query's Parse
+DESIGNS["ducklake-postgres"] = {
+    **DESIGNS["ducklake"],
+    "catalog": {**DESIGNS["ducklake"]["catalog"],
+                "round_trips": {"base": {"count": 6, "effect": 2}, "conflict": {"count": 0},
+                                "retry": {"count": 7, "effect": 2}, "commit": {"count": 2, "effect": 1, "visible": 2}}}}
 
 # what real system each design is, one line each: the designs table of docs/reference.md and docs/MODEL.md is
 # rendered from these and DESIGNS (`markdown`, `python -m sim.docgen`)
@@ -151,6 +166,9 @@ ABOUT = {
     "ducklake": "DuckLake: every table's metadata and file lists in one SQL database, each commit inserting the next "
                 "global snapshot id (any two concurrent commits collide); needs `catalog.latency_ms` or "
                 "`catalog.latency` (the database's)",
+    "ducklake-postgres": "DuckLake with its catalog in PostgreSQL (duckdb's postgres extension): each operation its "
+                         "round trips, the first batch holding the snapshot row to its COMMIT; needs "
+                         "`catalog.latency_ms` or `catalog.latency` (a PostgreSQL round trip)",
 }
 
 # designs that were removed, and why: naming one is an error that says what to use instead

@@ -24,7 +24,7 @@ import math
 import os
 from dataclasses import dataclass
 
-from .config import Config, ConfigError, InterArrival
+from .config import Config, ConfigError, InterArrival, traced
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -62,8 +62,8 @@ class Estimate:
 
 def expected_transactions(cfg: Config) -> float:
     """Open-loop arrivals: duration / mean gap; writers: each at the pace of an uncontended transaction (or its
-    interval), at most its budget."""
-    if cfg.workload.writers.count > 0:
+    interval), at most its budget; a trace: its rows replayed."""
+    if cfg.workload.writers.count > 0 or traced(cfg):
         from .model.sources import expected_arrivals
         return float(expected_arrivals(cfg))
     return cfg.duration_ms / mean_gap_ms(cfg.workload.inter_arrival)

@@ -28,8 +28,8 @@ def _os_problem(path: Path, kind: str, exc: OSError) -> ConfigError:
     return _bad(path, f"cannot read it: {exc.strerror or exc}")
 
 
-def read_text(path: str | Path, kind: str) -> str:
-    """The file's text, read as UTF-8 (YAML's encoding; a leading byte-order mark is dropped)."""
+def read_text(path: str | Path, kind: str, form: str = "YAML") -> str:
+    """The file's text, read as UTF-8 (YAML's encoding, and a CSV's here; a leading byte-order mark is dropped)."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -40,7 +40,7 @@ def read_text(path: str | Path, kind: str) -> str:
     except UnicodeDecodeError as exc:
         line = data[:exc.start].count(b"\n") + 1
         raise _bad(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}, offset {exc.start}); "
-                         f"a {kind} file is YAML in UTF-8") from None
+                         f"a {kind} file is {form} in UTF-8") from None
 
 
 def read_yaml(path: str | Path, kind: str):

@@ -128,10 +128,17 @@ class LatencyModel:
     put_last_checkpoint: LogNormal   # log fidelity: `_last_checkpoint`, a small JSON object
     lock: LogNormal               # a lock service's round trip (a poll; a storage lock's: the provider's GET)
     lock_write: LogNormal         # ... (a request, a release; a storage lock's: the provider's conditional PUT)
-    delete: LogNormal             # an object DELETE: a request with no body, drawn as a GET (no provider has a profile)
+    delete: LogNormal             # an object DELETE: the provider's `delete` profile, else a GET draw (a request
+                                  # with no body; no shipped provider has one)
     put_timeline: LogNormal       # Hudi: a timeline instant, heartbeat or metadata-table file (the PUT's base latency)
     log_store: LogNormal          # Delta's DynamoDB log store: a DynamoDB round trip (its conditional PutItem is
                                   # catalog_cas)
+
+
+def spec(latency) -> LogNormal:
+    """A service's lognormal latency (`catalog.latency`, `lock.latency`, `log_store.latency`: a `LatencySpec`),
+    with its fixed part if it has one (none: 0, which adds nothing, to the bit), no floor."""
+    return LogNormal(latency.median_ms, latency.sigma, 0.0, latency.fixed_ms or 0.0)
 
 
 def latency_model(cfg) -> LatencyModel:
@@ -148,6 +155,8 @@ def latency_model(cfg) -> LatencyModel:
 
     get = request(prof.get_median_ms, prof.get_sigma, prof.get_fixed_ms)
     head = get if prof.head_median_ms is None else request(prof.head_median_ms, prof.head_sigma, prof.head_fixed_ms)
+    delete = get if prof.delete_median_ms is None else request(prof.delete_median_ms, prof.delete_sigma,
+                                                               prof.delete_fixed_ms)
     cas_profile = request(prof.cas_median_ms, prof.cas_sigma, prof.cas_fixed_ms)
     cat = cfg.catalog
     if cat.backend == "storage":
@@ -156,23 +165,21 @@ def latency_model(cfg) -> LatencyModel:
             read = request(prof.list_median_ms, prof.list_sigma, prof.list_fixed_ms)
         cas = cas_profile
     elif cat.latency is not None:
-        read = cas = LogNormal(cat.latency.median_ms, cat.latency.sigma)
+        read = cas = spec(cat.latency)
     else:
         read = cas = LogNormal(cat.latency_ms, 0.0)
     put = lambda size_bytes: request(prof.put_median_ms(size_bytes), prof.put_sigma, prof.put_fixed_ms)  # noqa: E731
     lk, ls = cfg.lock, cfg.log_store
-    lock = LogNormal(lk.latency.median_ms, lk.latency.sigma) if lk.latency is not None \
-        else LogNormal(lk.latency_ms or 0.0, 0.0)
+    lock = spec(lk.latency) if lk.latency is not None else LogNormal(lk.latency_ms or 0.0, 0.0)
     lock_write = lock
     if lk.variant == "storage":   # Hudi's storage lock: a lock object in the provider
         lock, lock_write = get, cas_profile
-    store = LogNormal(ls.latency.median_ms, ls.latency.sigma) if ls.latency is not None \
-        else LogNormal(ls.latency_ms or 0.0, 0.0)
+    store = spec(ls.latency) if ls.latency is not None else LogNormal(ls.latency_ms or 0.0, 0.0)
     if ls.kind is not None:   # the entry's conditional PutItem is DynamoDB's
         cas = store
     return LatencyModel(
         get=get, head=head, put_manifest_list=put(cfg.io.manifest_list_bytes),
         put_table_metadata=put(cfg.io.table_metadata_bytes),
         catalog_read=read, catalog_cas=cas, put_checkpoint=put(cfg.commit.checkpoint_bytes or 0),
-        put_version_hint=put(0), put_last_checkpoint=put(LAST_CHECKPOINT_BYTES), lock=lock, lock_write=lock_write, delete=get,
-        put_timeline=put(0), log_store=store)
+        put_version_hint=put(0), put_last_checkpoint=put(LAST_CHECKPOINT_BYTES), lock=lock, lock_write=lock_write,
+        delete=delete, put_timeline=put(0), log_store=store)

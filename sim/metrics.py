@@ -140,14 +140,15 @@ def _lock_figures(df: dict, window_s: float) -> dict:
 
 def op_codes(cfg) -> tuple[int, ...]:
     """The operations whose blocks a run's summary has (`sim.model.state.OPS` codes): the FastAppend's and the
-    ValidatedOverwrite's always; with operations (`sim.config.operations_on`) also those the config can run."""
-    from .config import jobs_of, operations_on
+    ValidatedOverwrite's always; with operations also those the config can run (a trace's: those it holds)."""
+    from .config import jobs_of, operations_on, trace_data, traced
     if not operations_on(cfg):
         return FIXED_OPS
     ops = cfg.workload.operations
     extra = [OPS.index(name) for name, share in (("overwrite", ops.overwrite_share), ("row_delta", ops.row_delta_share))
              if share > 0]
-    return FIXED_OPS + tuple(extra) + tuple(OPS.index(name) for name, _ in jobs_of(cfg))
+    extra += [OPS.index(n) for n in (trace_data(cfg).operations if traced(cfg) else ()) if n != "append"]
+    return tuple(dict.fromkeys(FIXED_OPS + tuple(extra) + tuple(OPS.index(name) for name, _ in jobs_of(cfg))))
 
 
 def _op_extras(name: str, lost_ms: float, attempts: int, finished: int) -> dict:
@@ -229,6 +230,11 @@ def per_table(cols: dict, window_ms: tuple[float, float], end_ms: float) -> list
         rows.append(_table_row(int(r), _block(part, window_s, "", end_ms), int(part["catalog_conflicts"].sum()),
                                int(part["table_conflicts"].sum()), int(part["lock_grants"].sum()) / window_s))
     return rows
+
+
+def blank_table_row(rank: int) -> dict:
+    """A per-table row of a table with no window transaction (a trace's, whose rows all waited for their writer)."""
+    return _table_row(rank, {**_counts_out("", 0, 0, 0, 0, 1.0), **_latency(np.zeros(0), "")}, 0, 0, 0.0)
 
 
 def _table_row(rank: int, b: dict, cat: int, tab: int, lock_grants_cps: float) -> dict:

@@ -1,10 +1,11 @@
 """Storage-provider latency profiles, read from `providers/<name>.yaml`.
 
-A profile is data, not code: GET, PUT (size-dependent) and CAS lognormals with one floor, and optionally a HEAD
-and a LIST of their own. A provider file holds one profile per profile set (`storage.profile_set`): `seed`, the
-write-up's figures (its top-level keys), and `measured` (the default), one request latency per request kind
-fitted to one writer's measured conditional-write loop (its `measured` section, with the loop it was fitted to); a
-file with no `measured` section has one profile, which answers both. The seed's percentile tables and the
+A profile is data, not code: GET, PUT (size-dependent) and CAS lognormals with one floor, and optionally a HEAD,
+a LIST and a DELETE of their own. A provider file holds one profile per profile set (`storage.profile_set`):
+`seed`, the write-up's figures (its top-level keys), and `measured` (the default), one request latency per request
+kind fitted to one writer's measured conditional-write loop (its `measured` section, with the loop it was fitted
+to); a file with no `measured` section (a user's own, or one `sim calibrate` wrote) has one profile, which answers
+both. The seed's percentile tables and the
 measured loops are held against these numbers by tests/test_providers.py.
 """
 from __future__ import annotations
@@ -57,6 +58,11 @@ class Profile:
     # optional: HEAD latency (the microbenchmark's first request; else a HEAD is a GET-profile draw, as the seed's)
     head_median_ms: float | None = None
     head_sigma: float | None = None
+    # optional: DELETE latency (an object DELETE; else a DELETE is a GET-profile draw): a request with no body, which
+    # `sim calibrate` fits where a DELETE was measured
+    delete_median_ms: float | None = None
+    delete_sigma: float | None = None
+    delete_fixed_ms: float | None = None
     # optional: per-object mutation limit, a token bucket per object name (GCS: one write per second)
     mutation_rate_per_s: float | None = None
     mutation_burst: float | None = None
@@ -141,6 +147,7 @@ _REQUESTS = {
                  required=True),
     "cas": Field(_lognormal(_MEDIAN), required=True),
     "list": Field(_lognormal(_NUMBER)),   # optional: LIST latency
+    "delete": Field(_lognormal(_MEDIAN)),   # optional: DELETE latency (else a GET draw)
     # optional: how a name is created if absent, and whether an object can be replaced if it matches (file systems)
     "create_if_absent": Field(str, choices=CREATE_IF_ABSENT), "replace_if_match": Field(bool),
 }
@@ -215,7 +222,7 @@ def _limit(d: dict, where: str, inherited: dict | None = None) -> dict:
 
 def _profile(name: str, description: str, d: dict, limit: dict) -> Profile:
     """One set's profile from its checked keys (`_REQUESTS`, and a HEAD and a check point if it has them)."""
-    lst, head = d.get("list", {}), d.get("head", {})
+    lst, head, delete = d.get("list", {}), d.get("head", {}), d.get("delete", {})
     return Profile(
         name=name, description=description, min_latency_ms=d["min_latency_ms"],
         get_median_ms=d["get"]["median_ms"], get_sigma=d["get"]["sigma"],
@@ -223,6 +230,8 @@ def _profile(name: str, description: str, d: dict, limit: dict) -> Profile:
         cas_median_ms=d["cas"]["median_ms"], cas_sigma=d["cas"]["sigma"],
         list_median_ms=lst.get("median_ms"), list_sigma=lst.get("sigma"),
         head_median_ms=head.get("median_ms"), head_sigma=head.get("sigma"),
+        delete_median_ms=delete.get("median_ms"), delete_sigma=delete.get("sigma"),
+        delete_fixed_ms=delete.get("fixed_ms"),
         get_fixed_ms=d["get"].get("fixed_ms"), put_fixed_ms=d["put"].get("fixed_ms"),
         cas_fixed_ms=d["cas"].get("fixed_ms"), list_fixed_ms=lst.get("fixed_ms"), head_fixed_ms=head.get("fixed_ms"),
         cas_checked_at_completion=d.get("cas_checked_at_completion") or None,

@@ -32,6 +32,7 @@ class RandomSource(NamedTuple):
 # source's draws (and so existing results); give it the next `Src` value too.
 SOURCES = (
     # the arrivals' gaps (a batch more than the arrivals expected; writers draw none), tables, operations, runtimes
+    # (a trace's rows draw a runtime where they have none, and partitions: `sim.trace.replay`)
     RandomSource("arrival", "GAP", 7, "workload.inter_arrival", lambda p, n: n + BATCH, workload=True),
     RandomSource("table", "", -1, "workload.table_selection", None, workload=True),
     RandomSource("operation", "", -1, "workload.fast_append_ratio", None, workload=True),
@@ -49,9 +50,11 @@ SOURCES = (
                  lambda p, n: n // p.checkpoint_interval if p.checkpoint_interval else 0),
     RandomSource("throttle", "THROTTLE", 9, "uniform", lambda p, n: n if p.throttle else 0),   # resend jitter
     # writers (sim.model.writers): think times; a writer's first start and phase jitter, 2 per writer at least
-    RandomSource("think", "THINK", 10, "workload.think", lambda p, n: n if p.writers else 0, workload=True),
-    RandomSource("writer", "WRITER", 11, "uniform", lambda p, n: 2 * (n + p.writers) if p.writers else 0,
+    # (a trace's starters draw neither: `sim.model.trace`)
+    RandomSource("think", "THINK", 10, "workload.think", lambda p, n: n if p.writers and not p.trace else 0,
                  workload=True),
+    RandomSource("writer", "WRITER", 11, "uniform",
+                 lambda p, n: 2 * (n + p.writers) if p.writers and not p.trace else 0, workload=True),
     # REST servers (sim.model.designs.rest): the jitter of a server's retry sleep per lost database CAS
     RandomSource("server_backoff", "SERVER", 12, "uniform",
                  lambda p, n: n if p.server and (p.jitter_server != 0.0 or p.mt_ref) else 0),

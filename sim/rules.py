@@ -56,13 +56,16 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
     multi = cfg.workload.multi_table.tables > 1
     row_locks = ((catalog.server.lock_scope in ("metadata_write", "transaction")
                   or (multi and catalog.server.variant in ("polaris", "lakekeeper"))) and commit.shape == "table")
+    rt = catalog.round_trips.commit
+    held = rt.visible is not None and rt.visible > rt.effect    # a commit on round trips open to its COMMIT
     rules = {"scope": "table" if commit.protocol == "log" else catalog.scope, "protocol": commit.protocol,
              "mutation_rate_per_s": None, "mutation_burst": 1.0, "mutation_refusal_tokens": 0.0,
              "client_limit": client_limit(cfg, profile) is not None,
              "version_files": catalog.version_files, "reread_before_cas": commit.reread_before_cas,
-             "lock_scope": lock.scope if lock.variant is not None else "table" if row_locks else None,
+             "lock_scope": (lock.scope if lock.variant is not None else "table" if row_locks else
+                            catalog.scope if held else None),
              "log_store": cfg.log_store.kind is not None,
-             "lock_fifo": lock.discipline in ("fifo_notify", "fifo_poll") or row_locks,
+             "lock_fifo": lock.discipline in ("fifo_notify", "fifo_poll") or row_locks or held,
              "lock_object": lock.variant == "storage", "read_rate_per_s": None, "read_burst": 1.0,
              "operations": ({"serializable": cfg.workload.operations.isolation == "serializable",
                              "server": catalog.server.variant is not None,
@@ -70,6 +73,7 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
                              "format": ("ducklake" if catalog.file_lists_inlined else
                                         "iceberg" if commit.protocol != "log" else
                                         "hudi" if lock.variant is not None else "delta"),
+                             "ducklake_version": catalog.ducklake_version,
                              "partial": cfg.maintenance.compaction.partial_progress,
                              "mor": cfg.maintenance.compaction.action == "compaction"}
                             if operations_on(cfg) else None),

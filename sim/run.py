@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 
 from pathlib import Path
 
+import numpy as np
+
 from . import metrics, records as records_mod
-from .config import Config, config_hash
+from .config import Config, config_hash, run_window
 from .engines import ENGINES, make_engine
 from .providers import profile_of
 from .sink import ROW_GROUP_ROWS, StreamSink
@@ -65,7 +67,7 @@ def run(cfg: Config, replication: int = 0, *, history: bool = False, engine: str
     sink = None
     if stream or records_path is not None:
         keep = (records_mod.HISTORY_NEEDS if history else ()) if stream else records_mod.RECORD_COLUMNS
-        sink = StreamSink((cfg.warmup_ms, cfg.duration_ms - cfg.cooldown_ms), cfg.workload.num_tables,
+        sink = StreamSink(run_window(cfg)[1:], cfg.workload.num_tables,
                           records_path, row_group_rows, keep=keep, summarize=stream, ops=metrics.op_codes(cfg))
     eng = make_engine(cfg, replication, history, engine, sink=sink, slots=slots).run()
     window = eng.window
@@ -81,6 +83,8 @@ def run(cfg: Config, replication: int = 0, *, history: bool = False, engine: str
         per_writer = metrics.per_writer(cols, window, eng.end_ms)
         total = {"transactions": len(cols["txn"]), "catalog_reads": int(cols["catalog_reads"].sum()),
                  "cases": int(cols["cases"].sum())}
+    if eng.r.replay is not None:
+        _trace_waiting(eng.r.trace_waiting(), summary, per_table)
     n = total["transactions"]
     summary.update({
         "config_hash": config_hash(cfg), "replication": replication,
@@ -91,3 +95,14 @@ def run(cfg: Config, replication: int = 0, *, history: bool = False, engine: str
     })
     return RunResult(cfg, replication, summary, per_table, cols, eng.history_frame(), resolved_config(cfg),
                      per_writer)
+
+
+def _trace_waiting(waiting, summary: dict, per_table: list[dict]) -> None:
+    """A trace's window rows whose writer had not started them when the run ended (docs/model/workload.md,
+    "Trace"): `trace_waiting` in the summary and per table (a knee counts them as failures: `sim.knee.points`)."""
+    summary["trace_waiting"] = int(waiting.sum())
+    seen = {row["table_rank"] for row in per_table}
+    per_table += [metrics.blank_table_row(t + 1) for t in np.flatnonzero(waiting) if t + 1 not in seen]
+    per_table.sort(key=lambda row: row["table_rank"])
+    for row in per_table:
+        row["trace_waiting"] = int(waiting[row["table_rank"] - 1])

@@ -68,7 +68,11 @@ default keeps the old behaviour, a faster engine with the same records) leave it
 #    upserts whose instants precede its own; either may run inline in a writer's commit path
 #    (`inline_after_commits`, a new key). Results of configs with a Hudi clustering job and upserts change;
 #    every other configuration keeps its results (goldens, all bit for bit)
-# 14: delta-rs as its 1.6 release runs (traced from its source and on the wire against SeaweedFS): design log reads
+# 14: design ducklake makes 10 attempts (max_retries 9: ducklake_max_retry_count 10 in DuckLake 1.4 and 1.5) and its
+#     sleep's 1.5^i counts every failed attempt (retry.count_by: attempt); a catalog on its database's round trips
+#     (catalog.round_trips, design ducklake-postgres) is new. Results of configs naming ducklake change where a
+#     transaction exhausts its attempts or meets both conflict classes; every other configuration keeps its results
+# 15: delta-rs as its 1.6 release runs (traced from its source and on the wire against SeaweedFS): design log reads
 #    every snapshot entry twice (the kernel's replay, then the file replay), GETs the `_last_checkpoint` hint before a
 #    fresh snapshot's LIST and HEADs a new checkpoint, reads a checkpoint in 11 ranged GETs, updates the committer's
 #    snapshot to its entry after every commit, and with max_retries 0 fails an attempt whose LIST finds the log moved
@@ -76,4 +80,4 @@ default keeps the old behaviour, a faster engine with the same records) leave it
 #    (commit.client_setup_ms) and a store that serves GETs one at a time (a provider's get_service_ms), both off unless
 #    given. Results of design log (and of configs that set the keys) change; every other configuration keeps its
 #    results
-MODEL_VERSION = 14
+MODEL_VERSION = 15

@@ -35,8 +35,12 @@ def _main(*argv, entry=cli.main) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-#: what each command reads from its first argument: a config, a sweep file, a run's history, a results directory
-READS = {"run": "config", "knee": "config", "sweep": "sweep", "check": "history", "report": "results"}
+#: what each command reads from its first argument: a config, a sweep file, a run's history, a results directory,
+#: a table's history (`trace import FORMAT PATH`)
+READS = {"run": "config", "knee": "config", "sweep": "sweep", "check": "history", "report": "results",
+         "calibrate": "latency log", "testbed": "testbed results", "trace": "table history"}
+# a command whose first argument follows a subcommand
+SUBCOMMAND = {"testbed": "report"}
 
 CONFIG = {"duration_ms": 60_000, "warmup_ms": 10_000, "cooldown_ms": 10_000,
           "workload": {"inter_arrival": {"mean_ms": 500}, "num_tables": 2,
@@ -56,6 +60,7 @@ HISTORY = _parquet(pd.DataFrame({c: list(range(200)) for c in REQUIRED_COLUMNS})
 RESULTS = _parquet(pd.DataFrame({"config_hash": [f"{i:016x}" for i in range(50)], "replication": 0,
                                  "status": "ok", "success_rate": 0.5}))
 OTHER_TABLE = _parquet(pd.DataFrame({"a": range(50), "b": 1.5}))
+LATENCY_LOG = _parquet(pd.DataFrame({"server": "s3", "kind": "get", "latency_ms": [10.0 + i for i in range(50)]}))
 
 # bytes that are no file of any kind sim reads
 JUNK = {
@@ -86,6 +91,20 @@ def _table_cases(valid: bytes) -> dict:
             "a table of another kind": OTHER_TABLE}
 
 
+def _testbed_row(data: bytes):
+    """A testbed results folder with a grid and one cell whose row.json holds `data` (None: no cell yet, the folder
+    named)."""
+    def put(d: Path):
+        (d / "grid.json").write_text('{"stacks": ["delta-s3"]}')
+        if data is None:
+            return d, d
+        row = d / "cells" / "delta-s3" / "delay5" / "retries-off" / "writers1" / "rep0" / "row.json"
+        row.parent.mkdir(parents=True)
+        row.write_bytes(data)
+        return d, row
+    return put
+
+
 def _cases() -> list:
     """(command, case name, put): `put(tmp_path)` writes the bad input and returns (argument, the path that the
     message must name)."""
@@ -110,9 +129,23 @@ def _cases() -> list:
 
     cases = []
     for command, kind in READS.items():
-        cases.append((command, "a directory", directory))
+        if kind != "table history":
+            cases.append((command, "a directory", directory))
         if kind in ("config", "sweep"):
             cases += [(command, name, file(data)) for name, data in _yaml_cases(kind).items()]
+        elif kind == "latency log":
+            cases += [(command, f"CSV: {name}", file(data, "lat.csv")) for name, data in JUNK.items()]
+            cases.append((command, "a CSV of another kind", file(b"a,b\n1,2\n", "lat.csv")))
+            cases += [(command, f"parquet: {name}", file(data, "log.parquet"))
+                      for name, data in _table_cases(LATENCY_LOG).items()]
+            cases.append((command, "neither CSV nor parquet", file(LATENCY_LOG, "log.bin")))
+        elif kind == "testbed results":
+            cases += [(command, f"grid.json: {name}", inside("grid.json", data)) for name, data in JUNK.items()]
+            cases.append((command, "grid.json: a list", inside("grid.json", b"[1, 2]")))
+            cases.append((command, "grid.json of another kind", inside("grid.json", b'{"a": 1}')))
+            cases.append((command, "no cells measured", _testbed_row(None)))
+            cases.append((command, "a row.json that is junk", _testbed_row(JUNK["binary junk"])))
+            cases.append((command, "a row.json of another kind", _testbed_row(b'{"a": 1}')))
         elif kind == "history":
             cases.append((command, "history.parquet is a directory", inside("history.parquet", None)))
             cases += [(command, f"history.parquet: {name}", inside("history.parquet", data))
@@ -120,6 +153,8 @@ def _cases() -> list:
             cases.append((command, "a file that is not a history", file(JUNK["binary junk"], "h.parquet")))
             cases.append((command, "config.yaml beside it: junk",
                           inside("config.yaml", JUNK["binary junk"], {"history.parquet": HISTORY})))
+        elif kind == "table history":
+            cases += _trace_cases(file, inside, directory)
         else:
             cases.append((command, "a file, not a directory", file(RESULTS, "results.parquet")))
             for table, valid in (("results.parquet", RESULTS), ("knees.parquet", RESULTS)):
@@ -136,6 +171,38 @@ def _cases() -> list:
                       for name, data in (("binary junk", JUNK["binary junk"]), ("an empty file", b""),
                                          ("cut at 50%", _cut(VALID_YAML["sweep"].encode(), 0.5)),
                                          ("a list", b"[1, 2]\n"), ("a bad layout", b"report: {rowz: x}\n"))]
+    return cases
+
+
+def _trace_cases(file, inside, directory) -> list:
+    """`trace import FORMAT PATH --out FILE` on what is no table's history: `put` returns the arguments after
+    `trace` (and the path the message must name)."""
+    def imported(fmt: str, put, out: str = "t.parquet"):
+        def args(d: Path):
+            arg, named = put(d)
+            return ["import", fmt, arg, "--out", d / out], (named if out.endswith(".parquet") else d / out)
+        return args
+
+    def log(entry: bytes):
+        def put(d: Path):
+            (d / "_delta_log").mkdir()
+            (d / "_delta_log" / f"{0:020d}.json").write_bytes(entry)
+            return d, d / "_delta_log" / f"{0:020d}.json"
+        return put
+
+    cases = [("trace", f"{fmt}: a directory", imported(fmt, directory)) for fmt in ("iceberg", "delta")]
+    cases += [("trace", f"iceberg: {name}", imported("iceberg", file(data, "v1.metadata.json")))
+              for name, data in {**JUNK, "a JSON list": b"[1, 2]", "JSON cut short": b'{"snapshots": [{"snaps',
+                                 "a snapshot without its id": b'{"location": "t", "snapshots": [{}]}'}.items()]
+    cases.append(("trace", "iceberg: a folder of junk metadata", imported("iceberg", inside("v1.metadata.json",
+                                                                                      JUNK["binary junk"]))))
+    cases += [("trace", f"delta: an entry of {name}", imported("delta", log(data)))
+              for name, data in {**JUNK, "a JSON list": b"[1, 2]\n", "no commitInfo": b'{"add": {"size": 1}}\n'}.items()
+              if data]
+    cases += [("trace", f"ducklake: {name}", imported("ducklake", file(data, "catalog.sqlite")))
+              for name, data in {**JUNK, "a parquet file": OTHER_TABLE}.items()]
+    cases.append(("trace", "ducklake: a directory", imported("ducklake", directory)))
+    cases.append(("trace", "--out of another kind", imported("delta", log(b"{}\n"), out="t.txt")))
     return cases
 
 
@@ -162,8 +229,10 @@ def test_a_bad_input_is_one_line_naming_it_and_exit_2(tmp_path, monkeypatch, com
     monkeypatch.setattr("sim.estimate.LIMIT_WALL_S", 1e-9)   # an input read as valid by mistake must not run
     arg, named = put(tmp_path)
     # `knee --max-runs 1` is refused after the config is read: a config read as valid fails below, not runs
-    extra = {"run": ["--json"], "knee": ["--max-runs", "1"], "sweep": ["--dry-run"]}.get(command, [])
-    code, out, err = _main(command, arg, *extra)
+    extra = {"run": ["--json"], "knee": ["--max-runs", "1"], "sweep": ["--dry-run"],
+             "calibrate": ["--out", tmp_path / "out"]}.get(command, [])
+    first = [command, SUBCOMMAND[command]] if command in SUBCOMMAND else [command]
+    code, out, err = _main(*first, *(arg if isinstance(arg, list) else [arg]), *extra)
     lines = err.strip().splitlines()
     assert (code, out) == (2, ""), err
     assert len(lines) == 1 and lines[0].startswith("error: "), err
@@ -243,7 +312,7 @@ def test_the_sim_script_is_python_m_sim_under_its_name(monkeypatch, capsys):
     with pytest.raises(SystemExit) as exc:
         entry()
     assert exc.value.code == 0
-    assert capsys.readouterr().out.startswith("usage: sim [-h] {run,check,sweep,knee,report} ...")
+    assert capsys.readouterr().out.startswith("usage: sim [-h] {run,check,sweep,knee,report,calibrate,testbed,trace} ...")
 
 
 def test_the_installed_sim_script_runs():

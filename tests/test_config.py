@@ -157,7 +157,7 @@ def test_cross_field_rules_name_their_path(data, path):
 
 @pytest.mark.parametrize("edit, message", [
     ({"bogus": 1}, "p.yaml.bogus: unknown key (expected one of: name, description, min_latency_ms, get, put, cas, "
-                   "list, create_if_absent, replace_if_match, head, mutation_rate_per_s, mutation_burst, "
+                   "list, delete, create_if_absent, replace_if_match, head, mutation_rate_per_s, mutation_burst, "
                    "mutation_refusal_tokens, client_rate_per_s, "
                    "client_burst, client_refusal_tokens, cas_one_at_a_time, cas_checked_at_completion, get_service_ms, measured)"),
     ({"measured": {"description": "m", "min_latency_ms": 1, "get": {"median_ms": 2, "sigma": 0.1},
@@ -171,6 +171,7 @@ def test_cross_field_rules_name_their_path(data, path):
     ({"cas": {"median_ms": 20}}, "p.yaml.cas.sigma: missing"),
     ({"create_if_absent": "copy"}, "p.yaml.create_if_absent: expected one of put, rename, link, none, got 'copy'"),
     ({"list": {"median_ms": 3, "sigma": "x"}}, "p.yaml.list.sigma: expected a number, got 'x'"),
+    ({"delete": {"median_ms": 0, "sigma": 0.1}}, "p.yaml.delete.median_ms: expected a value > 0, got 0.0"),
     ({"mutation_burst": 2}, "p.yaml.mutation_burst: needs mutation_rate_per_s"),
     ({"mutation_rate_per_s": 1, "mutation_burst": 0.5}, "p.yaml.mutation_burst: expected a value >= 1, got 0.5"),
     ({"mutation_refusal_tokens": 1}, "p.yaml.mutation_refusal_tokens: needs mutation_rate_per_s"),

@@ -102,7 +102,7 @@ def _config_keys() -> tuple[set[str], set[str]]:
 def test_the_reference_documents_every_config_key_and_no_other():
     text = (ROOT / "docs" / "reference.md").read_text()
     section = text.split("\n## Config keys\n", 1)[1].split("\n### Named designs\n", 1)[0]
-    documented = set(re.findall(r"^\| `([A-Za-z_.]+)` \|", section, re.M))
+    documented = set(re.findall(r"^\| `([A-Za-z0-9_.]+)` \|", section, re.M))
     keys, policy_keys = _config_keys()
     assert keys - documented == set(), "config keys missing from docs/reference.md"
     assert documented - keys - policy_keys == set(), "docs/reference.md documents keys the loader rejects"
@@ -238,3 +238,156 @@ def test_a_page_citation_names_a_heading_on_that_page():
     assert dangling_citations(found) == [
         "x:1: 'Server capacity' is no heading of docs/model/locks.md", "x:1: docs/model/nowhere.md: no such page",
         "x:1: 'No such section'"]
+
+
+# ---- the README's times are the benchmarks' latest -----------------------------------------------------------------
+# A time as the pages print it: "2 min 33 s", "49.3 s", or a list or range sharing its unit, "54.1, 50.3 s",
+# "0.50 / 0.51 s", "0.36-0.37 s".
+_NUM = r"\d+(?:\.\d+)?"
+_MIN = re.compile(r"(?<![\w.,/-])(\d+) min(?: (\d+) s)?(?!\w)")
+
+
+def times(text: str) -> set[str]:
+    """Every time in `text`, one figure each: "2 min 33 s", "49.3 s"; "54.1, 50.3 s" is "54.1 s" and "50.3 s"
+    (a range, the same of its two ends)."""
+    found = {f"{m} min" + (f" {s} s" if s else "") for m, s in _MIN.findall(text)}
+    text = _MIN.sub(" ", text)
+    for m in re.finditer(rf"(?<![\w.,/-])({_NUM}(?:\s*[,/-]\s*{_NUM})*) s(?!\w)", text):
+        found |= {f"{n} s" for n in re.split(r"\s*[,/-]\s*", m.group(1))}
+    return found
+
+
+def test_times_reads_what_the_pages_print():
+    assert times("the tests 2 min 33 s (1,573; 3 min 17 s); the grid 71.5 s, 54.1, 50.3 s and 0.50 / 0.51 s; "
+                 "20 ms, 1 h, 1,329 runs 49.3 s, 23.6-23.8 s") == {
+        "2 min 33 s", "3 min 17 s", "71.5 s", "54.1 s", "50.3 s", "0.50 s", "0.51 s", "49.3 s", "23.6 s", "23.8 s"}
+
+
+def _latest_times() -> set[str]:
+    from sim import docgen
+    return set().union(*(times(f"{f['value']} ({f['detail']})") for f in docgen.latest()["figures"]))
+
+
+def _readme_timing_text() -> str:
+    """README.md's first section (its times) and its "Performance" section."""
+    text = (ROOT / "README.md").read_text()
+    first = text.split("\n## ", 1)[0]
+    perf = text.split("\n## Performance\n", 1)[1].split("\n## ", 1)[0]
+    return first + "\n" + perf
+
+
+def test_the_readmes_times_are_the_benchmarks_latest():
+    """Every time the README states (its first section and "Performance") is one of benchmarks/latest.json's, and
+    the tests' and the main job's latest are the first section's."""
+    latest, text = _latest_times(), _readme_timing_text()
+    stale = times(text) - latest
+    assert not stale, f"README.md states times that are not benchmarks/latest.json's: {sorted(stale)}"
+    from sim import docgen
+    first = text.split("\n## Performance\n", 1)[0]
+    for f in docgen.latest()["figures"]:
+        if f["id"] in ("tests", "main_job"):
+            assert f["value"] in first, f"README.md's first section does not give the latest {f['id']}: {f['value']}"
+
+
+def test_the_latest_figures_are_recorded_on_the_benchmarks_page():
+    """benchmarks/latest.json copies figures the benchmarks page records (outside its generated block), each with
+    its commit."""
+    from sim import docgen
+    page = (ROOT / "benchmarks" / "README.md").read_text()
+    recorded = re.sub(r"<!-- latest:begin -->.*?<!-- latest:end -->", "", page, flags=re.S)
+    missing = _latest_times() - times(recorded)
+    assert not missing, f"benchmarks/latest.json has times benchmarks/README.md does not record: {sorted(missing)}"
+    for f in docgen.latest()["figures"]:
+        assert f["commit"] in recorded, f"{f['id']}: commit {f['commit']} is not on the benchmarks page"
+
+
+# ---- nothing points outside the repository ------------------------------------------------------------------------
+# The repository stands alone: no file cites the workplace's notes or shared folder, a machine's directories, or
+# the workplace's numbering of its sources; a claim cites its public source (repo @commit path:line, a URL;
+# docs/MODEL.md, "Sources") or says it was not found in public sources. /tmp/ stays allowed: the guides' scratch
+# files. (The patterns are spelled in pieces so that this file, which is scanned too, does not match itself.)
+SCANNED = ["README.md", "CHANGES.md", "pyproject.toml", ".ci", "docs", "sim", "notebooks", "experiments",
+           "benchmarks", "providers", "tests"]
+_OUTSIDE = {   # group name -> (pattern, what it points at)
+    "shared": (r"(?i:\.\./" + "shared|" + r"\bshared/" + r"(?:research|seeds|hooks|MODEL\.md))",
+               "the workplace's shared folder"),
+    "machine": (r"(?<![\w.~-])/" + r"(?:work|home|root|Users|private/var)/", "a machine's directory"),
+    "url": (r"(?i:\bfile:" + "//)", "a file URL"),
+    "notes": (r"(?i:\bresearch" + r"(?:'s)? (?:notes?\b|(?:table |section )?\d[a-z]?\b)|\bthe research" + "'s\\b)",
+              "the workplace's research files"),
+    "seeds": (r"(?i:\bseeds? " + r"00\d\b)", "the workplace's numbering of its sources (docs/MODEL.md, \"Sources\")"),
+}
+_POINTER = re.compile("|".join(f"(?P<{name}>{pattern})" for name, (pattern, _) in _OUTSIDE.items()))
+# what a line must hold (lower-cased) for _POINTER to match it: str.find is fast, a regex over 4 MB of text is not
+_CLUES = ("../" + "shared", "shared/", "/" + "work/", "/" + "home/", "/" + "root/", "/" + "users/",
+          "/" + "private/var/", "file:" + "//", "research", "seed")
+
+
+def _scanned_texts(root: Path):
+    """(path, text) of every text file the repository ships under SCANNED; of a notebook, its cells' sources and
+    text outputs (not its images' base64, where any letters may occur)."""
+    for top in SCANNED:
+        base = root / top
+        for path in sorted([base] if base.is_file() else base.rglob("*")):
+            if not path.is_file() or "__pycache__" in path.parts or ".ipynb_checkpoints" in path.parts:
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, ValueError):
+                continue   # a binary file (a picture, numba's cache)
+            if "\0" in text:
+                continue
+            if path.suffix == ".ipynb":
+                nb = json.loads(text)
+                parts = []
+                for cell in nb["cells"]:
+                    parts.append("".join(cell["source"]))
+                    for out in cell.get("outputs", []):
+                        parts.append("".join(out.get("text", "")))
+                        parts += ["".join(v) for k, v in out.get("data", {}).items() if k.startswith("text/")]
+                text = "\n".join(parts)
+            yield path, text
+
+
+def outside_pointers(root: Path) -> list[str]:
+    """`path:line: what` for each pointer outside the repository in the files under `root`."""
+    found = []
+    for path, text in _scanned_texts(root):
+        lower = text.lower()
+        if not any(clue in lower for clue in _CLUES):
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            low = line.lower()
+            if any(clue in low for clue in _CLUES) and (m := _POINTER.search(line)):
+                found.append(f"{path.relative_to(root)}:{n}: {_OUTSIDE[m.lastgroup][1]}: {m.group(0)!r}")
+    return found
+
+
+def test_nothing_points_outside_the_repository():
+    found = outside_pointers(ROOT)
+    assert not found, "pointers outside the repository (cite the public source instead):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("line", [
+    "sources: `../" + "shared/" + "research/maintenance-growth-multitable.md`", "see /" + "work/" + "shared/" + "MODEL.md",
+    "as measured in /" + "home/alice/runs", "(research" + " 2e)", "research" + " table 1b", "the research" + "'s 4e",
+    "a research" + " note says so", "Defaults from seed" + " 003", "(seeds" + " 001, 003, 004)",
+    "open file:" + "///tmp/x.html"])
+def test_a_pointer_outside_is_found(tmp_path, line):
+    """Planted in a doc page, a notebook's cell and a module, each pointer fails the check; /tmp/ and the
+    project's own words (a `seed` profile set, a run's seeds) do not."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text(f"# A page\n\nSome text, {line}.\n")
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "n.ipynb").write_text(json.dumps(
+        {"cells": [{"cell_type": "markdown", "source": [f"A cell, {line}.\n"]}], "metadata": {}, "nbformat": 4,
+         "nbformat_minor": 5}))
+    (tmp_path / "sim").mkdir()
+    (tmp_path / "sim" / "m.py").write_text(f'"""A module, {line}."""\n')
+    assert sorted(f.split(":")[0] for f in outside_pointers(tmp_path)) == ["docs/page.md", "notebooks/n.ipynb",
+                                                                          "sim/m.py"]
+    (tmp_path / "docs" / "page.md").write_text("python -m sim run /tmp/s3-5.yaml; the seed set (profile_set: seed); "
+                                               "each replication seeds its streams; researchers use it\n")
+    (tmp_path / "notebooks" / "n.ipynb").unlink()
+    (tmp_path / "sim" / "m.py").unlink()
+    assert outside_pointers(tmp_path) == []

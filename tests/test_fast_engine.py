@@ -27,6 +27,7 @@ THROTTLED = str(Path(__file__).resolve().parent / "data" / "throttled.yaml")
 QUEUED_GETS = str(Path(__file__).resolve().parent / "data" / "queued_gets.yaml")
 THROTTLED_DEBT = str(Path(__file__).resolve().parent / "data" / "throttled_debt.yaml")   # refusals take tokens
 THROTTLED_CLIENTS = str(Path(__file__).resolve().parent / "data" / "throttled_clients.yaml")   # a bucket per client
+TRACE = str(Path(__file__).resolve().parent / "data" / "trace.csv")   # a minute of commits (docs/FORMATS.md, "Trace")
 
 # short runs with short runtimes, so that transactions commit and contend. One simulated minute: the cases' runs at
 # two minutes (until 2026-11-27) reached no line or branch of sim/model/ or the SimPy engine that one minute does
@@ -41,7 +42,7 @@ BASE = {   # the seed set, as the goldens made from these cases (tests/golden/ma
 def merge(base: dict, over: dict) -> dict:
     """`base` with `over` merged in (an `inter_arrival` mapping is replaced whole; writers replace arrivals)."""
     out = copy.deepcopy(base)
-    if "writers" in over and "inter_arrival" not in over:
+    if ("writers" in over or "trace" in over) and "inter_arrival" not in over:   # (a trace's rows are its arrivals)
         out.pop("inter_arrival", None)
     for k, v in over.items():
         if isinstance(v, dict) and isinstance(out.get(k), dict) and k != "inter_arrival":
@@ -119,6 +120,11 @@ WRITER_CASES = {
             "median_ms": 10, "sigma": 0, "min_ms": 0}},
         "catalog": {"latency_ms": 2, "server": {"pool_connections": 1, "read_pool_connections": 1,
                                                 "acquire_timeout_ms": 4}}}),
+    # DuckLake on PostgreSQL: simultaneous batches on the one snapshot row, constant latencies: only SimPy's order
+    # decides who waits for whose COMMIT
+    "ties_ducklake_rows": ({"count": 5, "commits": 20}, {
+        "design": "ducklake-postgres", "catalog": {"latency_ms": 2},
+        "workload": {"num_tables": 2, "runtime": {"median_ms": 10, "sigma": 0, "min_ms": 0}}}),
     # constant latencies and simultaneous starts and ticks: only SimPy's (time, priority, eid) order decides
     "ties_closed": ({"count": 4, "commits": 30}, {
         "storage": {"provider": "instant"}, "workload": {"runtime": {"median_ms": 10, "sigma": 0, "min_ms": 0}}}),
@@ -253,6 +259,14 @@ CASES = {
                                       "server": {"retries": 0, "metadata_get": False}},
         "commit": {"first_attempt": "stale"}, "retry": {"table": {"policy": "immediate"}}}),
     "service_pointer": merge(CONTENDED, {"design": "service-pointer", "catalog": {"latency_ms": 12}}),
+    # a catalog's operations as database round trips (sim/model/round_trips.py): DuckLake on PostgreSQL (one row
+    # for the lake, held from the batch to COMMIT), and a service pointer in transactions (a row per table)
+    "ducklake_postgres": merge(CONTENDED, {"design": "ducklake-postgres", "workload": {"fast_append_ratio": 1.0},
+                                           "catalog": {"latency": {"median_ms": 4, "sigma": 0.5, "fixed_ms": 3}}}),
+    "service_pointer_round_trips": merge(CONTENDED, {"design": "service-pointer", "catalog": {
+        "latency": {"median_ms": 5, "sigma": 0.4}, "round_trips": {
+            "base": {"count": 3, "effect": 2}, "refresh": {"count": 3, "effect": 2}, "conflict": {"count": 0},
+            "retry": {"count": 3, "effect": 2}, "commit": {"count": 3, "effect": 2, "visible": 3}}}}),
     # server capacity (sim/model/capacity.py): Polaris on 2 connections (waits, its re-read and DELETE), Lakekeeper
     # 0.9's row locks held across the PUT on 2 connections, Lakekeeper's read pool of 1
     "rest_polaris_pool": merge(CONTENDED, {"design": "rest", "catalog": {
@@ -404,6 +418,11 @@ CASES = {
     "writers_hive_next_lock_id": _writers({"count": 12, "tables": "owned"}, {
         "design": "hive", "catalog": {"latency_ms": 6}, "lock": {"next_lock_id_share": 0.9},
         "workload": {"num_tables": 12}}),
+    # a trace replayed (sim/model/trace.py): named writers one row at a time (waiting for their last end), rows of
+    # no writer, drawn runtimes where a row has none, every operation's rules; its what-ifs through a REST server
+    "trace": {"workload": {"trace": {"path": TRACE}, "operations": {"partitions": 3}}},
+    "trace_scaled_rest": {"design": "rest", "catalog": {"latency_ms": 5}, "workload": {"trace": {
+        "path": TRACE, "rate_scale": 1.7, "tables_scale": 2, "repeat": 2}}},
 }
 
 
@@ -531,13 +550,14 @@ def _rules(c) -> dict:
                                   "writers_bench_gcp_measured_gax", "throttle_azure_java",
                                   "writers_ties_periodic", "rest_reference_lognormal", "rest_lakekeeper_vo",
                                   "rest_stale_no_server_retry", "service_pointer", "rest_polaris_pool",
-                                  "rest_lakekeeper_09_rows", "writers_ties_server_rows",
+                                  "rest_lakekeeper_09_rows", "writers_ties_server_rows", "ducklake_postgres",
+                                  "service_pointer_round_trips", "writers_ties_ducklake_rows",
                                   "log_delta_rs_lanes_pages", "log_spark", "hive", "hive_hms_timeouts",
                                   "hive_zookeeper_timeouts", "hive_dynamodb_race", "hive_dynamodb_lease",
                                   "hive_global_lock", "hive_ties_zookeeper", "writers_hive_zookeeper", "hudi",
                                   "hudi_timeouts", "hudi_dynamodb", "writers_hudi", "delta_dynamodb",
                                   "delta_dynamodb_light", "writers_delta_dynamodb", "hudi_storage_lock_throttled",
-                                  "hudi_storage_lock_s3"])
+                                  "hudi_storage_lock_s3", "trace", "trace_scaled_rest"])
 def test_fast_history_passes_checker(name):
     c = from_dict(merge(BASE, CASES[name]))
     fast = FastEngine(c, record_history=True).run()

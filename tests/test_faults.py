@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import psutil
 import pytest
 import yaml
 
@@ -144,6 +145,132 @@ def test_disk_full_in_run_out_writes_nothing(tmp_path, monkeypatch):
     assert err.getvalue().strip().splitlines()[-1] == \
         f"error: cannot write {out / 'history.parquet'}: No space left on device"
     assert not out.exists() and not _leftovers(tmp_path)
+
+
+# ------------------------------------------------------------------------------------------------ killed command
+
+KILL_GRACE_S = 10   # how long a SIGKILLed command's processes may take to end
+
+
+def _alive(procs) -> list[psutil.Process]:
+    """Those of `procs` still running (a zombie has ended: only its exit status waits for a reaper)."""
+    out = []
+    for p in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+    return out
+
+
+def _session(sid: int) -> list[psutil.Process]:
+    """Every process of session `sid` (the command's, and whatever it started that did not leave it)."""
+    out = []
+    for p in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, OSError):
+            if os.getsid(p.pid) == sid:
+                out.append(p)
+    return out
+
+
+def _cmdline(p: psutil.Process) -> list[str]:
+    try:
+        return p.cmdline()
+    except psutil.Error:
+        return []
+
+
+def _describe(procs) -> str:
+    lines = []
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            lines.append(f"pid {p.pid} (parent {p.ppid()}): {' '.join(_cmdline(p))[:120]}")
+    return "\n".join(lines)
+
+
+def _sigkill_leaves_nothing(args, ready, env=None):
+    """Start `python -m sim ARGS` in a session of its own, wait until `ready(children)` (its processes at work),
+    SIGKILL it, and assert that none of its processes outlives it by more than KILL_GRACE_S. Whatever is left is
+    killed, so a failure leaves nothing behind."""
+    proc = subprocess.Popen([sys.executable, "-m", "sim", *map(str, args)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    main, tree = psutil.Process(proc.pid), set()
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                tree.update(main.children(recursive=True))
+            if ready(_alive(tree)):
+                break
+            assert proc.poll() is None, f"the command ended (exit {proc.returncode}) before it was ready"
+            assert time.monotonic() < deadline, "timed out waiting for the command's processes"
+            time.sleep(0.05)
+        tree.update(main.children(recursive=True))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + KILL_GRACE_S
+        while (_alive(tree) or _alive(_session(proc.pid))) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = _alive(tree) + [p for p in _alive(_session(proc.pid)) if p not in tree]
+        assert not left, f"{KILL_GRACE_S} s after `sim {args[0]}` was SIGKILLed:\n{_describe(left)}"
+    finally:
+        for p in _alive(tree) + _alive(_session(proc.pid)):
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _workers_at_work(out: Path, n: int = 2, worker: str = "loky.backend.popen_loky_posix"):
+    """Ready when `n` workers (processes whose command line holds `worker`) are alive and a run is written (they
+    are past their start, running runs)."""
+    def ready(procs):
+        workers = [p for p in procs if worker in " ".join(_cmdline(p))]
+        return len(workers) >= n and any((out / "runs").glob("*.json"))
+    return ready
+
+
+def test_a_sweep_killed_by_sigkill_takes_its_workers_with_it(tmp_path):
+    """`kill -9` of a sweep (as the OOM killer or a scheduler's time limit would): its two workers, mid-run, and
+    loky's resource trackers end within seconds; without `sim.orphans` they stayed for good, with parent 1.
+    (The simpy engine: no compile before the workers start; 24 light runs: the first is written soon, many remain.)"""
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(yaml.safe_dump({**TINY_SWEEP, "base": {**TINY_SWEEP["base"], "duration_ms": 120_000},
+                                    "grid": {"workload.num_tables": list(range(1, 13)),
+                                             "storage.provider": ["s3x", "s3"]}}))
+    out = tmp_path / "out"
+    _sigkill_leaves_nothing(["sweep", spec, "--out", out, "--jobs", "2", "--engine", "simpy", "--no-report",
+                             "--no-progress"], _workers_at_work(out))
+
+
+def test_a_knee_search_killed_by_sigkill_takes_its_workers_with_it(tmp_path):
+    """The same for `sim knee`, whose searches run on the same pool."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({**yaml.safe_load(SMOKE.read_text())["base"], "storage": {"provider": "s3"}}))
+    out = tmp_path / "out"
+    _sigkill_leaves_nothing(["knee", cfg, "--out", out, "--jobs", "2", "--engine", "simpy"], _workers_at_work(out))
+
+
+def test_a_sweep_killed_while_it_compiles_takes_its_compile_helper_with_it(tmp_path):
+    """A first compile (an empty numba cache) forks a helper that compiles a design's step for some 10-20 s: a
+    sweep killed meanwhile takes it with it."""
+    def ready(procs):   # the helper is a fork: the sweep's own command line
+        return any(_cmdline(p) == main_cmdline for p in procs)
+
+    out = tmp_path / "out"
+    args = ["sweep", SMOKE, "--out", out, "--jobs", "2", "--no-report", "--no-progress"]
+    main_cmdline = [sys.executable, "-m", "sim", *map(str, args)]
+    _sigkill_leaves_nothing(args, ready, env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")})
+
+
+@pytest.mark.slow   # a LocalCluster's start (the loky pool's case stays in the default run)
+def test_a_dask_sweep_killed_by_sigkill_takes_its_local_cluster_with_it(tmp_path):
+    """`--executor dask` on its own LocalCluster: the worker processes end with the sweep (Dask's own pipe to the
+    parent, `distributed.process.AsyncProcess`)."""
+    pytest.importorskip("dask.distributed")
+    out = tmp_path / "out"
+    _sigkill_leaves_nothing(["sweep", SMOKE, "--out", out, "--jobs", "2", "--engine", "simpy", "--executor", "dask",
+                             "--no-report", "--no-progress"], _workers_at_work(out, worker="spawn_main"))
 
 
 # ------------------------------------------------------------------------------------------------ Dask

@@ -12,7 +12,7 @@ from sim.providers import profile_of
 from sim.rules import checker_rules
 
 DAY_MS = 86_400_000.0
-SNAP = 681 + 65          # a snapshot and its snapshot-log entry (seed 003's table, Iceberg's format)
+SNAP = 681 + 65          # a snapshot and its snapshot-log entry (the FSx for Lustre post's table, Iceberg's format)
 LOG = 153                # a metadata-log entry
 
 ONE_A_MINUTE = {"duration_ms": 3 * DAY_MS, "warmup_ms": 3_600_000, "cooldown_ms": 3_600_000,

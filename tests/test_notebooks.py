@@ -21,7 +21,7 @@ nbclient = pytest.importorskip("nbclient")
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = ["retry_policies.ipynb", "provider_tour.ipynb", "catalog_designs.ipynb", "writers.ipynb", "maintenance.ipynb",
-             "multi_table.ipynb", "file_systems.ipynb", "unknown_outcomes.ipynb"]
+             "multi_table.ipynb", "file_systems.ipynb", "unknown_outcomes.ipynb", "your_tables.ipynb"]
 
 CELL_TIMEOUT_S = 900          # generous: the first cell that runs a sweep may compile the engine
 

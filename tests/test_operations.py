@@ -285,6 +285,32 @@ def test_cell_on_a_ducklake_catalog(x, y, engine):
         assert got.attempts == 2 and got.puts == 0 and got.gets == 0   # its stale first insert lost; no files
 
 
+@pytest.mark.parametrize("design", ["ducklake", "ducklake-postgres"])
+@pytest.mark.parametrize("x, y", list(itertools.product(DUCKLAKE_KINDS, DUCKLAKE_KINDS)))
+def test_cell_on_ducklake_1_4(x, y, design):
+    """DuckLake 1.4 (v1.4-andium): an insert and a delete never fail for each other, the rest as 1.5's; on
+    PostgreSQL's round trips too."""
+    got = _scripted(x, y, "fast", design=design, **{"catalog.latency_ms": 1.0, "catalog.ducklake_version": "1.4"})
+    fatal = DUCKLAKE_FATAL - {("fa", "overwrite"), ("overwrite", "fa")}
+    assert (got.outcome == "aborted") == ((x, y) in fatal)
+
+
+def test_ducklake_sleeps_by_its_failed_attempts():
+    """DuckLake's i counts every failed attempt (`retry.count_by: attempt`, design ducklake): a catalog conflict,
+    then two table conflicts sleep 50 (1 + U) x 1.5^(k - 1) for k = 1, 2, 3, where each class counting its own
+    gives k = 1, 1, 2 (the same draws: the key is not seeded)."""
+    from sim.engines.view import view
+    from sim.model.retry import conflict_delay
+    sleeps = {}
+    for count_by in ("class", "attempt"):
+        cfg = config({}, design="ducklake", **{"catalog.latency_ms": 1.0, "retry.count_by": count_by})
+        m = view(make_engine(cfg, 0, engine="simpy").r.m)
+        sleeps[count_by] = [conflict_delay(m, 0, moved) for moved in (False, True, True)]
+    c, a = sleeps["class"], sleeps["attempt"]
+    assert a[0] == c[0] and a[1] == pytest.approx(1.5 * c[1]) and a[2] == pytest.approx(1.5 * c[2])
+    assert 50.0 <= a[0] < 100.0 and 75.0 <= a[1] < 150.0 and 112.5 <= a[2] < 225.0
+
+
 def test_ducklake_commits_collide_across_tables_and_retry_after_its_backoff():
     """Every DuckLake commit inserts the next global snapshot id: an insert into table 1 that started before an
     insert into table 0 committed loses its first attempt (a catalog conflict), sleeps 100 ms x U[0.5, 1], re-reads

@@ -7,7 +7,7 @@ from sim.providers import load_provider
 from sim.config import config_hash, replaced
 
 Q = (5, 10, 25, 50, 75, 90, 95, 99)
-# seed 002, "GET Percentiles" and "PUT Percentiles"
+# the write-up (docs/MODEL.md, "Sources"), "GET Percentiles" and "PUT Percentiles"
 GET = {"s3x": (1, 1, 2, 2, 4, 5, 6, 9), "s3": (10, 12, 18, 27, 41, 60, 75, 114),
        "azurex": (31, 32, 33, 35, 37, 39, 40, 42), "azure": (20, 20, 24, 38, 59, 89, 113, 176),
        "gcp": (122, 136, 163, 200, 245, 294, 328, 402)}
@@ -39,7 +39,7 @@ def test_put_percentiles_match_seed(name):
     _assert_close(_sampled(dist), PUT[name], f"{name} PUT")
 
 
-# seed 002, "Provider summary": CAS median and sigma
+# the write-up, "Provider summary": CAS median and sigma
 CAS = {"s3x": (22, 0.22), "s3": (61, 0.14), "azurex": (64, 0.73), "azure": (93, 0.82), "gcp": (170, 0.91)}
 
 

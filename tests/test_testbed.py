@@ -121,3 +121,27 @@ def test_stack_cell(stack, retries, tmp_path_factory):
         assert (result.records["outcome"] == "committed").all()
     assert not _ours(workdir)
     assert np.isfinite(figures(result.records)["commit_p50_ms"])
+
+
+@pytest.mark.slow
+def test_a_testbed_run_killed_by_sigkill_takes_its_servers_and_writers_with_it(tmp_path):
+    """`kill -9` of `sim testbed run` while its writers commit: PostgreSQL (started as its own user, in a session
+    of its own), the proxy and the writers all end within seconds (`sim.orphans`, armed in each). (The killed run
+    cannot remove its PostgreSQL folder: the test does.)"""
+    import glob
+    import shutil
+    import tempfile
+
+    from test_faults import _cmdline, _sigkill_leaves_nothing
+    pattern = f"{tempfile.gettempdir()}/sim-testbed-pg-*"
+    before = set(glob.glob(pattern))
+
+    def ready(procs):
+        cmds = [" ".join(_cmdline(p)) for p in procs]
+        return any("postgres" in c and "-D" in c for c in cmds) and sum("spawn_main" in c for c in cmds) >= 3
+
+    _sigkill_leaves_nothing(["testbed", "run", "--stacks", "ducklake-pg", "--writers", "2", "--delays", "20",
+                             "--reps", "1", "--commits", "200", "--calibration-commits", "200", "--out",
+                             tmp_path / "out"], ready)
+    for d in set(glob.glob(pattern)) - before:
+        shutil.rmtree(d, ignore_errors=True)

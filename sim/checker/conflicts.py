@@ -55,12 +55,13 @@ def fatal_hudi(x: str, y: str, overlap: bool, mor: bool) -> bool:
     return overlap and "fa" not in (x, y) and "schema_change" not in (x, y)
 
 
-def fatal_ducklake(x: str, y: str, overlap: bool) -> bool:
+def fatal_ducklake(x: str, y: str, overlap: bool, v14: bool = False) -> bool:
     """DuckLake's (MODEL.md), table by table: an insert fails for a delete or an alter; a delete for an insert, a
     compaction, an alter, or a delete of the same files; a compaction for a delete or a compaction; an alter for an
-    alter."""
-    return {"fa": y in ("overwrite", "schema_change"),
-            "overwrite": y in ("fa", "compaction", "schema_change") or (y == "overwrite" and overlap),
+    alter. DuckLake 1.4 (`v14`): an insert and a delete never fail for each other."""
+    return {"fa": y == "schema_change" or (y == "overwrite" and not v14),
+            "overwrite": (y in ("compaction", "schema_change") or (y == "fa" and not v14)
+                          or (y == "overwrite" and overlap)),
             "compaction": y in ("overwrite", "compaction"),
             "schema_change": y == "schema_change"}.get(x, False)
 
@@ -103,7 +104,7 @@ class Conflicts:
         if self.format == "delta":
             return fatal_delta(x, y, overlap)
         if self.format == "ducklake":
-            return fatal_ducklake(x, y, overlap)
+            return fatal_ducklake(x, y, overlap, self.rules.get("ducklake_version") == "1.4")
         return fatal(x, y, overlap, self.rules["serializable"], self.rules["server"], self.rules["equality"])
 
     def committed(self, e: Event, x: Txn, v_before: int) -> None:

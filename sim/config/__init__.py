@@ -18,14 +18,16 @@ from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETR
 from .hashing import config_hash, seed_hash
 from .loading import build_structure, check_path, from_dict, load, overrides_of, parse_override, replaced, set_path
 from .resolve import JOBS, LOG_CLIENT_KEYS, jobs_of, operations_on
+from .trace import run_window, trace_data, trace_rate_cps, traced
 from .types import (IO, Catalog, Commit, Config, InterArrival, Job, LatencySpec, Lock, LogStore, Maintenance,
-                    Operations, Retry, RetryPolicy, Runtime, Server, Storage, TableSelection, Workload, Writers)
+                    Operations, Retry, RetryPolicy, Runtime, Server, Storage, TableSelection, Trace, Workload, Writers)
 
 __all__ = [
     "CHECKPOINT_INTERVAL", "EXPONENTIAL_RESEND", "EXPONENTIAL_RETRY", "IO", "JOBS", "LOCK_DISCIPLINES",
     "LOCK_VARIANTS", "LOG_CLIENT_KEYS", "LOG_STORE_DEFAULTS", "RESEND_CLIENTS", "SERVER_VARIANTS", "Catalog",
     "Commit", "Config", "ConfigError", "InterArrival", "Job", "LatencySpec", "Lock", "LogStore", "Maintenance",
-    "Operations", "Retry", "RetryPolicy", "Runtime", "Server", "Storage", "TableSelection", "Workload", "Writers",
-    "jobs_of", "operations_on", "build_structure", "check_path", "config_hash", "from_dict",
-    "load", "overrides_of", "parse_override", "replaced", "seed_hash", "set_path",
+    "Operations", "Retry", "RetryPolicy", "Runtime", "Server", "Storage", "TableSelection", "Trace", "Workload",
+    "Writers", "jobs_of", "operations_on", "build_structure", "check_path", "config_hash", "from_dict",
+    "load", "overrides_of", "parse_override", "replaced", "run_window", "seed_hash", "set_path", "trace_data",
+    "trace_rate_cps", "traced",
 ]

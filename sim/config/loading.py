@@ -14,6 +14,7 @@ from ..schema import ConfigError, check, shape_of
 from ..inputs import naming, read_mapping
 from ..yamlio import describe_error, load_yaml
 from .resolve import _resolve
+from .trace import derived_paths
 from .types import Config
 
 
@@ -58,6 +59,17 @@ def set_path(data: dict, path: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
+def unset_path(data: dict, path: str) -> None:
+    """Remove a dotted path from nested dicts, if it is there."""
+    *parents, last = path.split(".")
+    node = data
+    for part in parents:
+        node = node.get(part)
+        if not isinstance(node, dict):
+            return
+    node.pop(last, None)
+
+
 def parse_override(text: str) -> tuple[str, Any]:
     """`PATH=VALUE` with VALUE read as a YAML scalar (so `5` is an int, `true` a bool, `s3` a string)."""
     if "=" not in text:
@@ -72,6 +84,8 @@ def parse_override(text: str) -> tuple[str, Any]:
 def replaced(cfg: Config, overrides: Mapping[str, Any]) -> Config:
     """`Config.replace`: `cfg` with dotted-path overrides, validated like a file."""
     data = cfg.to_dict()
+    for path in derived_paths(cfg, overrides):   # filled in by a trace whose keys change: filled in again
+        unset_path(data, path)
     name = overrides.get("design")
     if isinstance(name, str) and name in DESIGNS:
         # every key is explicit in a resolved config: the design's own keys must replace them

@@ -9,6 +9,8 @@ from ..schema import ConfigError
 from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETRY, HMS_CHECK_LOCK_MUTEX_SHARE,
                        LOCK_VARIANTS, LOG_STORE_DEFAULTS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
 from .faults import resolve_faults
+from .round_trips import resolve_round_trips
+from .trace import resolve_trace
 from .types import (Catalog, Commit, Config, InterArrival, Job, Lock, LogStore, Metadata, Retry, RetryPolicy,
                     Server, Workload, Writers)
 
@@ -543,6 +545,7 @@ def _check_metadata(cfg: Config) -> None:
 def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread;
     `provider_known=False` leaves the provider unchecked (the defaults, which name s3 but never run)."""
+    cfg = resolve_trace(cfg)
     commit = _resolve_commit(cfg)
     _check_catalog(cfg)
     catalog = _resolve_server(cfg)
@@ -563,14 +566,15 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     except ProviderError as exc:
         raise ConfigError("storage.provider", str(exc)) from None
     workload = dataclasses.replace(cfg.workload, writers=_resolve_writers(cfg.workload))
-    if workload.writers.count == 0:
+    if workload.writers.count == 0 and workload.trace.path is None:   # (a trace's rows are its arrivals)
         workload = dataclasses.replace(workload, inter_arrival=_resolve_arrivals(cfg.workload))
     if cfg.warmup_ms + cfg.cooldown_ms >= cfg.duration_ms:
         raise ConfigError("warmup_ms", f"warmup_ms + cooldown_ms ({cfg.warmup_ms + cfg.cooldown_ms:g}) must be "
                           f"below duration_ms ({cfg.duration_ms:g}) to leave a measurement window")
-    retry = Retry(catalog=_resolve_retry(cfg.retry.catalog, "retry.catalog"),
-                  table=_resolve_retry(cfg.retry.table, "retry.table"))
+    retry = dataclasses.replace(cfg.retry, catalog=_resolve_retry(cfg.retry.catalog, "retry.catalog"),
+                                table=_resolve_retry(cfg.retry.table, "retry.table"))
     storage = dataclasses.replace(cfg.storage, throttle_retry=_resolve_resend(cfg.storage.throttle_retry))
+    catalog = resolve_round_trips(cfg, catalog)
     return dataclasses.replace(cfg, workload=workload, retry=retry, storage=storage, commit=commit, catalog=catalog,
                                lock=_resolve_lock(cfg), log_store=_resolve_log_store(cfg),
                                faults=resolve_faults(cfg, provider_known))

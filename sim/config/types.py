@@ -35,9 +35,44 @@ def _nested(cls, late=False, seeded=True, factory=None):
 
 @dataclass(frozen=True)
 class LatencySpec:
-    """A service-catalog latency: constant (`latency_ms`) or lognormal (`latency.median_ms`, `sigma`)."""
+    """A service's lognormal latency (`latency.median_ms`, `sigma`; its section's alternative is the constant
+    `latency_ms`), plus an optional fixed part (`fixed_ms`: a request's fixed floor, as the measured storage
+    profiles have; what `sim calibrate` fits to a database's round trips). No fixed part, or 0: the lognormal
+    alone, the config's hash unchanged."""
     median_ms: float = _spec(None, gt=0)
     sigma: float = _spec(None, ge=0)
+    # not seeded: a fixed part draws nothing, so a run with it and one without compare the same draws
+    fixed_ms: float = _spec(None, ge=0, late=True, earlier=0.0, seeded=False)
+
+
+@dataclass(frozen=True)
+class RoundTrips:
+    """One catalog operation as `count` round trips to its database (each a draw of the catalog's latency), the
+    `effect`-th of them taking effect (at the catalog's linearization fraction of its own latency: a read's
+    snapshot, a commit's check). A conflict read of 0 round trips is none: the lost commit's error says which
+    conflict it was."""
+    count: int = _spec(None, ge=0)
+    effect: int = _spec(None, ge=1)
+
+
+@dataclass(frozen=True)
+class CommitRoundTrips(RoundTrips):
+    """The commit's round trips; its change becomes visible at its `visible`-th (its COMMIT; unset: at its effect),
+    and the row it wrote is held from its effect to then: another commit's statement on that row waits for it, then
+    fails if it committed."""
+    visible: int = _spec(None, ge=1)
+
+
+@dataclass(frozen=True)
+class CatalogRoundTrips:
+    """A service catalog's operations as database round trips (`catalog.round_trips`; none given: each operation
+    one round trip): the base read, the first attempt's refresh, the read after a lost commit (before the sleep),
+    the read after the sleep, and the commit."""
+    base: RoundTrips = _nested(RoundTrips)
+    refresh: RoundTrips = _nested(RoundTrips)
+    conflict: RoundTrips = _nested(RoundTrips)
+    retry: RoundTrips = _nested(RoundTrips)
+    commit: CommitRoundTrips = _nested(CommitRoundTrips)
 
 
 @dataclass(frozen=True)
@@ -128,6 +163,11 @@ class Catalog:
     # metadata is (`table_metadata_inlined`): a commit writes and a validation reads no manifest list or manifest,
     # and DuckLake's conflict rules apply (docs/MODEL.md, "Operations and maintenance")
     file_lists_inlined: bool = _spec(False, late=True)
+    # ... and the DuckLake release whose conflict rules apply (1.4: v1.4-andium; 1.5: v1.5-variegata and main,
+    # since duckdb/ducklake@d95d7f76, inserts and deletes of one table conflict); filled in with file_lists_inlined
+    ducklake_version: str = _spec(None, choices=("1.4", "1.5"), late=True, earlier="1.5")
+    # a service catalog's operations as database round trips (docs/MODEL.md, "Catalog"); none: one each
+    round_trips: CatalogRoundTrips = _nested(CatalogRoundTrips, late=True)
 
 
 @dataclass(frozen=True)
@@ -220,6 +260,26 @@ class MultiTable:
 
 
 @dataclass(frozen=True)
+class Trace:
+    """A history replayed instead of drawn arrivals (docs/model/workload.md, "Trace"): the commits of the trace
+    file at `path` (docs/FORMATS.md, "Trace"), each a transaction of its operation on its table arriving at its
+    commit time less its runtime (its own, else a draw of `workload.runtime`); a writer's commits one at a time.
+    The file's content is the config's identity (`sha256`, filled in; the path is not hashed). What-ifs:
+    `rate_scale` k times the load (the gaps between arrivals divided by k), `tables_scale` the history on k times
+    the tables (copy c shifted by c / k of `period_ms`), `repeat` the history looped n times, `period_ms` apart.
+    `start_ms`: the trace's time that is the replay's 0 (default: its earliest known start). With a trace,
+    `duration_ms`, `warmup_ms` and `cooldown_ms` are on the history's clock (`sim.config.trace`)."""
+    path: str = _spec(None, hashed=False)
+    sha256: str = _spec(None)
+    # not seeded: every k replays the same draws (runtimes, partitions, latencies), k times faster
+    rate_scale: float = _spec(1.0, gt=0, le=1e6, seeded=False)
+    tables_scale: int = _spec(1, ge=1, le=10_000)
+    repeat: int = _spec(1, ge=1, le=100_000)
+    start_ms: float = _spec(None)
+    period_ms: float = _spec(None, gt=0)
+
+
+@dataclass(frozen=True)
 class Workload:
     inter_arrival: InterArrival = _nested(InterArrival)
     num_tables: int = _spec(1, ge=1)
@@ -230,6 +290,8 @@ class Workload:
     writers: Writers = _nested(Writers, late=True)
     operations: Operations = _nested(Operations, late=True)
     multi_table: MultiTable = _nested(MultiTable, late=True)
+    # a history replayed instead of drawn arrivals (docs/model/workload.md, "Trace"); none by default
+    trace: Trace = _nested(Trace, late=True)
 
 
 @dataclass(frozen=True)
@@ -278,9 +340,9 @@ class Maintenance:
 class Metadata:
     """Metadata that grows with the table's age (docs/MODEL.md, "Metadata that grows"), Iceberg's: metadata.json
     holds every retained snapshot and the last metadata-log entries, the manifest list one entry per live manifest;
-    every PUT and GET of them costs by its size. Off unless `growth`. Sizes in bytes; the defaults from seed 003
-    (an empty table's metadata.json 1,289 B, 2,188 B after one snapshot; its manifest list of one entry 3,727 B)
-    and Iceberg's defaults; a table may start with snapshots of an age."""
+    every PUT and GET of them costs by its size. Off unless `growth`. Sizes in bytes; the defaults from the FSx for
+    Lustre post (docs/MODEL.md, "Sources": an empty table's metadata.json 1,289 B, 2,188 B after one snapshot; its
+    manifest list of one entry 3,727 B) and Iceberg's defaults; a table may start with snapshots of an age."""
     growth: bool = _spec(False)
     base_bytes: float = _spec(1289.0, ge=0)
     snapshot_bytes: float = _spec(681.0, ge=0)
@@ -360,6 +422,10 @@ class RetryPolicy:
 class Retry:
     catalog: RetryPolicy = _nested(RetryPolicy)
     table: RetryPolicy = _nested(RetryPolicy)
+    # the k of a sleep's policy: the conflict's count in its class (class), or every failed attempt's (attempt:
+    # DuckLake's `retry_backoff^i`, i the attempt). Not seeded: it draws nothing, so switching it compares the same
+    # draws
+    count_by: str = _spec("class", choices=("class", "attempt"), late=True, seeded=False)
 
 
 @dataclass(frozen=True)
@@ -380,8 +446,8 @@ class Storage:
 @dataclass(frozen=True)
 class RequestFaults:
     """One request kind's faults: the share of its requests that took effect and lost their answer (a timeout: the
-    client never hears), and the share answered 5xx before they took effect. No published rate exists for either
-    (../shared/research: "not found"): 0 unless given."""
+    client never hears), and the share answered 5xx before they took effect. No rate of either on any commit
+    endpoint was found in public sources: 0 unless given."""
     lost_answer: float = _spec(0.0, ge=0, le=1)
     server_error: float = _spec(0.0, ge=0, le=1)
 
@@ -409,7 +475,8 @@ class Faults:
 
 @dataclass(frozen=True)
 class Config:
-    duration_ms: float = _spec(3_600_000.0, gt=0)
+    # unset: 1 h, or with a trace its whole history (`resolve`: on the history's clock, docs/model/workload.md)
+    duration_ms: float = _spec(None, gt=0)
     warmup_ms: float = _spec(900_000.0, ge=0)
     cooldown_ms: float = _spec(900_000.0, ge=0)
     drain_limit_ms: float = _spec(3_600_000.0, ge=0)

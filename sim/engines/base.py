@@ -1,7 +1,7 @@
 """What both engines share around the model: the run's arrays, the end of the run, the frames."""
 from __future__ import annotations
 
-from ..config import Config
+from ..config import Config, run_window
 from ..model.build import Run
 from .. import records
 
@@ -19,7 +19,7 @@ class EngineBase:
         sink = MemorySink(expected_arrivals(cfg) + 1) if sink is None else sink
         self.r = Run(cfg, replication, record_history, sink, slots=slots)
         self.window = self.r.window
-        self.watchdog_ms = cfg.duration_ms + cfg.drain_limit_ms   # the drain limit bounds the run
+        self.watchdog_ms = run_window(cfg)[0] + cfg.drain_limit_ms   # the drain limit bounds the run
 
     @property
     def end_ms(self) -> float:

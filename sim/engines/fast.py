@@ -23,6 +23,7 @@ import contextlib
 import fcntl
 import hashlib
 import multiprocessing
+import os
 import sys
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from ..model.transaction import PARKED
 from ..model.draws import events_before_refill, needs
 from ..model.jit import handler
 from ..model.state import PC
+from ..orphans import end_with_parent
 from .base import EngineBase
 from . import queue
 from .model_ref import ModelRef
@@ -330,10 +332,11 @@ def _one_compiler(design: str):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _compile_step(design: str, args: tuple) -> None:
+def _compile_step(design: str, args: tuple, parent_pid: int) -> None:
     """A helper process's part of a design's first compile: its `step` (the handlers, the larger half of the
     loop), into numba's cache, while the loop's own process compiles the engine's side (arrivals, writers and jobs,
-    the draws' checks) and then loads the step from the cache."""
+    the draws' checks) and then loads the step from the cache. It ends with its parent (a sweep killed mid-compile)."""
+    end_with_parent(parent_pid)
     DESIGNS[design].step.compile((args[0], types.int64, types.float64))
 
 
@@ -350,7 +353,8 @@ def compile_designs(configs, say=_say) -> list[str]:
         with _one_compiler(design):
             helper = None
             if design not in cached_loops(design):   # (started before the notice listens: it says it once)
-                helper = multiprocessing.get_context("fork").Process(target=_compile_step, args=(design, sig))
+                helper = multiprocessing.get_context("fork").Process(
+                    target=_compile_step, args=(design, sig, os.getpid()))
                 helper.start()
             with compile_notice(design, say):
                 if helper is not None:

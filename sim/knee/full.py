@@ -16,6 +16,7 @@ leave the delta-method half-width 1.5x the target (futile). For writers every ru
 runs sit at least one writer from the crossing, and the half-width target is at least half a writer (`param`)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -40,10 +41,12 @@ class FullLength:
     fit, and why the phase ended (`stopped`: halfwidth, max_runs, futile; max_points when no bracket was
     found; below_range / above_range when a walk of writers runs out of counts)."""
 
-    def __init__(self, spec: KneeSpec, param, check: tuple[str, ...], pilot: Pilot):
+    def __init__(self, spec: KneeSpec, param, check: tuple[str, ...], pilot: Pilot, lenient: tuple[str, ...] = ()):
         self.spec = spec
         self.param = param               # the parameter moved (sim.knee.param)
-        self.check = check               # metric prefixes that must pass ("" and, for a mix, "vo_")
+        self.check = check               # metric prefixes that must pass ("" and, for a mix, "vo_"; a headroom's
+                                         # tables, `sim.knee.headroom`)
+        self.lenient = lenient           # ... of which those whose fit is degenerate bind only if they fail pooled
         self.pilot = pilot               # its slope guides a walk from a single full point
         self.points: dict[float, Point] = {}
         self.probes: list[Point] = []    # points run while walking to a full-length bracket, in order
@@ -149,9 +152,15 @@ class FullLength:
         runs = [(math.log(p.load), r) for p in self.points.values() for r in p.runs
                 if abs(math.log(p.load) - center) <= half]
         xs = [x for x, _ in runs]
-        crossings = {c: logistic_crossing(xs, [r[f"{c}committed"] for _, r in runs],
+        crossings = {c: logistic_crossing(xs, [r.get(f"{c}committed", 0) for _, r in runs],
                                           [trials(r, c) for _, r in runs], self.spec.threshold)
                      for c in self.check}
+        for c in self.lenient:   # a table whose success does not fall with load here, yet passes pooled: no bound
+            cr = crossings[c]
+            n = sum(trials(r, c) for _, r in runs)
+            pooled = sum(r.get(f"{c}committed", 0) for _, r in runs) / n if n else 1.0
+            if math.isnan(cr.x) and pooled >= self.spec.threshold:
+                crossings[c] = dataclasses.replace(cr, all_pass=True)
         return Fit(center, runs, crossings)
 
     def _target(self, lo: Point, hi: Point) -> float:
@@ -175,7 +184,7 @@ def monotone_success(pts: list[Point], check: tuple[str, ...]) -> tuple[np.ndarr
     value, floor = np.ones(len(pts)), np.zeros(len(pts))
     for c in check:
         n = np.array([sum(trials(r, c) for r in p.runs) for p in pts], float)
-        committed = np.array([sum(r[f"{c}committed"] for r in p.runs) for p in pts], float)
+        committed = np.array([sum(r.get(f"{c}committed", 0) for r in p.runs) for p in pts], float)
         y = np.where(n > 0, committed / np.maximum(n, 1), 1.0)
         iso = optimize.isotonic_regression(y, weights=np.maximum(n, 1), increasing=False).x
         value = np.minimum(value, iso)

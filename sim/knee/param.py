@@ -4,6 +4,10 @@ fit is in its log), each run sets the parameter.
 - `RateParam` (the load knee): the inter-arrival gap in ms (its mean, or median for lognormal gaps); the level is
   the offered rate in arrivals/s, 1000 / (mean gap). Gaps are rounded to 6 significant digits, so a rate asked
   for twice is one point (and one config hash).
+- `ScaleParam` (a trace's headroom): its `rate_scale` k, the history's load k times (its gaps divided by k); the
+  level is the offered rate, k times the history's own (`sim.config.trace_rate_cps`), so a headroom is a load knee
+  in arrivals/s whose parameter reads as "k times this history's load". k is rounded to 6 significant digits and
+  kept within the start bracket pushed out `expansions` times (4x each) each way, as writers are within [1, most].
 - `WritersParam` (the writers knee): `workload.writers.count`, an integer >= 1; the level is the writer count
   itself. Every level asked for is rounded to an integer within [1, most]: `most` is the start bracket's upper end
   doubled `expansions` times, the largest count the search may try. Points are integers, so the search's
@@ -14,13 +18,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..config import Config, ConfigError, from_dict
+from ..config import Config, ConfigError, from_dict, trace_rate_cps, traced
 
 LOAD_PARAMS = ("workload.inter_arrival.mean_ms", "workload.inter_arrival.median_ms")
 WRITERS_PARAM = "workload.writers.count"
-#: the start brackets when the spec gives none: gap ms [fast, slow]; writers [fewest, most]
+SCALE_PARAM = "workload.trace.rate_scale"
+#: the start brackets when the spec gives none: gap ms [fast, slow]; writers [fewest, most]; a trace's rate_scale
+#: [least, most]
 RATE_START = (20.0, 5000.0)
 WRITERS_START = (1, 64)
+SCALE_START = (0.25, 16.0)
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,50 @@ class RateParam:
     def knee_value(self, rate_cps: float) -> float:
         """The gap at the knee."""
         return float(f"{1000.0 / (rate_cps * self.gap_per_unit):.6g}")
+
+
+@dataclass(frozen=True)
+class ScaleParam:
+    """A trace's rate_scale k; level: offered arrivals/s, k x the history's own rate `base_cps`."""
+    base_cps: float
+    start: tuple[float, float]     # k: the least and the most load
+    least: float                   # the loads a search may run: start pushed out 4x `expansions` times each way
+    most: float
+    path = SCALE_PARAM
+    unit = "arrivals/s"
+    load_key = "offered_cps"
+    integer = False
+    pilot_bias = 1.5               # a short run replays the history's first sixth: as an open loop's, concurrency
+                                   # builds up over its runtimes (it only moves where the full-length walk starts)
+
+    def canon(self, k: float) -> float:
+        return float(f"{k:.6g}")
+
+    def level(self, k: float) -> float:
+        return self.base_cps * k
+
+    def value_at(self, rate_cps: float) -> float:
+        return rate_cps / self.base_cps
+
+    def between(self, rate_cps: float, lo: float | None, hi: float | None) -> float | None:
+        """k for `rate_cps`, within [least, most]; None when that leaves nothing beyond the bracket's end a walk
+        goes past (the full-length walk then stops above or below range, as a writers knee's does)."""
+        k = min(max(self.value_at(rate_cps), self.least), self.most)
+        if (lo is not None and self.level(k) <= lo) or (hi is not None and self.level(k) >= hi):
+            return None
+        return k
+
+    @staticmethod
+    def expanded(ks: list[float], up: bool) -> float:
+        """The start bracket's end pushed out 4x: more load when nothing fails (`up`), else less."""
+        return max(ks) * 4 if up else min(ks) / 4
+
+    min_spread = staticmethod(RateParam.min_spread)
+    halfwidth_target = staticmethod(RateParam.halfwidth_target)
+
+    def knee_value(self, rate_cps: float) -> float:
+        """k at the knee."""
+        return self.canon(rate_cps / self.base_cps)
 
 
 @dataclass(frozen=True)
@@ -123,9 +174,17 @@ def writers_count(cfg: Config) -> int:
     return cfg.workload.writers.count
 
 
-def search_param(cfg: Config, param: str | None, start, expansions: int) -> RateParam | WritersParam:
-    """The parameter a search of `cfg` moves: `param` when given, else the writer count when `cfg` has writers
-    (workload.writers.count > 0), else the inter-arrival gap; with its start bracket (`start`, or the default)."""
+def search_param(cfg: Config, param: str | None, start, expansions: int) -> RateParam | WritersParam | ScaleParam:
+    """The parameter a search of `cfg` moves: `param` when given, else a trace's rate_scale when `cfg` replays one,
+    the writer count when it has writers (workload.writers.count > 0), else the inter-arrival gap; with its start
+    bracket (`start`, or the default)."""
+    if param == SCALE_PARAM or (param is None and traced(cfg)):
+        if not traced(cfg):
+            raise ConfigError("knee.param", f"{SCALE_PARAM} scales a trace's load: the config has no workload.trace")
+        lo, hi = tuple(start) if start is not None else SCALE_START
+        return ScaleParam(trace_rate_cps(cfg), (lo, hi), lo / 4 ** expansions, hi * 4 ** expansions)
+    if traced(cfg):
+        raise ConfigError("knee.param", f"{param} does not set the load of a trace (use {SCALE_PARAM})")
     if param == WRITERS_PARAM or (param is None and writers_count(cfg) > 0):
         lo, hi = start if start is not None else WRITERS_START
         if not (float(lo).is_integer() and float(hi).is_integer() and 1 <= lo < hi):

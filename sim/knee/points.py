@@ -52,7 +52,8 @@ def trials(run: dict, prefix: str) -> float:
     'Metrics'; one still in its runtime when the run ended is left out). A summary without the count (a
     synthetic one, or a results table of a model before version 5) has every window arrival as a trial."""
     n = run.get(f"{prefix}began_commit")
-    return run[f"{prefix}arrived"] if n is None or n != n else n
+    return run.get(f"{prefix}arrived", 0) if n is None or n != n else n   # (a headroom's table with no window
+                                                                          # transaction in a run has no keys)
 
 
 def trial_rate(p: Point) -> float:
@@ -82,14 +83,14 @@ def run_success(run: dict, prefix: str) -> float:
     in gcp's 429 resends must not pass, as the finished-only `success_rate_finished` might); per kind too. 1 when
     none of that kind began to commit."""
     n = trials(run, prefix)
-    return run[f"{prefix}committed"] / n if n else 1.0
+    return run.get(f"{prefix}committed", 0) / n if n else 1.0
 
 
 def success_interval(runs: list[dict], prefix: str, design_effect: float) -> tuple[float, float, float]:
     """(mean, low, high) of `prefix` success over a point's runs (`run_success`): Wilson's interval with the
     design effect, widened to the runs' Student-t interval when there are several. For the trace's decisions;
     the knee's CI comes from the fit."""
-    committed = sum(r[f"{prefix}committed"] for r in runs)
+    committed = sum(r.get(f"{prefix}committed", 0) for r in runs)
     n = sum(trials(r, prefix) for r in runs)
     if n == 0:
         return 1.0, 1.0, 1.0   # nothing of this kind began to commit: nothing failed either

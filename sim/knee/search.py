@@ -12,11 +12,13 @@ from __future__ import annotations
 import math
 
 from ..config import Config, replaced
+from ..trace.replay import table_names
 from .fit import Fit
 from .full import FullLength
 from .pilot import Pilot
 from .points import Point, by_rate, success_interval, trial_rate, with_ticks
-from .param import search_param, with_writers
+from . import headroom
+from .param import ScaleParam, search_param, with_writers
 from .spec import KneeSpec
 from .status import Reading, read_crossing
 from .stats import regression_at
@@ -62,11 +64,16 @@ class KneeSearch:
         self.pilot_base = self.base if f >= 1 else replaced(self.base, dict(
             duration_ms=cfg.duration_ms * f, warmup_ms=cfg.warmup_ms * f, cooldown_ms=cfg.cooldown_ms * f))
         self.check = ("", "vo_") if cfg.workload.fast_append_ratio < 1 else ("",)
+        self.pilot_check = self.check
+        self.tables: tuple[str, ...] = ()    # a headroom's tables checked beside the whole (`sim.knee.headroom`)
+        if isinstance(self.param, ScaleParam):
+            self.tables = headroom.checked_tables(cfg)
+            self.check = self.check + self.tables
         self.stage = "pilot"           # pilot -> full
         self.status = "searching"
         self.error = ""
         self.pilot = Pilot(spec, self.param)
-        self.full = FullLength(spec, self.param, self.check, self.pilot)
+        self.full = FullLength(spec, self.param, self.check, self.pilot, lenient=self.tables)
 
     def config_of(self, p: Point) -> Config:
         return replaced(self.pilot_base if p.pilot else self.base, {self.param.path: p.value})
@@ -81,7 +88,14 @@ class KneeSearch:
             return
         point.runs.append(with_ticks(summary))
         point.checks = {c: success_interval(point.runs, c, self.spec.design_effect)
-                        for c in self.check}
+                        for c in (self.pilot_check if point.pilot else self.check)}
+
+    def summary_of(self, result: dict) -> dict:
+        """A run's summary as this search reads it (`result`: a finished run's stored record): a headroom's with
+        its trace rows still waiting counted as failures, and its tables' counts (`sim.knee.headroom`)."""
+        if not isinstance(self.param, ScaleParam):
+            return result["summary"]
+        return {**headroom.with_waiting(result["summary"]), **headroom.table_keys(result.get("per_table", []))}
 
     @property
     def done(self) -> bool:
@@ -103,11 +117,13 @@ class KneeSearch:
 
     def _step_pilot(self) -> None:
         guess = self.pilot.step()
-        if self.pilot.censored == "above_range" and self.param.integer:
+        if self.pilot.censored == "above_range" and (self.param.integer or isinstance(self.param, ScaleParam)):
             # writers: a short run's window holds only the transactions that began in it, so where each lasts
             # longer than that window (closed-loop hive on gcp, 256 writers: 15 min in HMS's lock queue) it holds
             # the few that got through (2 of 2 committed, where a full run commits 13 of 774): one full-length run
-            # at the most writers decides, its walk stopping `above_range` when it passes
+            # at the most writers decides, its walk stopping `above_range` when it passes. A trace likewise: its
+            # pilot replays a sixth of the history k times faster, its runtimes not (a day's sixth at 512x is 28 s
+            # of runs of 30 s: no contention in it)
             self.stage = "full"
             self.full.probe(max(p.value for p in self.pilot.points.values()))
         elif self.pilot.censored:
@@ -145,7 +161,30 @@ class KneeSearch:
         if self.param.integer and knee < 1:
             out["status"] = "below_range"      # not even one writer meets the threshold
         out.update(self._reported(out, fit, knee, low, high))
+        if isinstance(self.param, ScaleParam):
+            out.update(self._scale_record(out, fit))
         return writers_record(out) if self.param.integer else out
+
+    def _scale_record(self, record: dict, fit: Fit | None) -> dict:
+        """A headroom's knee in k (`rate_scale`, its CI), and the table whose success binds it (`binding_table`;
+        empty: the whole history's, or none)."""
+        base = self.param.base_cps
+        binding = ""
+        if fit is not None and fit.binding is not None:
+            active = [(c.x, p) for p, c in fit.crossings.items() if not c.all_pass and not math.isnan(c.x)]
+            binding = min(active)[1] if active else ""
+        rank = headroom.rank_of(binding)
+        table = table_names(self.base)[rank - 1] if rank else ""
+        return {"rate_scale": record["offered_cps"] / base, "rate_scale_low": record["offered_cps_low"] / base,
+                "rate_scale_high": record["offered_cps_high"] / base, "base_cps": base, "binding_table": table}
+
+    def headroom(self) -> list[dict]:
+        """Each table's headroom over the search's full-length runs, the whole history's first
+        (`sim.knee.headroom.readings`); none unless the search moves a trace's rate_scale."""
+        if not isinstance(self.param, ScaleParam):
+            return []
+        runs = [(math.log(p.load), r) for p in self.full.points.values() for r in p.runs]
+        return headroom.readings(self.base, runs, self.tables, self.param.base_cps, self.spec.threshold)
 
     def _reported(self, record: dict, fit: Fit | None, knee: float, low: float, high: float) -> dict:
         """The knee as reported (sim.knee.status) beside the search's `record`: `knee_status` with `knee_reason` and

@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 from ..config import ConfigError
 from ..schema import Field, check
-from .param import LOAD_PARAMS, WRITERS_PARAM
+from .param import LOAD_PARAMS, SCALE_PARAM, WRITERS_PARAM
 
 
 @dataclass(frozen=True)
 class KneeSpec:
-    param: str | None = None            # None: the writer count if the config has writers, else the config's
-                                        # inter-arrival mean (or median) in ms
+    param: str | None = None            # None: a trace's rate_scale if the config replays one, the writer count
+                                        # if it has writers, else the config's inter-arrival mean (or median) in ms
     threshold: float = 0.95
     precision: float = 0.05             # the pilot stops when its bracket's hi / lo - 1 is at most this
     start: tuple | None = None          # gap ms: the fast (high-rate) and slow ends, or the fewest and most
@@ -31,9 +31,10 @@ class KneeSpec:
 
 
 #: the `knee:` keys (sweep file; CLI options) with their ranges, in KneeSpec's order
-SPEC = {"param": Field(str, choices=(*LOAD_PARAMS, WRITERS_PARAM), nullable=True),
+SPEC = {"param": Field(str, choices=(*LOAD_PARAMS, WRITERS_PARAM, SCALE_PARAM), nullable=True),
         "threshold": Field(float, ge=0.0, le=1.0), "precision": Field(float, ge=1e-4, le=10.0),
-        "start": Field(list, expect="[fast gap ms, slow gap ms] or [fewest, most writers]"),
+        "start": Field(list, expect="[fast gap ms, slow gap ms], [fewest, most writers] or [least, most "
+                                    "rate_scale]"),
         "min_runs": Field(int, ge=3, le=1000), "max_runs": Field(int, ge=3, le=1000),
         "expansions": Field(int, ge=0, le=10), "design_effect": Field(float, ge=1.0, le=1e6),
         "common_random_numbers": Field(bool), "max_points": Field(int, ge=2, le=1000),
@@ -51,7 +52,7 @@ def parse_spec(data: dict | None, where: str = "knee", **overrides) -> KneeSpec:
         if (len(s) != 2 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in s)
                 or not s[0] < s[1]):
             raise ConfigError(f"{where}.start", f"expected [fast gap ms, slow gap ms] with 0 < fast < slow (or "
-                              f"[fewest, most writers]), got {s!r}")
+                              f"[fewest, most writers], or [least, most rate_scale]), got {s!r}")
         kw["start"] = (float(s[0]), float(s[1]))
     return KneeSpec(**kw)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config import Config, jobs_of
+from ..config import Config, jobs_of, run_window
 from ..latency import BATCH
 from .. import long_reads
 from ..rng import run_streams
@@ -23,7 +23,10 @@ from .params import Delays, params_of
 from .sources import ARRIVAL_CHUNK, CHUNK, GROWTH, Arrivals, conflict_table, expected_arrivals, sources_of
 from .capacity import CHECK_LOCK_MUTEX, NEXT_LOCK_ID, ROW_LOCKS
 from .log_store import READ_BUCKET
-from .state import ARRIVAL, BUCKET, HIST, JOB, LK, N_SRC, POOL, RUN, TABLE, WR, Model, Need, Op, Params, Src
+from .state import (ARRIVAL, BUCKET, HIST, JOB, LK, N_SRC, OPS, POOL, RUN, TABLE, TRACE, WR, Model, Need, Op, Params,
+                    Src)
+from ..trace.replay import Replay, replay
+from ..trace.schema import MODEL_OPS, OPERATIONS
 
 HIST_CHUNK = 1 << 20      # history rows per buffer
 SLOTS = 1 << 14           # transaction slots at the start, at most (fewer for a run expected to be smaller)
@@ -41,7 +44,7 @@ class Run:
         """`sink`: where finished transactions' records go (`sim.sink`). `slots`: the first number of transaction
         slots and length of the arrays indexed by a count of commits (tests force tiny ones)."""
         self.cfg = cfg
-        self.window = (cfg.warmup_ms, cfg.duration_ms - cfg.cooldown_ms)
+        self.window = run_window(cfg)[1:]
         self.sink = sink
         self.record_history = record_history
         self.end_ms = 0.0
@@ -52,7 +55,9 @@ class Run:
         self.design = design_of(p)   # which model design runs (`sim.model.designs`): its handlers, its loop
         self.sources = sources_of(cfg, p, rng, n_guess)
         self.drawn = Drawn([s.values for s in self.sources])   # every source's values, end to end (`Model.draws`)
-        self.arrivals = Arrivals(cfg, self.sources[Src.GAP].dist, rng)   # bursts may aim at a table
+        # the arrivals' draws, or a trace's rows (`sim.trace.replay`), which draw only their runtimes and partitions
+        self.arrivals = None if p.trace else Arrivals(cfg, self.sources[Src.GAP].dist, rng)   # bursts may aim
+        self.replay = replay(cfg, rng["runtime"], rng["partitions"]) if p.trace else None   # ... at a table
         self.p_conflict = cfg.workload.vo_conflict_probability
         self.m = self._model(cfg, p, delays, n_guess, slots)
 
@@ -60,7 +65,10 @@ class Run:
         counted = min(n_guess + 1, COUNT_CHUNK) if slots is None else slots
         n_slots = min(n_guess + 1, SLOTS) if slots is None else slots
         thr_len = min(n_guess + 2, COUNT_CHUNK) if slots is None else slots
-        drawn, more = _drawn(*self.arrivals.draw(min(-(-(n_guess + 1) // BATCH) * BATCH, ARRIVAL_CHUNK)))
+        if self.arrivals is None:   # (a trace: its rows, `Model.trace`)
+            drawn, more = np.zeros(1, dtype=ARRIVAL), np.zeros(0, dtype=np.int64)
+        else:
+            drawn, more = _drawn(*self.arrivals.draw(min(-(-(n_guess + 1) // BATCH) * BATCH, ARRIVAL_CHUNK)))
         n_tables = cfg.workload.num_tables
         # a throttled log (or version files) keeps a bucket per entry (version file) name; version files also
         # one per table's version hint, after the next names (sim.model.throttle)
@@ -97,13 +105,13 @@ class Run:
             bk=_buckets(n_buckets, p),
             bk_head=np.full(n_tables, -1, dtype=np.int64),
             bk_prev=np.full(n_entries, -1, dtype=np.int64),
-            wr=_writers(p), bo_srv=delays.server,
+            wr=_writers(p, self.replay), bo_srv=delays.server,
             hints=np.zeros(n_tables, dtype=np.int64), bo_lock=delays.lock,
             lk=_free_locks(n_locks), pl=_pools(cfg, p),
             lr=np.zeros(0, dtype=np.float64), lr_n=np.zeros(0, dtype=np.int64),   # built once a read can be long
             ring_op=np.zeros(n_tables * (min(counted, RING) if p.ops else 1), dtype=np.int64),
             ring_parts=np.zeros(n_tables * (min(counted, RING) if p.ops else 1), dtype=np.int64),
-            jobs=_jobs(cfg), tables=_tables(cfg), snap_ms=_snapshot_times(cfg, p))
+            jobs=_jobs(cfg), tables=_tables(cfg), snap_ms=_snapshot_times(cfg, p), trace=_trace_rows(self.replay))
 
     @property
     def n_txn(self) -> int:
@@ -158,7 +166,7 @@ class Run:
         projecting to the arrivals' end), the draws past it sized by `sources.LEAST_SHARE` instead."""
         if now_ms <= 0:
             return None
-        return max(self.cfg.duration_ms - now_ms, 0.0) / now_ms
+        return max(run_window(self.cfg)[0] - now_ms, 0.0) / now_ms
 
     @staticmethod
     def _validation_bound(m) -> None:
@@ -192,6 +200,17 @@ class Run:
             fresh["arr_more"] = np.concatenate([m.arr_more[a * (m.p.tables_max - 1):], more])
             r["arrivals_base"] += a
         return fresh
+
+    def trace_waiting(self) -> np.ndarray:
+        """Per table: a trace's rows arriving in the window that had not started when the run ended (their writer
+        still busy: `sim.model.trace`)."""
+        m = self.m
+        rows = np.concatenate([np.arange(a, b) for a, b in zip(m.wr["trace_row"][:m.p.writers],
+                                                                m.wr["trace_end"][:m.p.writers])] + [np.zeros(0, int)])
+        t = m.trace[rows]
+        lo, hi = self.window
+        inside = (t["arrival_ms"] >= lo) & (t["arrival_ms"] < hi)
+        return np.bincount(t["table"][inside], minlength=len(m.versions))
 
     def finish(self, end_ms: float) -> None:
         self.end_ms = float(end_ms)
@@ -255,7 +274,8 @@ def _pools(cfg: Config, p: Params) -> np.ndarray:
     row CHECK_LOCK_MUTEX Hive 3's checkLock mutex. A store that serves conditional writes to one object one at a
     time: one queue per object from OBJECT_QUEUES on, each free."""
     srv = cfg.catalog.server
-    rows = p.row_locks or p.row_hold or p.object_queue or (p.server and p.tables_max > 1)   # (a JDBC transaction's)
+    rows = (p.row_locks or p.row_hold or p.object_queue or (p.server and p.tables_max > 1)   # (a JDBC transaction's)
+            or p.rt_hold)    # a commit on database round trips that holds its row to its COMMIT
     pl = np.zeros(ROW_LOCKS + (cfg.workload.num_tables if rows else 0), dtype=POOL)
     pl["head"] = pl["tail"] = pl["holder"] = -1
     if p.server:
@@ -331,13 +351,26 @@ def _doubled(ring: np.ndarray, newest, kept) -> np.ndarray:
     return new.ravel()
 
 
-def _writers(p: Params) -> np.ndarray:
+def _writers(p: Params, rows: Replay | None) -> np.ndarray:
     """One row per writer, then per maintenance job and table (one blank row if none), its client's bucket
-    full."""
+    full; a trace's writers with their rows (`Replay.starts`: each named writer's, then those of no writer)."""
     wr = np.zeros(max(1, p.starters), dtype=WR)
     wr["client_tokens"], wr["client_last_ms"] = p.client_burst, -np.inf
     wr["batch"], wr["again_ms"], wr["inline_table"] = -1, -1.0, -1
+    if rows is not None:
+        wr["trace_row"][:p.writers], wr["trace_end"][:p.writers] = rows.starts[:-1], rows.starts[1:]
     return wr
+
+
+def _trace_rows(rows: Replay | None) -> np.ndarray:
+    """A trace's rows (`Model.trace`, `sim.model.trace`), the model's codes for their operations; none without."""
+    if rows is None:
+        return np.zeros(0, dtype=TRACE)
+    out = np.empty(len(rows.arrival_ms), dtype=TRACE)
+    codes = np.array([OPS.index(MODEL_OPS[op]) for op in OPERATIONS], dtype=np.int64)
+    out["arrival_ms"], out["table"], out["op"] = rows.arrival_ms, rows.table, codes[rows.operation]
+    out["parts"], out["runtime_ms"] = rows.parts, rows.runtime_ms
+    return out
 
 
 def _buckets(n: int, p: Params) -> np.ndarray:

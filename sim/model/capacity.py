@@ -170,42 +170,56 @@ def keep(m, j, keeping):
 def lock_row(m, j, now, t):
     """A statement of transaction j asks for table t's row lock at its effect point: True if granted now; else it
     is queued, and its design parks it (a release grants it the lock and the engine runs it)."""
+    return lock_key(m, j, now, t, t)
+
+
+@model_function
+def lock_key(m, j, now, t, k):
+    """`lock_row` of row k (from ROW_LOCKS on) for transaction j's commit to table t: t's own row (k = t), or one row
+    every commit writes (a lake's next snapshot id: k = 0)."""
     tx = m.tx[j]
-    k = ROW_LOCKS + t
+    i = ROW_LOCKS + k
     tx.lock_requests += 1
     if history.on(m):
-        history.lock(m, Kind.LOCK_REQUEST, now, j, t, t, 0)
-    if m.pl[k].free > 0:
-        m.pl[k].free -= 1
-        m.pl[k].holder = j
-        _granted(m, j, now, t, now)
+        history.lock(m, Kind.LOCK_REQUEST, now, j, t, k, 0)
+    if m.pl[i].free > 0:
+        m.pl[i].free -= 1
+        m.pl[i].holder = j
+        _granted(m, j, now, t, k, now)
         return True
-    _enqueue(m, k, j, now)
+    _enqueue(m, i, j, now)
     return False
 
 
 @model_function
-def _granted(m, j, now, t, asked_ms):
+def _granted(m, j, now, t, k, asked_ms):
     tx = m.tx[j]
     tx.lock_grants += 1
     tx.lock_granted_ms = now
     tx.lock_wait_ms += now - asked_ms
     if history.on(m):
-        history.lock(m, Kind.LOCK_GRANT, now, j, t, t, 0)
+        history.lock(m, Kind.LOCK_GRANT, now, j, t, k, 0)
 
 
 @model_function
 def unlock_row(m, j, now, t):
     """Transaction j's COMMIT or rollback releases table t's row lock now: to the first waiter (the engine runs it
     now), else free."""
+    unlock_key(m, j, now, t, t, False)
+
+
+@model_function
+def unlock_key(m, j, now, t, k, own_table):
+    """`unlock_row` of row k, held for j's commit to table t; the waiter it goes to records its grant under its own
+    table (`own_table`: a row every commit writes) or t."""
     tx = m.tx[j]
     tx.lock_hold_ms += now - tx.lock_granted_ms
     if history.on(m):
-        history.lock(m, Kind.LOCK_RELEASE, now, j, t, t, 0)
-    w = _hand_on(m, ROW_LOCKS + t)
-    m.pl[ROW_LOCKS + t].holder = w
+        history.lock(m, Kind.LOCK_RELEASE, now, j, t, k, 0)
+    w = _hand_on(m, ROW_LOCKS + k)
+    m.pl[ROW_LOCKS + k].holder = w
     if w >= 0:
-        _granted(m, w, now, t, m.tx[w].pool_queued_ms)
+        _granted(m, w, now, m.tx[w].table if own_table else t, k, m.tx[w].pool_queued_ms)
 
 
 # ------------------------------------------------------------------------------------------ a row held for a time

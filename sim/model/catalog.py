@@ -73,9 +73,12 @@ def object_of(m, t):
 
 @model_function
 def read_answer_ms(m, j, L):
-    """From a client read's effect point to its answer: the rest of the read (latency L) and, where a REST server
-    answers it with a load that GETs metadata.json (`catalog.server.metadata_get`), that GET."""
+    """From a client read's effect point to its answer: the rest of the read (latency L; on database round trips,
+    those after it too) and, where a REST server answers it with a load that GETs metadata.json
+    (`catalog.server.metadata_get`), that GET."""
     pending = m.p.g * L
+    if m.p.rt_ops:                   # the operation's round trips after its effect's (`sim.model.round_trips`)
+        pending += m.tx[j].rt_after_ms
     if m.p.server and m.p.server_get:
         m.tx[j].gets += 1
         pending += growth.get_metadata_ms(m, m.tx[j].table)

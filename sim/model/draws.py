@@ -194,6 +194,8 @@ def _arrivals_left(m):
     r = m.run[0]
     if r.arrivals_done != 0:
         return r.free_slots if m.p.jobs > 0 else 1 << 62
+    if m.p.trace:                                    # (a trace's rows are all there: none is drawn)
+        return r.free_slots
     return min(r.free_slots, len(m.arrivals) - (r.drawn_next - r.arrivals_base))
 
 

@@ -3,9 +3,9 @@
 An Iceberg table's metadata.json holds every retained snapshot, a snapshot-log entry each, and the last
 `metadata_log_max` metadata-log entries, and is rewritten whole by every commit; its manifest list holds one entry
 per live manifest. Per table (`Model.tables`): the snapshots retained, the metadata versions written, the live
-manifests. Sizes (the research's formula, its constants from seed 003): metadata.json = base_bytes + snapshots x
-(snapshot_bytes + snapshot_log_bytes) + min(versions, metadata_log_max) x metadata_log_bytes; the manifest list =
-list_base_bytes + manifests x manifest_entry_bytes.
+manifests. Sizes (our formula over Iceberg's fields, its constants from the FSx for Lustre post: docs/MODEL.md,
+"Sources"): metadata.json = base_bytes + snapshots x (snapshot_bytes + snapshot_log_bytes) + min(versions,
+metadata_log_max) x metadata_log_bytes; the manifest list = list_base_bytes + manifests x manifest_entry_bytes.
 
 What a size costs: a PUT's draw is the profile's at `io.*_bytes` (its median base + ms_per_mib x size), so a PUT of
 s bytes is that draw with its lognormal part scaled by median(s) / median(io size): the same law as a profile built

@@ -197,7 +197,7 @@ def on_conflict_read(m, j, now):
     tx = m.tx[j]
     L = tx.op_latency_ms
     v = read_catalog(m, j, now, L)
-    return _after_conflict(m, j, now, v, m.p.g * L)
+    return _after_conflict(m, j, now, v, catalog.read_answer_ms(m, j, L))
 
 
 @handler

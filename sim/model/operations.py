@@ -8,7 +8,7 @@ attempt's validation can walk what landed since its base, as Iceberg's `validati
 between its starting snapshot and the current one. For each commit that landed, the rule of the pair (the second
 committer X against Y, which landed first) says: rebase (refresh and commit the same work again: the loop's
 ordinary retry) or fatal (a ValidationException: the operation fails for good, its work lost). The rules
-(`fatal`) are table 1b of the research on Iceberg's source (apache/iceberg @7f879b1):
+(`fatal`) are read from Iceberg's source (apache/iceberg @7f879b1):
 - an append validates nothing: it only rebases (`FastAppend`);
 - an overwrite (copy-on-write) or a row delta (merge-on-read deletes) under serializable isolation fails when Y
   added data files into its partitions (`MergingSnapshotProducer.validateAddedDataFiles`, L391-412; Spark's
@@ -99,10 +99,10 @@ def fatal(x, y, overlap, serializable, server, equality):
 
 @model_function
 def fatal_delta(x, y, overlap):
-    """Delta's rule (Spark's ConflictChecker, L281-323; research table 1b) for X committing after Y landed: a blind
-    append reads nothing and fails only for a metadata change; a DELETE/UPDATE/MERGE (WriteSerializable) fails
-    when Y removed files it read (ConcurrentDeleteReadException: an overwrite's or an OPTIMIZE's on its
-    partitions) or changed the metadata; an OPTIMIZE recommits unless Y removed its inputs
+    """Delta's rule (Spark's ConflictChecker.scala L281-323, delta-io/delta @bb1057f) for X committing after Y
+    landed: a blind append reads nothing and fails only for a metadata change; a DELETE/UPDATE/MERGE
+    (WriteSerializable) fails when Y removed files it read (ConcurrentDeleteReadException: an overwrite's or an
+    OPTIMIZE's on its partitions) or changed the metadata; an OPTIMIZE recommits unless Y removed its inputs
     (OptimizeTableCommand L472-504); a metadata change fails for any commit since (MetadataChangedException)."""
     if x == Op.SCHEMA_CHANGE or (y == Op.SCHEMA_CHANGE and x != Op.COMPACTION):
         return True
@@ -113,12 +113,12 @@ def fatal_delta(x, y, overlap):
 
 @model_function
 def fatal_hudi(x, y, overlap, mor):
-    """Hudi's rule (SimpleConcurrentFileWritesConflictResolutionStrategy; research table 1b): two writes conflict iff
-    the file groups they mutated meet. An insert (an append) writes new file groups and a schema change none, so
-    neither conflicts; an upsert (an overwrite) and a clustering (a compaction) conflict where their partitions
-    meet, whichever landed first. A merge-on-read compaction (`mor`) checks nothing when it commits, and whether it
-    fails an upsert is a matter of their instants' order, not of which landed first (`resolveConflict`: the
-    design's `_table_services`)."""
+    """Hudi's rule (SimpleConcurrentFileWritesConflictResolutionStrategy, HoodieLockConfig's default at apache/hudi
+    @04ec9f6): two writes conflict iff the file groups they mutated meet. An insert (an append) writes new file
+    groups and a schema change none, so neither conflicts; an upsert (an overwrite) and a clustering (a compaction)
+    conflict where their partitions meet, whichever landed first. A merge-on-read compaction (`mor`) checks nothing
+    when it commits, and whether it fails an upsert is a matter of their instants' order, not of which landed first
+    (`resolveConflict`: the design's `_table_services`)."""
     if x == Op.FA or y == Op.FA or x == Op.SCHEMA_CHANGE or y == Op.SCHEMA_CHANGE:
         return False
     if mor and (x == Op.COMPACTION or y == Op.COMPACTION):
@@ -127,16 +127,20 @@ def fatal_hudi(x, y, overlap, mor):
 
 
 @model_function
-def fatal_ducklake(x, y, overlap):
-    """DuckLake's rules (`DuckLakeTransactionState::CheckForConflicts`, duckdb/ducklake @0024de0), table by table,
-    X retrying after Y committed to its table: an insert (an append) fails when Y deleted from or altered the table;
-    a delete (an overwrite) when Y inserted into, compacted or altered it, or deleted from the same data files (here:
-    partitions that meet); a compaction (merge_adjacent, rewrite_delete) when Y deleted from or compacted it; an
-    alter (a schema change) when Y altered it."""
+def fatal_ducklake(x, y, overlap, v14):
+    """DuckLake's rules (`CheckForConflicts`), table by table, X retrying after Y committed to its table. DuckLake
+    1.5 (duckdb/ducklake@d95d7f76, on v1.5-variegata and main: src/storage/ducklake_transaction.cpp): an insert (an
+    append) fails when Y deleted from or altered the table; a delete (an overwrite) when Y inserted into, compacted
+    or altered it, or deleted from the same data files (here: partitions that meet); a compaction (merge_adjacent,
+    rewrite_delete) when Y deleted from or compacted it; an alter (a schema change) when Y altered it. DuckLake 1.4
+    (`v14`; @3f1b372, v1.4-andium, ducklake_transaction.cpp:474-500): an insert and a delete never fail for each
+    other (an insert only for an alter; a delete for a compaction, an alter or a delete of the same files); its one
+    `tables_compacted` rule is the compaction's here."""
     if x == Op.FA:
-        return y == Op.OVERWRITE or y == Op.SCHEMA_CHANGE
+        return (y == Op.OVERWRITE and not v14) or y == Op.SCHEMA_CHANGE
     if x == Op.OVERWRITE:
-        return y == Op.FA or y == Op.COMPACTION or y == Op.SCHEMA_CHANGE or (y == Op.OVERWRITE and overlap)
+        return ((y == Op.FA and not v14) or y == Op.COMPACTION or y == Op.SCHEMA_CHANGE
+                or (y == Op.OVERWRITE and overlap))
     if x == Op.COMPACTION:
         return y == Op.OVERWRITE or y == Op.COMPACTION
     if x == Op.SCHEMA_CHANGE:
@@ -184,7 +188,7 @@ def validate(m, j, vfrom, vto):
             if fatal_delta(x, y, overlap):
                 return True, n
         elif m.p.file_lists_inlined:
-            if fatal_ducklake(x, y, overlap):
+            if fatal_ducklake(x, y, overlap, m.p.ducklake_14):
                 return True, n
         elif fatal(x, y, overlap, m.p.serializable, m.p.server, m.p.equality_deletes):
             return True, n
@@ -250,4 +254,5 @@ def requirement_holds(m, j, seq):
 
 # what operations own: their transaction field and parameters (the ring is `Model.ring_op`, `ring_parts`)
 OWNS = dict(effect_points=(), fields=("op", "parts"),
-            params=("ops", "serializable", "equality_deletes", "partitions", "file_lists_inlined"), sources=())
+            params=("ops", "serializable", "equality_deletes", "partitions", "file_lists_inlined", "ducklake_14"),
+            sources=())

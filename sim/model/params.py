@@ -5,7 +5,7 @@ from typing import NamedTuple, get_type_hints
 
 import numpy as np
 
-from ..config import Config, RetryPolicy, jobs_of, operations_on
+from ..config import Config, RetryPolicy, jobs_of, operations_on, run_window, trace_data, traced
 from ..config.defaults import NESSIE_COMMIT_RETRY, POSTGRES_DEADLOCK_TIMEOUT_MS, REACTIONS
 from ..providers import profile_of
 from ..rules import client_limit, mutation_limit, store_read_limit
@@ -44,13 +44,14 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
     client_rate_per_s, client_burst, client_refusal_tokens = client if client is not None else (0.0, 0.0, 0.0)
     p = dict(
         f=cat.linearization_fraction, g=1.0 - cat.linearization_fraction, **_check(cfg),
-        duration_ms=cfg.duration_ms,
-        window_lo_ms=cfg.warmup_ms, window_hi_ms=cfg.duration_ms - cfg.cooldown_ms,
+        **_window(cfg),
         jitter_catalog=jit_cat, jitter_table=jit_tab, jitter_throttle=jit_thr,
         mutation_rate_per_ms=rate_per_s / 1000.0, mutation_burst=burst, mutation_refusal_tokens=refusal_tokens,
         client_rate_per_ms=client_rate_per_s / 1000.0, client_burst=client_burst,
         client_refusal_tokens=client_refusal_tokens,
         metadata_inlined=bool(cat.table_metadata_inlined), file_lists_inlined=bool(cat.file_lists_inlined),
+        ducklake_14=cat.ducklake_version == "1.4", retry_by_attempt=cfg.retry.count_by == "attempt",
+        **_round_trips(cfg),
         max_parallel=cfg.io.max_parallel,
         exact_reads=cfg.io.long_reads == "exact",
         max_attempts=max_attempts,
@@ -68,10 +69,16 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         **_lock(cfg, pol_lock, jit_lock), **_operations(cfg), **_growth(cfg, profile), **_multi_table(cfg),
         **_faults(cfg))
     p["starters"] = p["writers"] + p["jobs"]
-    p["parks"] = p["lock"] or p["server"] or p["object_queue"]
+    p["parks"] = p["lock"] or p["server"] or p["object_queue"] or p["rt_hold"]
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
     return (Params(**{k: _FIELD_TYPES[k](v) for k, v in p.items()}),
             Delays(bo_cat, bo_tab, bo_thr, bo_srv, bo_lock))
+
+
+def _window(cfg: Config) -> dict:
+    """The run's length and measurement window on the simulated clock (a trace's: divided by its rate_scale)."""
+    duration, lo, hi = run_window(cfg)
+    return dict(duration_ms=duration, window_lo_ms=lo, window_hi_ms=hi)
 
 
 def throttled_client(cfg: Config) -> RetryPolicy:
@@ -112,6 +119,21 @@ def _server(cfg: Config, policy: int, jitter: float) -> dict:
                 row_hold=on and srv.lock_scope == "transaction",
                 client_pool=1 if srv.read_pool_connections else 0,
                 pool_timeout_ms=(srv.acquire_timeout_ms or 0.0) if on else 0.0)
+
+
+def _round_trips(cfg: Config) -> dict:
+    """A service catalog's operations as database round trips (`sim.model.round_trips`; none given: one each, the
+    design's own path): per operation its count and the one that takes effect; the commit's visible one."""
+    rts = cfg.catalog.round_trips
+    on = rts.commit.count is not None
+    out = {"rt_ops": on}
+    for name in ("base", "refresh", "conflict", "retry", "commit"):
+        rt = getattr(rts, name)
+        out[f"rt_{name}_n"] = rt.count if on else 1
+        out[f"rt_{name}_k"] = (rt.effect or 0) if on else 1
+    out["rt_commit_visible"] = rts.commit.visible if on else 1
+    out["rt_hold"] = on and rts.commit.visible > rts.commit.effect
+    return out
 
 
 def _lock(cfg: Config, policy: int, jitter: float) -> dict:
@@ -223,9 +245,12 @@ def _faults(cfg: Config) -> dict:
 
 
 def _writers(cfg: Config) -> dict:
+    """Writers (`sim.model.writers`); a trace's starters (`sim.model.trace`): its named writers (each copy's, with
+    `tables_scale`), then its rows of no writer."""
     w = cfg.workload.writers
     periodic = w.count > 0 and w.mode == "periodic"
-    return dict(writers=w.count, periodic=periodic, interval_ms=w.interval_ms if periodic else 0.0,
+    count = len(trace_data(cfg).writers) * cfg.workload.trace.tables_scale + 1 if traced(cfg) else w.count
+    return dict(writers=count, trace=traced(cfg), periodic=periodic, interval_ms=w.interval_ms if periodic else 0.0,
                 jitter_ms=w.jitter_ms if periodic else 0.0, skip=periodic and w.overrun == "skip",
                 budget=w.commits or 0, spread_ms=w.start_spread_ms or 0.0, owned=w.tables == "owned",
                 num_tables=cfg.workload.num_tables)

@@ -53,12 +53,17 @@ def delay_ms(m, kind, jitter, table, k, source):
 @model_function
 def conflict_delay(m, j, moved):
     """A client's failed commit attempt: count the conflict in its class (table: v[t] moved since the prepare;
-    else catalog) and return the class's retry sleep."""
+    else catalog) and return the class's retry sleep, for the k-th conflict of the class (`retry.count_by:
+    attempt`: the k-th failed attempt, DuckLake's `retry_backoff^i`)."""
     tx = m.tx[j]
     if moved:
         k = tx.table_conflicts + 1
         tx.table_conflicts = k
+        if m.p.retry_by_attempt:
+            k += tx.catalog_conflicts
         return delay_ms(m, m.p.policy_table, m.p.jitter_table, m.bo_tab, k, Src.BACKOFF)
     k = tx.catalog_conflicts + 1
     tx.catalog_conflicts = k
+    if m.p.retry_by_attempt:
+        k += tx.table_conflicts
     return delay_ms(m, m.p.policy_catalog, m.p.jitter_catalog, m.bo_cat, k, Src.BACKOFF)

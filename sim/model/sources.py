@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..config import Config, operations_on
+from ..config import Config, operations_on, traced
 from ..latency import BATCH, LogNormal, latency_model
 from ..workload import (Constant, IsValidatedOverwrite, OperationMix, Partitions, StandardNormal, inter_arrival_dist,
                         TableChoice, runtime_dist, table_choice, table_dist, think_dist)
@@ -85,6 +85,9 @@ class Source:
 
 def expected_arrivals(cfg: Config) -> int:
     """A first guess of a run's arrivals (its transactions), to size its first draws and arrays; nothing more."""
+    if traced(cfg):
+        from ..trace.replay import expected_rows
+        return expected_rows(cfg)
     w = cfg.workload.writers
     if w.count > 0:
         cycle = w.interval_ms if w.mode == "periodic" else w.think_ms + _uncontended_ms(cfg)

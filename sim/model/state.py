@@ -96,6 +96,10 @@ TX = np.dtype([
     # never landed: the files its last attempt wrote, data included)
     ("faults", I), ("fault", I), ("fault_in_row", I), ("fault_sent_ms", F), ("landings", I), ("landed_v", I),
     ("orphaned_files", I), ("orphaned_bytes", F),
+    # a catalog operation as database round trips (sim/model/round_trips.py): after the effect point's own round
+    # trip, the rest of the operation in flight (all of it: a lost commit's ROLLBACK); a commit that stays open to
+    # its COMMIT: the round trips between, the COMMIT's own, and those after it
+    ("rt_after_ms", F), ("rt_mid_ms", F), ("rt_visible_ms", F), ("rt_tail_ms", F),
 ])
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
@@ -112,11 +116,17 @@ WR = np.dtype([
     ("run_parts", I), ("run_snapshots", I),
     ("again_ms", F),             # after its last start, the delay to its next with no end between (-1: none)
     ("inline_table", I),         # Hudi: the table whose service it runs inline next, as its commit returns (-1: none)
+    # a trace (`sim.model.trace`): its rows `Model.trace[trace_row:trace_end]` still to start
+    ("trace_row", I), ("trace_end", I),
 ])
 
 # one arrival drawn ahead (a row of `Model.arrivals`): its table, operation and runtime
 ARRIVAL = np.dtype([("table", I), ("op", I), ("parts", I), ("runtime_ms", F),
                     ("ntables", I)])   # ... and the tables its commit spans (its others: `Model.arr_more`)
+
+# one row of a trace replayed (a row of `Model.trace`; `sim.model.trace`): when it arrives on the simulated clock, its
+# table, operation, partitions and runtime
+TRACE = np.dtype([("arrival_ms", F), ("table", I), ("op", I), ("parts", I), ("runtime_ms", F)])
 
 # one table's metadata (a row of `Model.tables`; `sim.model.growth`): snapshots retained, snapshots committed, metadata
 # versions written, live manifests; and (Hudi, `sim.model.designs.hudi`) the partitions a pending clustering holds
@@ -198,6 +208,7 @@ class Params(NamedTuple):
     client_refusal_tokens: float
     metadata_inlined: bool
     file_lists_inlined: bool     # DuckLake: no manifest list or manifest to write or read; DuckLake's rules
+    ducklake_14: bool            # ... DuckLake 1.4's rules (inserts and deletes of one table never conflict)
     max_parallel: int
     exact_reads: bool            # io.long_reads: exact (every read drawn request by request; `sim.model.io`)
     max_attempts: int
@@ -227,7 +238,8 @@ class Params(NamedTuple):
                                  # log's LIST reads its whole directory (no list-from), and a log entry is written to
                                  # a temp file first (a PUT), then renamed or linked
     create_exists: bool          # ... its create-if-absent first checks exists() (a HEAD): a rename's clients
-    writers: int                 # 0: open-loop arrivals
+    writers: int                 # 0: open-loop arrivals (a trace: its writers, then its rows of no writer)
+    trace: bool                  # a trace replays (`sim.model.trace`): its rows are the writers' transactions
     periodic: bool
     interval_ms: float
     jitter_ms: float
@@ -248,6 +260,24 @@ class Params(NamedTuple):
     row_hold: bool               # ... whose commit transaction holds the row from its updates to its COMMIT
     client_pool: int             # the pool of the server's database the client's loads take (sim/model/capacity.py)
     pool_timeout_ms: float       # ... a request waiting this long for a connection is given up (0: never)
+    # a service catalog's operations as database round trips (sim/model/round_trips.py, design cas_db): on; per
+    # operation its round trips and the one that takes effect (the base read, the first attempt's refresh, the
+    # read after a lost commit (0: none), the read after the sleep, the commit), and the commit's COMMIT, where it
+    # becomes visible (after its effect: the row it wrote is held to then)
+    rt_ops: bool
+    rt_base_n: int
+    rt_base_k: int
+    rt_refresh_n: int
+    rt_refresh_k: int
+    rt_conflict_n: int
+    rt_conflict_k: int
+    rt_retry_n: int
+    rt_retry_k: int
+    rt_commit_n: int
+    rt_commit_k: int
+    rt_commit_visible: int
+    rt_hold: bool                # ... the commit's visible round trip comes after its effect's
+    retry_by_attempt: bool       # a retry's sleep counts every failed attempt, not its class's (retry.count_by)
     # version files (sim/model/designs/fs_table.py) and the re-read before the CAS (sim/model/iceberg.py)
     version_files: bool
     reread_before_cas: bool
@@ -389,7 +419,10 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
                   " MT_REF_HEAD MT_REF_CAS"   # ... Nessie's read of its branch's head, and the CAS of its ref
                   # ... Iceberg's reference server, table by table: a table's refresh, its row's check, its UPDATE
                   " MT_SEQ_REFRESH MT_SEQ_CHECK MT_SEQ_UPDATE"
-                  " STATUS_CHECK")   # a client's refresh that looks for its own commit after a lost answer (faults)
+                  " STATUS_CHECK"   # a client's refresh that looks for its own commit after a lost answer (faults)
+                  # a commit on database round trips (sim/model/round_trips.py): its statement waiting for the row
+                  # another open transaction wrote; its COMMIT
+                  " DB_ROW_WAIT DB_COMMIT")
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT"
@@ -477,3 +510,4 @@ class Model(NamedTuple):
     mt_table: np.ndarray    # ... slot j's i-th table at j * tables_max + i (its first is `tx.table`) ...
     mt_base: np.ndarray     # ... and that table's version at the client's load of it
     snap_ms: np.ndarray     # with an expiry: table t's k-th snapshot's commit time at t * Q + (k - 1) % Q
+    trace: np.ndarray       # TRACE, a trace's rows: each writer's in arrival order, then those of no writer

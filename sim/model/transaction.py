@@ -14,7 +14,7 @@ from a throttled object, a validation's real conflicts, the end.
 """
 import numpy as np
 
-from . import catalog, history, throttle
+from . import catalog, history, round_trips, throttle
 from .draws import take
 from .jit import model_function
 from .operations import attempts_allowed
@@ -53,13 +53,20 @@ def _spans(m, j, a, k):
 def opened(m, now, writer, job, t, op, parts, runtime_ms):
     """Transaction with the next id opens now on table t, its operation, partitions and runtime given: the slot it
     takes. A writer's (`writer` >= 0), a maintenance job's (`job` >= 0, `sim.model.jobs`) or an arrival's."""
+    return opened_at(m, now, now, writer, job, t, op, parts, runtime_ms)
+
+
+@model_function
+def opened_at(m, now, arrived_ms, writer, job, t, op, parts, runtime_ms):
+    """`opened`, for a transaction that arrived at `arrived_ms` (<= now: a trace's row that waited for its writer,
+    `sim.model.trace`): the window counts it by that arrival."""
     r = m.run[0]
     i = r.next_txn
     r.next_txn = i + 1
     f = r.free_slots - 1
     r.free_slots = f
     j = m.free[f]
-    inwin = m.p.window_lo_ms <= now < m.p.window_hi_ms
+    inwin = m.p.window_lo_ms <= arrived_ms < m.p.window_hi_ms
     tx = m.tx[j]
     tx.txn = i
     tx.table = t
@@ -118,7 +125,7 @@ def read_catalog(m, j, now, L):
     tx.version = v
     tx.catalog_reads += 1
     if history.on(m):
-        history.read(m, now, j, t, seq, v, now + m.p.g * L)
+        history.read(m, now, j, t, seq, v, now + (m.p.g * L + tx.rt_after_ms if m.p.rt_ops else m.p.g * L))
     return v
 
 
@@ -132,6 +139,8 @@ def next_read(m, j, pc, before):
         pc = PC.FS_HINT
     if m.p.server:                 # a REST server's load: a database read on a connection of its pool
         return pooled(m, j, m.p.client_pool, Src.READ, pc, before)
+    if m.p.rt_ops:                 # the client's own round trips to the catalog's database
+        return round_trips.start_read(m, j, pc, before)
     return start(m, j, Src.READ, pc, before)
 
 

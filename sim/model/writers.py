@@ -1,7 +1,8 @@
 """Writers (docs/MODEL.md, "Writers"): a fixed set of N writers instead of open-loop arrivals.
 
 A writer runs one transaction at a time. Closed loop: its next transaction starts a think time after the last
-one ended (committed or aborted: the writer learns the outcome at the transaction's end_ms). Periodic: its
+one ended (committed or aborted: the writer learns the outcome at the transaction's end_ms). A trace's writers
+and its rows of no writer are starters too (`sim.model.trace`): these hand them on to it. Periodic: its
 commits are due at ticks phase + k interval; one starts U(0, jitter) after its tick, or, if the previous commit
 still runs then, as soon as it ends (`wait`: the ticks passed meanwhile merge into it) or at the next tick after
 it ends (`skip`: the ticks passed are dropped). A writer with a budget stops after that many transactions; none
@@ -14,7 +15,7 @@ import math
 
 import numpy as np
 
-from . import jobs
+from . import jobs, trace
 from .draws import take
 from .jit import model_function
 from .state import Op, Src
@@ -35,6 +36,8 @@ def first_due(m, w):
     """Writer w's first start (closed) or first trigger (periodic), from 0: its phase U(0, start_spread_ms)."""
     if w >= m.p.writers:
         return jobs.first_due(m, w - m.p.writers)
+    if m.p.trace:
+        return trace.first_due(m, w)
     wr = m.wr[w]
     phase = take(m, Src.WRITER) * m.p.spread_ms
     wr.missed = 0
@@ -64,6 +67,11 @@ def on_due(m, w, now):
     """Writer w's next transaction starts now: the slot it takes, or -1 (it stops) at or after duration_ms."""
     if w >= m.p.writers:
         return jobs.on_due(m, w - m.p.writers, now)
+    if m.p.trace:   # (a row that arrived before duration_ms starts, however late its writer lets it)
+        j = trace.on_due(m, w, now)
+        if j < 0:
+            _stopped(m)
+        return j
     if now >= m.p.duration_ms:
         _stopped(m)
         return -1
@@ -122,6 +130,9 @@ def on_end(m, j, now):
     tx = m.tx[j]
     if tx.job >= 0:
         return jobs.on_end(m, j, now)
+    if m.p.trace:
+        delay = trace.on_end(m, j, now)
+        return delay if delay >= 0.0 else _stopped(m)
     wr = m.wr[tx.writer]
     end_ms = tx.end_ms
     if wr.inline_table >= 0 and end_ms < m.p.duration_ms:   # its commit runs a table service before it returns

@@ -29,6 +29,7 @@ import pandas as pd
 
 from ..results_io import atomic_write_csv, atomic_write_text, staged_dir
 from . import designs as design_cmp
+from . import headroom
 from . import html_heatmaps as heat
 from . import plots
 from . import writers as writers_cmp
@@ -151,7 +152,8 @@ def _write_report_into(out: Path, results_dir: Path, spec_report: dict, steps: _
         if wknees.is_writers_knees(knees):
             return _write_index(out, title, _writers_knee_sections(knees, results_dir, out))
         keys = varying_parameters(knees)     # a swept path that mirrors a standard column is no key of its own
-        sections = _answer(knees, keys, out, "Knees measured by knee search (docs/knee.md).")
+        sections = (headroom.headroom_sections(knees, results_dir, out) if headroom.is_headroom(knees)   # a trace's
+                    else _answer(knees, keys, out, "Knees measured by knee search (docs/knee.md)."))
         sections.append(("knees", "Knees per cell", knee_search_html(knees, _searches(knees))))
         return _write_index(out, title, sections, _searches(knees) + ".")
     results = pd.read_parquet(results_dir / "results.parquet")

@@ -169,6 +169,9 @@ def cmd_knee(args) -> int:
               f"(fitted); commit latency mean "
               f"{_f(k['commit_latency']['all']['mean_ms']['value'], '.1f')} ms, P99 "
               f"{_f(k['commit_latency']['all']['p99_ms']['value'], '.1f')} ms")
+        if "tables" in doc:   # a trace's headroom: the first screen says it per table
+            from ..report.headroom import headroom_lines
+            print("\n".join(headroom_lines(doc)))
         print(f"{doc['runs']} runs ({outcome.new_runs} new), {doc['simulated_hours']:.1f} simulated hours, "
               f"common random numbers {'on' if doc['common_random_numbers'] else 'off'}; wrote {out / 'knee.json'}")
     return 0 if rec["status"] != "failed" else 1

@@ -5,7 +5,8 @@ A worker process can die under a run (the OOM killer's SIGKILL, a crash in compi
 what it was running (the local pool is loky's, built to survive dead workers: with the standard library's
 ProcessPoolExecutor a sweep hung once in CI after a worker was killed, and Python 3.11 lacks later fixes to that
 pool's teardown, e.g. CPython gh-125451); a run that keeps killing workers is given up after `MAX_WORKER_DEATHS` and handed to
-`on_lost(task, reason)`, which makes its failure record, and the sweep goes on.
+`on_lost(task, reason)`, which makes its failure record, and the sweep goes on. The other way round, a sweep killed
+by SIGKILL takes its local workers with it (`sim.orphans`).
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures.process import BrokenProcessPool
 
 from loky import ProcessPoolExecutor
+
+from ..orphans import end_with_parent
 
 MAX_WORKER_DEATHS = 3
 # how long a pool being closed waits for loky's manager thread to finish starting (polls x seconds)
@@ -59,7 +62,7 @@ class LocalExecutor:
         self.pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(max_workers=self.jobs)
+        return ProcessPoolExecutor(max_workers=self.jobs, initializer=end_with_parent, initargs=(os.getpid(),))
 
     def _rebuild(self) -> None:
         self.pool.shutdown(wait=False, kill_workers=True)

@@ -73,7 +73,8 @@ def run_searches(searches: list[KneeSearch], out_dir: str | Path, *, jobs: int |
                 used += 1
                 for s, point in users:
                     ok = res["status"] == "ok"
-                    s.feed(point, res["summary"] if ok else None, "" if ok else res["error"].strip().splitlines()[-1])
+                    s.feed(point, s.summary_of(res) if ok else None,
+                           "" if ok else res["error"].strip().splitlines()[-1])
             if progress:
                 progress.status(_round_line(searches, used, new))
             elif log:
@@ -130,6 +131,10 @@ def knee_json(search: KneeSearch, rec: dict) -> dict:
         "writers_crossing": rec["writers_crossing"],
         "writers_crossing_ci95": [rec["writers_crossing_low"], rec["writers_crossing_high"]]}
     bound = "knee_bound_writers" if "unit" in rec else "knee_bound_cps"
+    scale = {} if "rate_scale" not in rec else {
+        "rate_scale": rec["rate_scale"], "rate_scale_ci95": [rec["rate_scale_low"], rec["rate_scale_high"]],
+        "base_cps": rec["base_cps"], "binding_table": rec["binding_table"]}
+    tables = search.headroom()
     return {
         "knee": {
             "status": rec["status"], "knee_status": rec["knee_status"], "knee_text": knee_text(rec),
@@ -141,8 +146,9 @@ def knee_json(search: KneeSearch, rec: dict) -> dict:
             "throughput_cps": {"value": rec["knee_throughput_cps"],
                                "ci95": [rec["knee_throughput_cps_low"], rec["knee_throughput_cps_high"]]},
             "commit_latency": lat,
-            "full_runs": rec["full_runs"], "fit_runs": rec["fit_runs"], "decided": rec["decided"],
+            "full_runs": rec["full_runs"], "fit_runs": rec["fit_runs"], "decided": rec["decided"], **scale,
         },
+        **({"tables": tables} if tables else {}),
         "threshold": rec["threshold"], "precision": rec["precision"],
         "common_random_numbers": rec["common_random_numbers"],
         "runs": rec["runs"], "pilot_runs": rec["pilot_runs"], "new_runs": rec.get("new_runs"),
@@ -177,6 +183,10 @@ def run_knee_sweep(sweep, spec: KneeSpec, out_dir: str | Path, *, jobs=None, exe
     trace = [{**p.params, **{k: v for k, v in cell_row({}, p.config, {}, col[s]).items()}, **t}
              for p, s in zip(sweep.points, searches) for t in s.trace()]
     atomic_write_parquet(out / "knee_points.parquet", pd.DataFrame(trace))
+    tables = [{**p.params, **cell_row({}, p.config, {}, col[s]), **row}
+              for p, s in zip(sweep.points, searches) for row in s.headroom()]
+    if tables:   # a headroom sweep: each cell's tables (docs/knee.md, "Headroom")
+        atomic_write_parquet(out / "knee_tables.parquet", pd.DataFrame(tables))
     return df, outcome
 
 

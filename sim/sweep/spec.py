@@ -17,6 +17,7 @@ import yaml
 from ..config import Config, ConfigError, build_structure, check_path, config_hash, set_path
 from ..config import from_dict as config_from_dict
 from ..knee import LOAD_PARAMS, WRITERS_PARAM, parse_spec, search_param
+from ..knee.param import SCALE_PARAM
 from ..schema import Field, check
 from ..inputs import naming, read_mapping
 
@@ -156,13 +157,14 @@ def parse(data: dict, *, source_name: str = "sweep") -> Sweep:
 
 
 def _knee_spec(data: dict, swept: list[str]):
-    """The `knee:` section (sim.knee.parse_spec); the grid must then leave the load axis (and the writer count)
-    alone."""
+    """The `knee:` section (sim.knee.parse_spec); the grid must then leave the load axis (and the writer count, and
+    a trace's rate_scale) alone."""
     if "knee" not in data:
         return None
     spec = parse_spec(data["knee"])
     for path in swept:
-        if path in (*LOAD_PARAMS, WRITERS_PARAM) or path in ("workload.inter_arrival", "workload.writers"):
+        if path in (*LOAD_PARAMS, WRITERS_PARAM, SCALE_PARAM) or path in ("workload.inter_arrival",
+                                                                          "workload.writers"):
             _err(f"grid.{path}", "is the load axis, which the knee search moves; remove it from the grid "
                  "(or drop the knee: section)")
     return spec

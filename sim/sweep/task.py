@@ -7,7 +7,7 @@ import signal
 import time
 import traceback
 
-from ..config import Config, from_dict
+from ..config import Config, from_dict, traced
 from ..providers import profile_digest
 from ..run import run
 from ..version import MODEL_VERSION
@@ -17,17 +17,17 @@ from .store import RunKey
 def standard_columns(cfg: Config) -> dict:
     """Parameter columns every results table has, whatever was swept (docs/FORMATS.md)."""
     ia = cfg.workload.inter_arrival
-    writers = cfg.workload.writers.count > 0
+    writers = cfg.workload.writers.count > 0 or traced(cfg)   # (a trace's rows are its arrivals: no gap)
     cat, lk, ls = cfg.catalog, cfg.lock, cfg.log_store
     if cat.backend == "storage":
         cat_ms = math.nan
     else:
-        cat_ms = cat.latency_ms if cat.latency is None else cat.latency.median_ms
+        cat_ms = cat.latency_ms if cat.latency is None else _median_ms(cat.latency)
     # the other services' round trips: a lock's (HMS: the catalog's), or Delta's DynamoDB log store's
     if lk.variant is not None:
-        svc_ms = lk.latency_ms if lk.latency is None else lk.latency.median_ms
+        svc_ms = lk.latency_ms if lk.latency is None else _median_ms(lk.latency)
     elif ls.kind is not None:
-        svc_ms = ls.latency_ms if ls.latency is None else ls.latency.median_ms
+        svc_ms = ls.latency_ms if ls.latency is None else _median_ms(ls.latency)
     else:
         svc_ms = math.nan
     zipf = cfg.workload.table_selection.distribution == "zipf"
@@ -35,7 +35,8 @@ def standard_columns(cfg: Config) -> dict:
         "provider": cfg.storage.provider, "backend": cat.backend, "num_tables": cfg.workload.num_tables,
         "fast_append_ratio": cfg.workload.fast_append_ratio,
         "inter_arrival_ms": math.nan if writers else ia.median_ms if ia.distribution == "lognormal" else ia.mean_ms,
-        "inter_arrival_distribution": "" if writers else ia.distribution, "catalog_latency_ms": cat_ms,
+        "inter_arrival_distribution": "trace" if traced(cfg) else "" if writers else ia.distribution,
+        "catalog_latency_ms": cat_ms,
         "service_latency_ms": svc_ms,
         "table_selection": cfg.workload.table_selection.distribution,
         "zipf_alpha": cfg.workload.table_selection.alpha if zipf else math.nan,
@@ -44,6 +45,11 @@ def standard_columns(cfg: Config) -> dict:
         "design": cfg.design or design_of(cfg), "scope": cat.scope, "protocol": cfg.commit.protocol,
         **_workload_columns(cfg),
     }
+
+
+def _median_ms(latency) -> float:
+    """A lognormal service latency's median: its fixed part (if any) plus its lognormal's."""
+    return latency.median_ms if latency.fixed_ms is None else latency.fixed_ms + latency.median_ms
 
 
 def _workload_columns(cfg: Config) -> dict:

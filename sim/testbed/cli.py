@@ -63,8 +63,8 @@ def cmd_run(args) -> int:
 def cmd_report(args) -> int:
     from .report import report
     out = Path(args.dir)
-    if not (out / "measured.parquet").is_file():
-        raise ConfigError("", f"no measured.parquet in {out} (measure with `sim testbed run --out {out}`)")
+    if not out.is_dir():
+        raise ConfigError("", f"{out}: not a directory (a results folder of `sim testbed run`)")
     if args.replications < 2:
         raise ConfigError("--replications", "expected an integer >= 2 (a CI needs two)")
     comp = report(out, args.replications, machine_busy=not args.own_busy_only, log=lambda s: None)

@@ -34,27 +34,28 @@ def runtime(samples_ms) -> dict:
         np.abs(logs - np.median(logs))), 0.0)), "min_ms": lo}
 
 
-def provider_file(name: str, fits: dict, path: Path, note: str) -> str:
-    """A provider file (the providers/ format, one profile) from per-kind fits (`get`, `put`, `cas`, and
-    optionally `head`, `list`, `delete`); a kind not measured costs what its nearest measured kind does (a CAS
-    a PUT, a HEAD a GET)."""
+def provider_file(name: str, fits: dict, path: Path, note: str, flags: dict | None = None) -> str:
+    """A provider file (the providers/ format) from per-kind fits (`get`, `put`, `cas`, and optionally `head`,
+    `list`, `delete`); a kind not measured costs what its nearest measured kind does (a CAS a PUT, a HEAD a GET).
+    The same figures answer both profile sets; `flags` (how the store checks a conditional write) are the
+    measured set's keys."""
     import yaml
-    fits = {k: v for k, v in fits.items() if not k.startswith("_")} | {"_flags": fits.get("_flags", {})}
     get = fits["get"]
     put = fits.get("put", fits.get("cas"))
     cas = fits.get("cas", put)
-    body = {"name": name, "description": note,
-            "min_latency_ms": min(v["fixed_ms"] for k, v in fits.items() if not k.startswith("_")),
+    body = {"min_latency_ms": min(v["fixed_ms"] for v in fits.values()),
             "get": get, "put": {"fixed_ms": put["fixed_ms"], "base_ms": put["median_ms"], "ms_per_mib": 0.0,
                                 "sigma": put["sigma"]},
             "cas": cas}
-    for kind in ("head", "list", "delete"):
+    body["head"] = fits.get("head", get)       # (the measured set has one; unmeasured, a GET's)
+    for kind in ("list", "delete"):
         if kind in fits:
             body[kind] = fits[kind]
-    body.update(fits.get("_flags", {}))
+    doc = {"name": name, "description": note, **body,
+           "measured": {"description": note, **body, **(flags or {})}}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"# fitted by `sim testbed` from one writer's requests through the delay proxy: {note}\n"
-                    + yaml.safe_dump(body, sort_keys=False))
+                    + yaml.safe_dump(doc, sort_keys=False))
     return str(path.resolve())
 
 

@@ -16,6 +16,7 @@ import contextlib
 import itertools
 import math
 import multiprocessing as mp
+import os
 import signal
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -74,7 +75,7 @@ class Proxy:
         parent, child = ctx.Pipe()
         self.process = ctx.Process(target=_serve, name="sim-testbed-proxy", daemon=True,
                                    args=(child, [asdict(r) for r in self.routes], asdict(self.delay), self.seed,
-                                         str(self.log)))
+                                         str(self.log), os.getpid()))
         self.process.start()
         child.close()
         self._conn = parent
@@ -121,7 +122,9 @@ class Proxy:
 
 # ------------------------------------------------------------------------------------------- the proxy's process
 
-def _serve(conn, routes: list[dict], delay: dict, seed: int, log: str) -> None:
+def _serve(conn, routes: list[dict], delay: dict, seed: int, log: str, parent_pid: int) -> None:
+    from ..orphans import end_with_parent
+    end_with_parent(parent_pid)                      # a SIGKILLed parent cannot stop it
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the parent stops it (a Ctrl-C reaches the whole group)
     try:
         asyncio.run(_main(conn, [Route(**{**r, "upstream": tuple(r["upstream"])}) for r in routes],

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from ..schema import ConfigError
 from .campaign import CPU_BOUND, Grid, cell_dir
 from .cell import CellSpec
 from .figures import FIGURES
@@ -27,8 +28,20 @@ TARGETS = {"failure_share": ("abs", 0.05), "successes_per_s": ("rel", 0.15), "co
 
 
 def _grid(out: Path) -> Grid:
-    g = json.loads((out / "grid.json").read_text())
-    return Grid(**{k: tuple(v) if isinstance(v, list) else v for k, v in g.items()})
+    """The grid a results folder was measured on (its `grid.json`); a file that is not one is one line naming it."""
+    from dataclasses import fields
+
+    from ..inputs import read_mapping
+    path = out / "grid.json"
+    g = read_mapping(path, "testbed grid")
+    known = {f.name for f in fields(Grid)}
+    if set(g) - known or "stacks" not in g:
+        raise ConfigError("", f"{path}: not a testbed grid (unknown keys {sorted(set(g) - known)[:3]}, or no "
+                              "stacks)")
+    try:
+        return Grid(**{k: tuple(v) if isinstance(v, list) else v for k, v in g.items()})
+    except (TypeError, ValueError) as exc:
+        raise ConfigError("", f"{path}: not a testbed grid ({exc})") from None
 
 
 def calibrate(out: Path, grid: Grid) -> dict:
@@ -57,13 +70,18 @@ def mean_ci(x) -> tuple[float, float, float]:
     return m, m - h, m + h
 
 
-def predict_cells(out: Path, grid: Grid, profiles: dict, replications: int, log=print) -> pd.DataFrame:
+def predict_cells(out: Path, grid: Grid, profiles: dict, replications: int, log=print,
+                  measured_cell=lambda *key: True) -> pd.DataFrame:
+    """The model's replications of every cell of the grid that was measured (`measured_cell(stack, delay,
+    retries, writers)`)."""
     from .predict import predict
     rows = []
     for st in grid.stacks:
         for d in grid.delays_ms:
             for retries in grid.retries:
                 for n in grid.writers:
+                    if not measured_cell(st, d, retries, n):
+                        continue
                     spec = CellSpec(st, n, grid.commits, grid.delay(d), retries, grid.tables, grid.zipf_alpha,
                                     grid.payload_bytes, grid.rows_per_commit, grid.seed, 0)
                     pred = predict(profiles[(st, d)], spec, replications)
@@ -135,12 +153,40 @@ def markdown(comp: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+ROW_KEYS = ("stack", "delay_ms", "retries", "writers", "calibration", "own_busy_fraction", "busy_fraction",
+            "conserved") + FIGURES
+
+
+def measured_rows(out: Path) -> pd.DataFrame:
+    """Every measured cell's row (`row.json` beside its records): a grid still being measured has the cells done.
+    A row that is not one is one line naming it."""
+    from ..inputs import read_mapping
+    rows = []
+    for p in sorted(out.glob("**/row.json")):
+        row = read_mapping(p, "testbed cell row")
+        missing = [k for k in ROW_KEYS if k not in row]
+        if missing:
+            raise ConfigError("", f"{p}: not a testbed cell's row (no {', '.join(missing[:3])})")
+        rows.append(row)
+    if not any(not r["calibration"] for r in rows):
+        raise ConfigError("", f"{out}: no measured cells (measure with `sim testbed run --out {out}`)")
+    return pd.DataFrame(rows)
+
+
 def report(out: Path, replications: int = 10, machine_busy: bool = True, log=print) -> pd.DataFrame:
-    """Calibrate, predict and compare a measured grid in `out`; write comparison.{parquet,csv,md} and the figure."""
+    """Calibrate, predict and compare a measured grid in `out` (the cells measured so far); write
+    comparison.{parquet,csv,md} and the figure."""
     grid = _grid(out)
-    measured = pd.read_parquet(out / "measured.parquet")
+    measured = measured_rows(out)
+    missing = [st for st in grid.stacks for d in grid.delays_ms
+               if not (cell_dir(out, grid.calibration(st, d), calibration=True) / "row.json").is_file()]
+    if missing:
+        raise ConfigError("", f"{out}: the calibration cell of {missing[0]} is not measured yet")
+    done = measured[~measured["calibration"]]
+    grid = Grid(**{**grid.__dict__, "stacks": tuple(s for s in grid.stacks if s in set(done["stack"]))})
     profiles = calibrate(out, grid)
-    predicted = predict_cells(out, grid, profiles, replications, log)
+    have = {(r.stack, r.delay_ms, r.retries == "default", r.writers) for r in done.itertuples()}
+    predicted = predict_cells(out, grid, profiles, replications, log, lambda *key: key in have)
     comp = compare(measured, predicted, machine_busy)
     comp.to_parquet(out / "comparison.parquet")
     comp.to_csv(out / "comparison.csv", index=False)

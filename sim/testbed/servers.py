@@ -85,10 +85,17 @@ class Process:
 
 
 def _spawn(name: str, argv: list[str], log: Path, user: str | None = None, cwd: Path | None = None) -> Process:
+    """Start a server in a session of its own (its group is stopped whole), ended by the kernel if this process
+    dies (a SIGKILL leaves no chance to stop it: `sim.orphans`; armed after the switch to its user, which would
+    clear it)."""
+    from functools import partial
+
+    from ..orphans import end_with_parent
     out = open(log, "ab")
     try:
         popen = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 start_new_session=True, user=user, cwd=cwd)
+                                 start_new_session=True, user=user, cwd=cwd,
+                                 preexec_fn=partial(end_with_parent, os.getpid()))
     except OSError as exc:
         raise ServerError(f"{name} did not start ({exc}): see {log}") from None
     finally:

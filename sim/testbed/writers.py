@@ -3,7 +3,9 @@
 Each writer is a process of its own, started with `spawn` (delta-rs's runtime refuses a forked child, and a
 spawned one shares nothing with its parent), with its own proxy ports (so the proxy knows whose requests are
 whose). It opens its client and loads its tables, waits at the barrier with the others and the parent (which
-starts its CPU meters as the barrier opens), then commits M times in a closed loop: each commit to a table chosen
+starts its CPU meters as the barrier opens), then, at the start time the parent set (a moment after the barrier
+opens, so that every writer is awake and none starts ahead because it woke first), commits M times in a closed
+loop: each commit to a table chosen
 by a seeded Zipf draw (one table: always it), its outcome, attempts and client CPU recorded. Its records and log
 go to files named by its index; a writer that fails to start is one line naming its log.
 """
@@ -21,6 +23,8 @@ from pathlib import Path
 from .servers import ServerError
 
 START_TIMEOUT_S = 180.0
+# how long after the barrier opens the writers start together: long enough for every process to have woken up
+START_DELAY_MS = 100.0
 
 
 @dataclass(frozen=True)
@@ -66,12 +70,14 @@ def _table_choice(spec: WriterSpec):
     return lambda: int(rng.choice(n, p=p))
 
 
-def _writer_main(spec: WriterSpec, barrier, log_path: str) -> None:
+def _writer_main(spec: WriterSpec, barrier, start_at, log_path: str, parent_pid: int) -> None:
+    from ..orphans import end_with_parent
+    end_with_parent(parent_pid)          # a SIGKILLed parent cannot stop it
     with open(log_path, "a", buffering=1) as log:
         os.dup2(log.fileno(), 1)
         os.dup2(log.fileno(), 2)
         try:
-            _commit_loop(spec, barrier)
+            _commit_loop(spec, barrier, start_at)
         except BaseException:
             traceback.print_exc()
             with contextlib.suppress(Exception):
@@ -79,13 +85,22 @@ def _writer_main(spec: WriterSpec, barrier, log_path: str) -> None:
             raise
 
 
-def _commit_loop(spec: WriterSpec, barrier) -> None:
+def _until(t_ms: float) -> None:
+    """Sleep until the shared clock reads `t_ms` (the last millisecond spun, for a common start within ~0.1 ms)."""
+    while (left := t_ms - now_ms()) > 1.0:
+        time.sleep((left - 1.0) / 1000.0)
+    while now_ms() < t_ms:
+        pass
+
+
+def _commit_loop(spec: WriterSpec, barrier, start_at) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
     from .stacks import stack
     client = stack(spec.stack).open_writer(spec.env, spec.writer)
     choose = _table_choice(spec)
     barrier.wait(timeout=START_TIMEOUT_S)
+    _until(start_at.value)
     rows = []
     for k in range(spec.commits):
         table = choose()
@@ -113,24 +128,34 @@ class Writers:
     workdir: Path
     processes: list = field(default_factory=list)
     barrier: object = None
+    start_at: object = None
 
     def start(self) -> None:
         ctx = mp.get_context("spawn")
         self.barrier = ctx.Barrier(len(self.specs) + 1)
+        self.start_at = ctx.Value("d", 0.0, lock=False)
         for spec in self.specs:
             log = self.workdir / f"writer-{spec.writer}.log"
-            p = ctx.Process(target=_writer_main, args=(spec, self.barrier, str(log)), daemon=True,
-                            name=f"sim-testbed-writer-{spec.writer}")
+            p = ctx.Process(target=_writer_main, args=(spec, self.barrier, self.start_at, str(log), os.getpid()),
+                            daemon=True, name=f"sim-testbed-writer-{spec.writer}")
             p.start()
             self.processes.append((p, log))
 
     def release(self) -> float:
-        """Wait for every writer at the barrier and open it; the time it opened."""
+        """Wait for every writer at the barrier and open it; the time they all start (`START_DELAY_MS` later)."""
+        deadline = time.monotonic() + START_TIMEOUT_S
         try:
+            while self.barrier.n_waiting < len(self.specs):     # (the start time is set once every writer is ready)
+                if self.barrier.broken or time.monotonic() > deadline or \
+                        any(p.exitcode not in (None, 0) for p, _ in self.processes):
+                    raise RuntimeError
+                time.sleep(0.01)
+            self.start_at.value = now_ms() + START_DELAY_MS
             self.barrier.wait(timeout=START_TIMEOUT_S)
         except Exception:        # threading.BrokenBarrierError: a writer failed before it was ready
             raise self._failure("failed to start") from None
-        return now_ms()
+        _until(self.start_at.value)
+        return self.start_at.value
 
     def join(self, timeout_s: float) -> list[Path]:
         deadline = time.monotonic() + timeout_s

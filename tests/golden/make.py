@@ -99,10 +99,15 @@ def configs() -> dict[str, tuple[dict, int]]:
 def portable(data: dict) -> dict:
     """A provider file of this repository named by its path relative to the repository, not to this machine:
     the path is part of the config's hash (its seeds), so a golden pinned with an absolute path would load, and
-    reproduce, only in the checkout it was pinned in."""
+    reproduce, only in the checkout it was pinned in; a trace file likewise (its path is not hashed, but a
+    golden's stored config must load anywhere)."""
     provider = data.get("storage", {}).get("provider")
     if isinstance(provider, str) and Path(provider).is_absolute() and Path(provider).is_relative_to(ROOT):
         data = {**data, "storage": {**data["storage"], "provider": Path(provider).relative_to(ROOT).as_posix()}}
+    trace = data.get("workload", {}).get("trace", {}).get("path")   # (not hashed: a trace is its content)
+    if isinstance(trace, str) and Path(trace).is_absolute() and Path(trace).is_relative_to(ROOT):
+        w = data["workload"]
+        data = {**data, "workload": {**w, "trace": {**w["trace"], "path": Path(trace).relative_to(ROOT).as_posix()}}}
     return data
 
 

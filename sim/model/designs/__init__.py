@@ -20,7 +20,7 @@ import importlib
 from collections.abc import Mapping
 from types import ModuleType
 
-_NAMES = ("cas", "fs_table", "rest", "hive", "log", "delta_dynamodb", "hudi", "cas_queue", "rest_tx")
+_NAMES = ("cas", "fs_table", "rest", "hive", "log", "delta_dynamodb", "hudi", "cas_queue", "rest_tx", "cas_db")
 
 
 class _Designs(Mapping):
@@ -54,6 +54,8 @@ def design_of(p) -> str:
         return "log"
     if p.server:
         return "rest_tx" if p.tables_max > 1 or p.mt_ref else "rest"   # (Nessie's one-table commit: its branch's)
+    if p.rt_ops:
+        return "cas_db"
     if p.version_files:
         return "fs_table"
     if p.object_queue:

@@ -178,10 +178,10 @@ def profile(cal, folder) -> dict:
                          "need 10")
     fits = {"get": lognormal(s["get"], "get"), "list": lognormal(s["list"], "list"),
             "cas": lognormal(s["cas"], "cas"), "put": lognormal(s["put"])}
-    fits["_flags"] = {"get_service_ms": round(service_ms(fits["get"], s["pass_gets"], s["pass"]), 3)}
     effect = s["effect"][np.isfinite(s["effect"])]
     provider = provider_file("delta-s3", fits, folder / "provider.yaml",
-                             "SeaweedFS's S3 through delta-rs 1.6, each request from the step before it ends")
+                             "SeaweedFS's S3 through delta-rs 1.6, each request from the step before it ends",
+                             {"get_service_ms": round(service_ms(fits["get"], s["pass_gets"], s["pass"]), 3)})
     return {"provider": provider, "runtime": runtime(s["runtime"]),
             "client_setup_ms": float(np.median(s["setup"])),
             "linearization_fraction": float(np.clip(np.median(effect), 0.0, 1.0)) if len(effect) else 0.5,

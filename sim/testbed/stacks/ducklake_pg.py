@@ -117,25 +117,41 @@ def verify(env: dict, tables: list[str]) -> dict:
 
 # ------------------------------------------------------------------------------------- the model of the stack
 
+# the request kinds of a round trip the client follows with its next one at once (BEGIN, a query's Parse and
+# Describe, the commit's batch): the gaps after them are the client's own time per round trip; after the other
+# COPYs comes DuckDB's work (the data file, the batch's statements), and after COMMIT the call's return
+FOLLOWED = ("begin", "select", "other", "update", "insert")
+
+
 def profile(cal, folder) -> dict:
-    """The model's inputs from one writer (baseline: today's design `ducklake`, one latency per query or batch):
-    a PostgreSQL round trip as the catalog's latency; from the transaction's start to its batch, less one round
-    trip (the model's base read), as the runtime."""
+    """The model's inputs from one writer (design ducklake-postgres): a PostgreSQL round trip as the client's loop
+    sees it (the proxy's latency, fitted as `fixed_ms + LogNormal`, plus the client's median time from a round
+    trip's answer to its next request where nothing else runs between them), and the client's own work (the
+    transaction's duration less its round trips so counted) as the runtime."""
     import numpy as np
     from ..profile import lognormal, runtime
-    from ..samples import operation_samples
-    s = operation_samples(cal)
-    work = []
-    for reqs in cal.per_txn:
-        batch = reqs[reqs["kind"].isin(("update", "insert"))]
-        if not batch.empty:
-            work.append(batch["start_ms"].iloc[0] - reqs["start_ms"].iloc[0])
-    work = np.asarray(work) - np.median(s["pg:rt"])
-    return {"catalog_latency": lognormal(s["pg:rt"]), "runtime": runtime(work)}
+    lat, gaps, work = [], [], []
+    for r, reqs in zip(cal.raw.itertuples(), cal.per_txn):
+        pg = reqs[reqs["server"] == "pg"].sort_values("start_ms")
+        if pg.empty:
+            continue
+        lat.extend(pg["latency_ms"])
+        start, end = pg["start_ms"].to_numpy(), pg["end_ms"].to_numpy()
+        after = start[1:] - end[:-1]
+        gaps.extend(after[np.isin(pg["kind"].to_numpy()[:-1], FOLLOWED)])
+        work.append((r.end_ms - r.arrival_ms, float(pg["latency_ms"].sum()), len(pg)))
+    gap = float(np.median(gaps)) if gaps else 0.0
+    rt = lognormal(np.asarray(lat))
+    rt["fixed_ms"] += gap
+    runtime_ms = [d - s - n * gap for d, s, n in work]
+    return {"round_trip": rt, "client_gap_ms": gap, "runtime": runtime(np.maximum(runtime_ms, 0.0)),
+            "round_trips_per_commit": float(np.median([n for _, _, n in work]))}
 
 
 def model_config(profile: dict, spec) -> dict:
-    # DuckLake's ducklake_max_retry_count 10 is 10 attempts (9 retries)
-    return {"design": "ducklake", "catalog": {"latency": profile["catalog_latency"]},
+    """DuckLake 1.4.4 on PostgreSQL (design ducklake-postgres; 1.4's conflict rules): `ducklake_max_retry_count` 10
+    is 10 attempts (9 retries); 0, the retries off, one."""
+    return {"design": "ducklake-postgres",
+            "catalog": {"latency": profile["round_trip"], "ducklake_version": "1.4"},
             "commit": {"max_retries": 9 if spec.retries else 0},
             "workload": {"runtime": profile["runtime"]}}

@@ -101,7 +101,7 @@ def verify(env: dict, tables: list[str]) -> dict:
 
 def profile(cal, folder) -> dict:
     """The model's inputs from one writer (baseline: today's design `service-pointer`, the client's first attempt
-    against its base, the re-read before the swap standing for commit_table's own load): PyArrowFileIO's read (a
+    against its base; commit_table's own load is not in it): PyArrowFileIO's read (a
     HEAD and a GET) and write (a multipart upload) as the provider's GET and PUT; a PostgreSQL transaction (3 round
     trips) as the catalog's latency; the job's work before its commit call as the runtime, less what the model's
     prepare does there (a manifest list read and write)."""
@@ -122,5 +122,5 @@ def profile(cal, folder) -> dict:
 def model_config(profile: dict, spec) -> dict:
     return {"design": "service-pointer", "storage": {"provider": profile["provider"]},
             "catalog": {"latency": profile["catalog_latency"]},
-            "commit": {"first_attempt": "stale", "reread_before_cas": True, "max_retries": 4 if spec.retries else 0},
+            "commit": {"first_attempt": "stale", "max_retries": 4 if spec.retries else 0},
             "workload": {"runtime": profile["runtime"]}}
