@@ -106,6 +106,7 @@ def cmd_run(args) -> int:
     cfg = load(args.config, overrides)
     est = estimate(cfg, history=args.history)
     print(f"estimate: {est.describe()}", file=sys.stderr)
+    _say_concurrency_fit(cfg)
     guard(est, None if args.yes else Limits.default(), "this run")
     if args.engine == "fast":
         _first_compile(cfg)
@@ -142,6 +143,15 @@ def cmd_run(args) -> int:
         if args.trace_out:
             print(f"wrote {args.trace_out}")
     return 0
+
+
+def _say_concurrency_fit(cfg) -> None:
+    """One line on stderr when the run uses figures fitted on several writers (a provider's `concurrency_fit`)."""
+    from .model.params import concurrency_fit_in
+    where = concurrency_fit_in(cfg)
+    if where is not None:
+        print(f"this run uses figures fitted on several writers ({cfg.storage.provider}: {where}); "
+              "storage.concurrency_fit: false leaves them out", file=sys.stderr)
 
 
 def _first_compile(cfg) -> None:
@@ -188,9 +198,10 @@ def cmd_check(args) -> int:
     n_tx = int((hist["kind"] == "begin").sum())
     rate = rules["mutation_rate_per_s"]
     refusal = rules["mutation_refusal_tokens"]
-    throttle = "no throttle" if rate is None else (f"throttle {rate:g}/s burst {rules['mutation_burst']:g}"
-                                                   + (f" refusal {refusal:g}" if refusal else "")
-                                                   + (", a bucket per client" if rules["client_limit"] else ""))
+    throttle = ("no throttle" if rate is None and not rules["client_limit"] else "a bucket per client"
+                if rate is None else (f"throttle {rate:g}/s burst {rules['mutation_burst']:g}"
+                                      + (f" refusal {refusal:g}" if refusal else "")
+                                      + (", a bucket per client" if rules["client_limit"] else "")))
     lock = "no lock" if rules["lock_scope"] is None else \
         f"lock per {'table' if rules['lock_scope'] == 'table' else 'catalog'}{', FIFO' if rules['lock_fifo'] else ''}"
     ops = "" if rules["operations"] is None else ", operations' rules"

@@ -14,7 +14,7 @@ import functools
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -94,6 +94,21 @@ class Profile:
     create_if_absent: str | None = None
     # optional: False: the store has no conditional replace (no If-Match): a catalog object cannot be CASed
     replace_if_match: bool | None = None
+    # optional: the microbenchmark's client writes an object as an upload of this many requests, the first carrying
+    # the precondition (ADLS Gen2's Create with the If-Match, then Append and Flush: 3): the store checks it at the
+    # first request's midpoint, 1 / (2 n) of the write, the object reads empty from there to its answer, and the
+    # client fails an operation whose HEAD or GET reads it so (docs/model/concurrent-writes.md)
+    upload_requests: int | None = None
+    # optional, figures fitted on several writers (the measured set's `concurrency_fit`; `storage.concurrency_fit:
+    # false` leaves them out): a conditional write that fails its check is answered this much later than its latency
+    # (S3 Express) ...
+    loser_answer_ms: float | None = None
+    # ... a conditional write that reaches its check while another to the object is in flight is answered 5xx with
+    # this probability (Azure), resent by the store's client on its own schedule (`busy_error_retry`) ...
+    busy_error_share: float | None = None
+    busy_error_retry: str | None = None
+    # ... and where they were fitted (None: the profile has no figure fitted on several writers)
+    concurrency_fit: str | None = None
 
     def put_median_ms(self, size_bytes: int) -> float:
         return self.put_base_ms + self.put_ms_per_mib * size_bytes / MIB
@@ -114,9 +129,10 @@ class Profile:
 
 
 def profile_digest(profile: dict) -> str:
-    """`Profile.digest` of a profile stored as plain data (a run file's `resolved.provider_profile`)."""
+    """`Profile.digest` of a profile stored as plain data (a run file's `resolved.provider_profile`). Words about the
+    numbers (a name, a description, where a fit comes from) are not digested."""
     values = {k: v if isinstance(v, str) else float(v) for k, v in profile.items()
-              if k not in ("name", "description")}
+              if k not in ("name", "description", "concurrency_fit")}
     blob = json.dumps(values, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -168,6 +184,14 @@ _LIMIT = {"mutation_rate_per_s": Field(float, gt=0), "mutation_burst": Field(flo
           "client_rate_per_s": Field(float, gt=0), "client_burst": Field(float, ge=1),
           "client_refusal_tokens": Field(float, ge=0)}
 _CLIENT = ("client_rate_per_s", "client_burst", "client_refusal_tokens")
+#: the storage clients whose own resend schedule a store's busy answers may name (`sim.config.RESEND_CLIENTS`)
+BUSY_RETRY_CLIENTS = ("object_store", "google_java", "aws_dynamodb", "gax", "azure_java")
+# figures fitted on several writers (a measured set's `concurrency_fit`; docs/model/concurrent-writes.md): where they
+# were fitted, and each mechanism's figure
+CONCURRENCY_FIT = {"source": Field(str, required=True), "loser_answer_ms": Field(float, gt=0),
+                   "busy_error_share": Field(float, gt=0, le=1),
+                   "busy_error_retry": Field(str, choices=BUSY_RETRY_CLIENTS),
+                   "mutation_rate_per_s": Field(float, gt=0), "mutation_burst": Field(float, ge=1)}
 SHAPE = {
     "name": Field(str, required=True), "description": Field(str, required=True), **_REQUESTS,
     "head": Field(_lognormal(_MEDIAN)),   # optional: a HEAD (exists()) of its own, else a GET draw
@@ -185,7 +209,8 @@ SHAPE = {
                        "head": Field(_lognormal(_MEDIAN), required=True), **_REQUESTS,
                        "cas_checked_at_completion": Field(bool), "version_from_head": Field(bool),
                        "get_service_ms": Field(float, gt=0),
-                       "cas_one_at_a_time": Field(bool), **_LIMIT}),
+                       "cas_one_at_a_time": Field(bool), "upload_requests": Field(int, ge=2), **_LIMIT,
+                       "concurrency_fit": Field(CONCURRENCY_FIT)}),
 }
 
 
@@ -195,22 +220,25 @@ def _error(path: str, message: str) -> ProviderError:
 
 @dataclass(frozen=True)
 class ProviderFile:
-    """A provider file read: its profile per set, and the loop its measured set was fitted to (None: none)."""
+    """A provider file read: its profile per set, the measured set without its figures fitted on several writers
+    (`unfitted`), and the loop its measured set was fitted to (None: none)."""
     profiles: dict
     loop: dict | None
+    unfitted: Profile | None = None
 
 
 def _limit(d: dict, where: str, inherited: dict | None = None) -> dict:
-    """A set's per-object mutation limit: its own keys, else the one it inherits (the provider's)."""
+    """A set's per-object mutation limit: its own keys, else the one it inherits (the provider's). A bucket per
+    client may stand alone (gcp's measured set without its object's bucket, which is fitted on several writers)."""
     rate = d.get("mutation_rate_per_s")
-    for key in ("mutation_burst", "mutation_refusal_tokens") + _CLIENT:
+    for key in ("mutation_burst", "mutation_refusal_tokens"):
         if key in d and rate is None:
             raise _error(f"{where}.{key}", "needs mutation_rate_per_s")
     client = d.get("client_rate_per_s")
     for key in _CLIENT[1:]:
         if key in d and client is None:
             raise _error(f"{where}.{key}", "needs client_rate_per_s")
-    if rate is None and inherited is not None:
+    if rate is None and client is None and inherited is not None:
         return inherited
     # no refusal cost, no client bucket: left out of the profile (None), so a plain bucket's profile and digest
     # stay as they were
@@ -238,7 +266,29 @@ def _profile(name: str, description: str, d: dict, limit: dict) -> Profile:
         version_from_head=d.get("version_from_head") or None,
         cas_one_at_a_time=d.get("cas_one_at_a_time") or None, get_service_ms=d.get("get_service_ms"),
         create_if_absent=None if d.get("create_if_absent", "put") == "put" else d["create_if_absent"],
-        replace_if_match=None if d.get("replace_if_match", True) else False, **limit)
+        replace_if_match=None if d.get("replace_if_match", True) else False,
+        upload_requests=d.get("upload_requests"), **limit)
+
+
+def _fitted(p: Profile, fit: dict | None, where: str) -> Profile:
+    """A measured set's profile with its figures fitted on several writers (its `concurrency_fit`), which replace
+    or join its own: a per-object limit's object bucket, a late loser, a busy store."""
+    if fit is None:
+        return p
+    if "busy_error_retry" in fit and "busy_error_share" not in fit:
+        raise _error(f"{where}.concurrency_fit.busy_error_retry", "needs busy_error_share")
+    if "busy_error_share" in fit and "busy_error_retry" not in fit:
+        raise _error(f"{where}.concurrency_fit.busy_error_share", "needs busy_error_retry (its client's resends)")
+    if "mutation_burst" in fit and "mutation_rate_per_s" not in fit:
+        raise _error(f"{where}.concurrency_fit.mutation_burst", "needs mutation_rate_per_s")
+    if "mutation_rate_per_s" in fit and p.client_rate_per_s is None:
+        raise _error(f"{where}.concurrency_fit.mutation_rate_per_s", "the object's bucket of a set with a bucket per "
+                     "client (client_rate_per_s)")
+    limit = {}
+    if "mutation_rate_per_s" in fit:
+        limit = dict(mutation_rate_per_s=fit["mutation_rate_per_s"], mutation_burst=fit.get("mutation_burst", 1.0))
+    return replace(p, loser_answer_ms=fit.get("loser_answer_ms"), busy_error_share=fit.get("busy_error_share"),
+                   busy_error_retry=fit.get("busy_error_retry"), concurrency_fit=fit["source"], **limit)
 
 
 @functools.lru_cache(maxsize=64)
@@ -258,8 +308,11 @@ def _load_file(path: str, mtime_ns: int) -> ProviderFile:
     for key in ("cas_checked_at_completion", "get_service_ms"):   # the seed set has no store mechanism
         if key in d:
             raise _error(f"{where}.{key}", f"in a file with a measured set, give it there (measured.{key})")
-    mine = _profile(d["name"], measured["description"], measured, _limit(measured, f"{where}.measured", limit))
-    return ProviderFile({"seed": seed, "measured": _queue_checked(mine, f"{where}.measured")}, measured.get("loop"))
+    mine = _queue_checked(_profile(d["name"], measured["description"], measured,
+                                   _limit(measured, f"{where}.measured", limit)), f"{where}.measured")
+    fit = measured.get("concurrency_fit")
+    return ProviderFile({"seed": seed, "measured": _fitted(mine, fit, f"{where}.measured")}, measured.get("loop"),
+                        unfitted=mine if fit is not None else None)
 
 
 def _queue_checked(p: Profile, where: str) -> Profile:
@@ -281,14 +334,19 @@ def _provider_file(name: str) -> ProviderFile:
     return _load_file(str(path.resolve()), path.stat().st_mtime_ns)
 
 
-def load_provider(name: str, profile_set: str) -> Profile:
-    """A provider's profile of one set (`storage.profile_set`), by name (`s3`) or by path to a YAML file."""
-    return _provider_file(name).profiles[profile_set]
+def load_provider(name: str, profile_set: str, concurrency_fit: bool = True) -> Profile:
+    """A provider's profile of one set (`storage.profile_set`), by name (`s3`) or by path to a YAML file; with
+    `concurrency_fit` false, without the set's figures fitted on several writers (its `concurrency_fit`)."""
+    f = _provider_file(name)
+    if not concurrency_fit and profile_set == "measured" and f.unfitted is not None:
+        return f.unfitted
+    return f.profiles[profile_set]
 
 
 def profile_of(cfg) -> Profile:
-    """The profile a config runs on: its provider's (`storage.provider`) of its set (`storage.profile_set`)."""
-    return load_provider(cfg.storage.provider, cfg.storage.profile_set)
+    """The profile a config runs on: its provider's (`storage.provider`) of its set (`storage.profile_set`), with
+    its figures fitted on several writers unless `storage.concurrency_fit` is false."""
+    return load_provider(cfg.storage.provider, cfg.storage.profile_set, cfg.storage.concurrency_fit)
 
 
 def measured_loop(name: str) -> dict | None:

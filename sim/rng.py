@@ -92,6 +92,9 @@ SOURCES = (
     RandomSource("tables", "", -1, "workload.multi_table", None, workload=True),
     # faults (`sim.model.faults`): whether a commit request lost its answer or was answered 5xx, one a request
     RandomSource("fault", "FAULT", 25, "uniform", lambda p, n: 2 * n if p.faults else 0),
+    # concurrent writes to one object (`sim.model.contention`): whether a write that met another in flight is
+    # answered 5xx (a busy store: Azure), one a write that met one
+    RandomSource("busy", "BUSY", 26, "uniform", lambda p, n: n if p.busy_share > 0.0 else 0),
 )
 
 

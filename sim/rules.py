@@ -21,19 +21,26 @@ def mutation_limit(cfg: Config, profile: Profile | None) -> tuple[float, float, 
         rate = float(store.write_capacity_per_s)
         return rate, max(1.0, rate * float(store.burst_s)), 0.0
     rate = None if profile is None else profile.mutation_rate_per_s
-    if cfg.catalog.backend != "storage" or not cfg.storage.throttle or rate is None:
+    if not _limits_bind(cfg) or rate is None:
         return None
-    if lock.variant not in (None, "storage"):   # a locked commit writes fresh names unconditionally
-        return None                             # (Hudi's instants); a storage lock writes its object
     burst, refusal = profile.mutation_burst, profile.mutation_refusal_tokens
     return float(rate), 1.0 if burst is None else float(burst), float(refusal or 0.0)
 
 
+def _limits_bind(cfg: Config) -> bool:
+    """Whether a provider's per-object limits bind this run's conditional writes: objects in the provider (backend
+    storage, not a service's rows), `storage.throttle` not false, no lock but a storage lock (a locked commit writes
+    fresh names unconditionally: Hudi's instants; a storage lock writes its object)."""
+    return cfg.catalog.backend == "storage" and cfg.storage.throttle and cfg.lock.variant in (None, "storage")
+
+
 def client_limit(cfg: Config, profile: Profile | None) -> tuple[float, float, float] | None:
     """(rate per second, burst, tokens a refused write takes) of the provider's bucket per client, if the
-    provider's per-object limit binds this run's conditional writes (not a DynamoDB log store's capacity) and the
-    provider has one; else None."""
-    if cfg.log_store.kind == "dynamodb" or mutation_limit(cfg, profile) is None or profile.client_rate_per_s is None:
+    provider's per-object limits bind this run's conditional writes (not a DynamoDB log store's capacity) and the
+    provider has one (with its object's bucket, or alone); else None."""
+    if cfg.log_store.kind == "dynamodb" or profile is None or profile.client_rate_per_s is None:
+        return None
+    if not _limits_bind(cfg):
         return None
     return float(profile.client_rate_per_s), float(profile.client_burst), float(profile.client_refusal_tokens)
 

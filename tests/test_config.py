@@ -155,6 +155,11 @@ def test_cross_field_rules_name_their_path(data, path):
     assert exc.value.path == path
 
 
+_MEASURED = {"description": "m", "min_latency_ms": 1, "head": {"median_ms": 2, "sigma": 0.1},
+             "get": {"median_ms": 2, "sigma": 0.1}, "put": {"base_ms": 6, "ms_per_mib": 10, "sigma": 0.2},
+             "cas": {"median_ms": 9, "sigma": 0.1}}
+
+
 @pytest.mark.parametrize("edit, message", [
     ({"bogus": 1}, "p.yaml.bogus: unknown key (expected one of: name, description, min_latency_ms, get, put, cas, "
                    "list, delete, create_if_absent, replace_if_match, head, mutation_rate_per_s, mutation_burst, "
@@ -177,7 +182,21 @@ def test_cross_field_rules_name_their_path(data, path):
     ({"mutation_refusal_tokens": 1}, "p.yaml.mutation_refusal_tokens: needs mutation_rate_per_s"),
     ({"mutation_rate_per_s": 1, "mutation_refusal_tokens": -1},
      "p.yaml.mutation_refusal_tokens: expected a value >= 0, got -1.0"),
-    ({"client_rate_per_s": 1}, "p.yaml.client_rate_per_s: needs mutation_rate_per_s"),
+    ({"client_burst": 2}, "p.yaml.client_burst: needs client_rate_per_s"),   # (a client's bucket may stand alone)
+    ({"measured": {**_MEASURED, "concurrency_fit": {"loser_answer_ms": 2}}},
+     "p.yaml.measured.concurrency_fit.source: missing"),
+    ({"measured": {**_MEASURED, "concurrency_fit": {"source": "x", "busy_error_share": 0.1}}},
+     "p.yaml.measured.concurrency_fit.busy_error_share: needs busy_error_retry (its client's resends)"),
+    ({"measured": {**_MEASURED, "concurrency_fit": {"source": "x", "busy_error_share": 1.5,
+                                                    "busy_error_retry": "azure_java"}}},
+     "p.yaml.measured.concurrency_fit.busy_error_share: expected a value <= 1, got 1.5"),
+    ({"measured": {**_MEASURED, "concurrency_fit": {"source": "x", "busy_error_share": 0.1,
+                                                    "busy_error_retry": "azure"}}},
+     "p.yaml.measured.concurrency_fit.busy_error_retry: expected one of object_store, google_java, aws_dynamodb, "
+     "gax, azure_java, got 'azure'"),
+    ({"measured": {**_MEASURED, "concurrency_fit": {"source": "x", "mutation_rate_per_s": 2}}},
+     "p.yaml.measured.concurrency_fit.mutation_rate_per_s: the object's bucket of a set with a bucket per client "
+     "(client_rate_per_s)"),
     ({"mutation_rate_per_s": 1, "client_burst": 2}, "p.yaml.client_burst: needs client_rate_per_s"),
     ({"mutation_rate_per_s": 1, "client_rate_per_s": 1, "client_refusal_tokens": -1},
      "p.yaml.client_refusal_tokens: expected a value >= 0, got -1.0"),

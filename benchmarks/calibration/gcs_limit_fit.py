@@ -60,7 +60,8 @@ def with_limit(rate: float, burst: float, where: Path, refusal_tokens: float = 0
     data = yaml.safe_load((ROOT / "providers" / "gcp.yaml").read_text())
     data["measured"]["mutation_rate_per_s"] = float(rate)
     data["measured"]["mutation_burst"] = float(burst)
-    for key in ("mutation_refusal_tokens", "client_rate_per_s", "client_burst", "client_refusal_tokens"):
+    for key in ("mutation_refusal_tokens", "client_rate_per_s", "client_burst", "client_refusal_tokens",
+                "concurrency_fit"):
         data["measured"].pop(key, None)     # the provider's own limit left out: only what is given here
     if refusal_tokens:
         data["measured"]["mutation_refusal_tokens"] = float(refusal_tokens)

@@ -13,7 +13,8 @@ from .state import Design, Ledger, Txn
 from .tokens import Tokens
 
 OUTCOMES = {"committed", "aborted", "unfinished", "unknown", "duplicated", "partial"}
-ABORT_REASONS = {"retries_exhausted", "validation_failed", "throttled", "lock_timeout", "pool_timeout", "deadlock"}
+ABORT_REASONS = {"retries_exhausted", "validation_failed", "throttled", "lock_timeout", "pool_timeout", "deadlock",
+                 "empty_read"}
 UNKNOWN_REASONS = {"lost_answer", "server_error", "self_conflict"}
 PARTIAL_REASONS = {"dropped", "pool_timeout"}
 

@@ -441,6 +441,10 @@ class Storage:
     # default design, `file`, is Iceberg's GCSFileIO)
     throttle_retry: RetryPolicy = _nested(RetryPolicy, late=True, seeded=False,
                                           factory=lambda: RetryPolicy(policy="google_java"))
+    # the measured set's figures fitted on several writers (its `concurrency_fit`: S3 Express's late losers, Azure's
+    # busy answers, GCS's object bucket); false leaves them out, and the run rests on one writer's fit and
+    # documented constants alone (docs/model/concurrent-writes.md)
+    concurrency_fit: bool = _spec(True, late=True, seeded=False)
 
 
 @dataclass(frozen=True)

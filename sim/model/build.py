@@ -385,4 +385,5 @@ def _full_buckets(n: int, burst: float) -> np.ndarray:
     """n token buckets, each full (a whole burst, at least one token), last updated at -inf."""
     bk = np.empty(n, dtype=BUCKET)
     bk["tokens"], bk["last_ms"] = max(1.0, burst), -np.inf
+    bk["busy_until_ms"], bk["busy_slot"], bk["busy_next_ms"], bk["empty_until_ms"] = -np.inf, -1, -np.inf, -np.inf
     return bk

@@ -5,9 +5,9 @@ from typing import NamedTuple, get_type_hints
 
 import numpy as np
 
-from ..config import Config, RetryPolicy, jobs_of, operations_on, run_window, trace_data, traced
+from ..config import RESEND_CLIENTS, Config, RetryPolicy, jobs_of, operations_on, run_window, trace_data, traced
 from ..config.defaults import NESSIE_COMMIT_RETRY, POSTGRES_DEADLOCK_TIMEOUT_MS, REACTIONS
-from ..providers import profile_of
+from ..providers import load_provider, profile_of
 from ..rules import client_limit, mutation_limit, store_read_limit
 from .retry import delay_table
 
@@ -61,13 +61,13 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         metadata_read_on_failure=bool(cfg.commit.metadata_read_on_failure and not cat.table_metadata_inlined),
         history=bool(record_history), policy_catalog=pol_cat, policy_table=pol_tab, policy_throttle=pol_thr,
         vo_conflicts=cfg.workload.vo_conflict_probability > 0.0, scope_table=cat.scope == "table",
-        throttle=limit is not None,
+        throttle=limit is not None or client is not None,
         checkpoint_interval=0 if cfg.commit.shape == "object" else cfg.commit.checkpoint_interval or 0,
         log=cfg.commit.protocol == "log", **_shape(cfg), **_writers(cfg), **_resends(cfg),
         **_server(cfg, pol_srv, jit_srv),
         version_files=cat.version_files, reread_before_cas=cfg.commit.reread_before_cas, **_log(cfg),
         **_lock(cfg, pol_lock, jit_lock), **_operations(cfg), **_growth(cfg, profile), **_multi_table(cfg),
-        **_faults(cfg))
+        **_faults(cfg), **_contention(cfg, profile))
     p["starters"] = p["writers"] + p["jobs"]
     p["parks"] = p["lock"] or p["server"] or p["object_queue"] or p["rt_hold"]
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
@@ -83,20 +83,72 @@ def _window(cfg: Config) -> dict:
 
 def throttled_client(cfg: Config) -> RetryPolicy:
     """The resend policy of the client whose conditional writes a limit throttles: the storage client's, or with
-    Delta's DynamoDB log store the AWS SDK's (its table's capacity is the one limit; S3 has none)."""
-    return cfg.log_store.retry if cfg.log_store.kind is not None else cfg.storage.throttle_retry
+    Delta's DynamoDB log store the AWS SDK's (its table's capacity is the one limit; S3 has none); on a store that
+    answers 5xx under concurrent writes and has no limit (Azure), its own client's (`busy_error_retry`, with that
+    client's defaults: `sim.config.RESEND_CLIENTS`)."""
+    if cfg.log_store.kind is not None:
+        return cfg.log_store.retry
+    profile = profile_of(cfg)
+    if _contention(cfg, profile)["busy_share"] > 0.0 and mutation_limit(cfg, profile) is None \
+            and client_limit(cfg, profile) is None:
+        name = profile.busy_error_retry
+        return RetryPolicy(policy=name, **RESEND_CLIENTS[name])
+    return cfg.storage.throttle_retry
+
+
+def concurrency_fit_in(cfg: Config) -> str | None:
+    """Where the figures fitted on several writers that this run uses come from (its provider's measured set's
+    `concurrency_fit`), or None: a late loser or a busy store on a storage catalog's CAS, an object's bucket that
+    binds its writes; none with `storage.concurrency_fit: false`."""
+    profile = profile_of(cfg)
+    if profile.concurrency_fit is None:
+        return None
+    c = _contention(cfg, profile)
+    unfitted = load_provider(cfg.storage.provider, cfg.storage.profile_set, concurrency_fit=False)
+    bucket = profile.mutation_rate_per_s != unfitted.mutation_rate_per_s and mutation_limit(cfg, profile) is not None
+    return profile.concurrency_fit if c["loser_answer_ms"] > 0.0 or c["busy_share"] > 0.0 or bucket else None
+
+
+def _contention(cfg: Config, profile) -> dict:
+    """Concurrent conditional writes to one object of a storage catalog's CAS (design cas_contended;
+    `sim.model.contention`): a loser answered late, a busy answer, reads that find the object empty mid-write
+    (the microbenchmark's, whose client checks the length it reads). None unless the provider's set has them."""
+    cas_object = (cfg.catalog.backend == "storage" and cfg.commit.protocol == "rewrite"
+                  and not cfg.catalog.version_files and not profile.cas_one_at_a_time
+                  and cfg.log_store.kind is None and cfg.lock.variant is None)
+    loser = (profile.loser_answer_ms or 0.0) if cas_object else 0.0
+    busy = (profile.busy_error_share or 0.0) if cas_object else 0.0
+    empty = _upload(cfg, profile) is not None
+    return dict(contended=loser > 0.0 or busy > 0.0 or empty, loser_answer_ms=loser, busy_share=busy,
+                empty_reads=empty)
 
 
 def _check(cfg: Config) -> dict:
     """Where a conditional write of a storage object takes effect: where every catalog operation does, or at its
     completion where the provider's set says its store checks the precondition then (S3: "the first write
-    operation to finish succeeds"). A service's CAS and a DynamoDB log store's PutItem are no storage object's;
-    the locked designs' commits (hive, hudi) keep f (their lock objects' writes are left out)."""
+    operation to finish succeeds"), or, in an upload of n requests (`upload_requests`), at its first request's. A
+    service's CAS and a DynamoDB log store's PutItem are no storage object's; the locked designs' commits (hive,
+    hudi) keep f (their lock objects' writes are left out)."""
     f = cfg.catalog.linearization_fraction
-    if (profile_of(cfg).cas_checked_at_completion and cfg.catalog.backend == "storage"
+    profile = profile_of(cfg)
+    if (profile.cas_checked_at_completion and cfg.catalog.backend == "storage"
             and cfg.log_store.kind is None and cfg.lock.variant is None):
         f = 1.0
+    n = _upload(cfg, profile)
+    if n is not None:           # an upload of n requests: checked at its first request's effect point
+        f = f / n
     return dict(cf=f, cg=1.0 - f)
+
+
+def _upload(cfg: Config, profile) -> int | None:
+    """The requests of the microbenchmark's conditional write where its client uploads an object in several (the
+    provider's `upload_requests`: ADLS Gen2's Create, Append, Flush), else None: only the benchmark's client is
+    known to (commit.shape object, a storage catalog's CAS)."""
+    n = profile.upload_requests
+    if n is None or cfg.commit.shape != "object" or cfg.catalog.backend != "storage" or profile.cas_one_at_a_time \
+            or cfg.commit.protocol != "rewrite" or cfg.catalog.version_files or cfg.lock.variant is not None:
+        return None
+    return n
 
 
 def _resends(cfg: Config) -> dict:

@@ -138,8 +138,11 @@ TABLE = np.dtype([("snapshots", I), ("total", I), ("versions", I), ("manifests",
 JOB = np.dtype([("op", I), ("table", I), ("every_ms", F), ("median_ms", F), ("sigma", F), ("touches", I),
                 ("groups", I), ("max_commits", I), ("threads", I)])   # partial progress (0 groups: one commit)
 
-# one object's token bucket (a row of `Model.bk`; `sim.model.throttle`)
-BUCKET = np.dtype([("tokens", F), ("last_ms", F)])
+# one object's token bucket (a row of `Model.bk`; `sim.model.throttle`); and its conditional writes in flight
+# (`sim.model.contention`): the latest answer of those sent and whose write it is (a slot), the latest answer of the
+# others, and until when the object reads empty
+BUCKET = np.dtype([("tokens", F), ("last_ms", F), ("busy_until_ms", F), ("busy_slot", I), ("busy_next_ms", F),
+                   ("empty_until_ms", F)])
 
 # one commit lock's state (a row of `Model.lk`; `sim.model.lock`)
 LK = np.dtype([
@@ -370,6 +373,13 @@ class Params(NamedTuple):
     status_window: int
     data_files: int
     data_bytes: float
+    # concurrent conditional writes to one object (`sim.model.contention`, design cas_contended): on; a losing write
+    # answered this much late (S3 Express); one that meets another in flight answered 5xx with this probability
+    # (Azure); the microbenchmark's reads fail while the object reads empty, mid-write (ADLS Gen2's upload)
+    contended: bool
+    loser_answer_ms: float
+    busy_share: float
+    empty_reads: bool
     parks: bool                  # a mechanism may park a transaction, hand a parked one on or set its timer (a lock,
                                  # a server's pools and row locks, a per-object queue): the engine reads run.wake and
                                  # run.timer after each step
@@ -422,7 +432,11 @@ PC = _codes("PC", "INIT BASE REFRESH CAS CONFLICT_READ BACKOFF_READ DONE LOG_BAS
                   " STATUS_CHECK"   # a client's refresh that looks for its own commit after a lost answer (faults)
                   # a commit on database round trips (sim/model/round_trips.py): its statement waiting for the row
                   # another open transaction wrote; its COMMIT
-                  " DB_ROW_WAIT DB_COMMIT")
+                  " DB_ROW_WAIT DB_COMMIT"
+                  # concurrent writes to one object (design cas_contended): a conditional write's send; the
+                  # microbenchmark's HEAD, whose length the client checks
+                  " CAS_SEND HEAD_CHECK")
+
 # numpy ints, not Python ints, for codes passed to helpers: numba types a Python int constant passed to a helper as
 # a literal and compiles one specialization of the helper per value
 Kind = _codes("Kind", "BEGIN READ PREPARE CAS END FINAL THROTTLED LOCK_REQUEST LOCK_GRANT LOCK_RELEASE LOCK_TIMEOUT"
@@ -435,10 +449,11 @@ KINDS = tuple(k.lower() for k in Kind._fields)
 # tables that the client was told committed landed on some of them only (Iceberg's reference server)
 Outcome = _codes("Outcome", "NONE COMMITTED ABORTED UNFINISHED UNKNOWN DUPLICATED PARTIAL", kind=I)
 OUTCOMES = ("", "committed", "aborted", "unfinished", "unknown", "duplicated", "partial")
+# empty_read: the microbenchmark's client read the object empty, mid-write, and failed its operation
 Reason = _codes("Reason", "NONE EXHAUSTED VALIDATION UNFINISHED THROTTLED LOCK_TIMEOUT POOL_TIMEOUT DEADLOCK"
-                          " LOST_ANSWER SERVER_ERROR SELF_CONFLICT DROPPED", kind=I)
+                          " LOST_ANSWER SERVER_ERROR SELF_CONFLICT DROPPED EMPTY_READ", kind=I)
 REASONS = ("", "retries_exhausted", "validation_failed", "unfinished", "throttled", "lock_timeout",
-           "pool_timeout", "deadlock", "lost_answer", "server_error", "self_conflict", "dropped")
+           "pool_timeout", "deadlock", "lost_answer", "server_error", "self_conflict", "dropped", "empty_read")
 # a commit request's fault (`sim.model.faults`): none, its answer lost after it took effect, a 5xx before it did
 Fault = _codes("Fault", "NONE LOST ERROR", kind=I)
 # how a client meets a commit whose answer it lost (`faults.client`)

@@ -38,12 +38,16 @@ def admit_from(m, slot, j, now):
     """`admit` for a conditional write of the transaction in slot j: with a bucket per client (the provider's
     `client_rate_per_s`), it needs a token of its object's bucket and of its client's (its writer's; under
     open-loop arrivals, its own), and takes one of each; refused, its client takes `client_refusal_tokens`, and
-    the object, if it had no token, its `mutation_refusal_tokens`."""
+    the object, if it had no token, its `mutation_refusal_tokens`. An object with no bucket of its own (rate 0:
+    gcp's measured set without its figures fitted on several writers) admits whatever its client's allows."""
     if m.p.client_rate_per_ms == 0.0:
         return admit(m, slot, now)
     b = m.bk[slot]
-    tokens = level(b.tokens, b.last_ms, now, m.p.mutation_rate_per_ms, m.p.mutation_burst)
-    b.last_ms = now
+    whole = m.p.mutation_rate_per_ms > 0.0           # the object has a bucket of its own (else: each client's only)
+    tokens = 1.0
+    if whole:
+        tokens = level(b.tokens, b.last_ms, now, m.p.mutation_rate_per_ms, m.p.mutation_burst)
+        b.last_ms = now
     tx = m.tx[j]
     if tx.writer >= 0:
         w = m.wr[tx.writer]
@@ -52,11 +56,11 @@ def admit_from(m, slot, j, now):
         client = level(tx.client_tokens, tx.client_last_ms, now, m.p.client_rate_per_ms, m.p.client_burst)
     ok = tokens >= 1.0 and client >= 1.0
     if ok:
-        b.tokens = tokens - 1.0
         client -= 1.0
     else:
-        b.tokens = tokens if tokens >= 1.0 else tokens - m.p.mutation_refusal_tokens
         client -= m.p.client_refusal_tokens
+    if whole:
+        b.tokens = tokens - 1.0 if ok else tokens if tokens >= 1.0 else tokens - m.p.mutation_refusal_tokens
     if tx.writer >= 0:
         w = m.wr[tx.writer]
         w.client_tokens = client

@@ -20,7 +20,7 @@ import importlib
 from collections.abc import Mapping
 from types import ModuleType
 
-_NAMES = ("cas", "fs_table", "rest", "hive", "log", "delta_dynamodb", "hudi", "cas_queue", "rest_tx", "cas_db")
+_NAMES = ("cas", "fs_table", "rest", "hive", "log", "delta_dynamodb", "hudi", "cas_queue", "rest_tx", "cas_db", "cas_contended")
 
 
 class _Designs(Mapping):
@@ -60,6 +60,8 @@ def design_of(p) -> str:
         return "fs_table"
     if p.object_queue:
         return "cas_queue"
+    if p.contended:
+        return "cas_contended"
     return "cas"
 
 
