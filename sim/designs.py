@@ -16,9 +16,13 @@ ICEBERG_CLIENT_RETRY = {"policy": "exponential", "base_ms": 100.0, "factor": 2.0
 GOOGLE_JAVA = {"throttle_retry": {"policy": "google_java"}}
 OBJECT_STORE = {"throttle_retry": {"policy": "object_store"}}
 
-# delta-rs's reads and post-commit work (docs/MODEL.md "Delta clients"): kernel DEFAULT_BUFFER_SIZE 1000
+# delta-rs's reads and post-commit work (docs/MODEL.md "Delta clients"): kernel DEFAULT_BUFFER_SIZE 1000; every
+# entry of a snapshot read twice (the kernel's protocol and metadata replay, then the file replay); the
+# `_last_checkpoint` hint; a checkpoint read as 11 ranged GETs (seen for a 100-entry checkpoint); the post-commit
+# snapshot update; with max_retries 0, a moved log fails the attempt at its LIST
 DELTA_RS_LOG = {"snapshot_update": True, "snapshot_max_parallel": 1000, "checkpoint_rebuild": True,
-                "log_cleanup": "every_commit"}
+                "log_cleanup": "every_commit", "snapshot_passes": 2, "last_checkpoint_hint": True,
+                "checkpoint_read_gets": 11, "post_commit_update": True, "fail_fast_without_retries": True}
 
 DESIGNS: dict[str, dict] = {
     # one catalog object in the bucket, every commit replaces it (CAS) after re-reading it right before
@@ -36,8 +40,9 @@ DESIGNS: dict[str, dict] = {
              "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY}, "storage": GOOGLE_JAVA},
     # Delta Lake on an object store as delta-rs runs it: put-if-absent log entries, 15 retries, no sleep,
     # a checkpoint every 100 versions; object_store resends a 429. Every attempt that read new entries updates
-    # its snapshot before the put; the kernel reads a snapshot's files 1000 at a time; after the commit, a
-    # checkpoint is rebuilt from a fresh snapshot and the expired-log cleanup LISTs the log (docs/MODEL.md)
+    # its snapshot before the put; the kernel reads a snapshot's files 1000 at a time, twice; after the commit,
+    # the committer's snapshot is updated to its entry, a checkpoint is rebuilt from a fresh snapshot and the
+    # expired-log cleanup LISTs the log; with no retry, an attempt that finds the log moved fails (docs/MODEL.md)
     "log": {"catalog": {"backend": "storage", "scope": "table"},
             "commit": {"protocol": "log", "max_retries": 15, "checkpoint_interval": 100, **DELTA_RS_LOG},
             "retry": {"table": {"policy": "immediate"}}, "storage": OBJECT_STORE},

@@ -24,6 +24,7 @@ from golden.make import portable
 from test_writers import response_time_law
 
 THROTTLED = str(Path(__file__).resolve().parent / "data" / "throttled.yaml")
+QUEUED_GETS = str(Path(__file__).resolve().parent / "data" / "queued_gets.yaml")
 THROTTLED_DEBT = str(Path(__file__).resolve().parent / "data" / "throttled_debt.yaml")   # refusals take tokens
 THROTTLED_CLIENTS = str(Path(__file__).resolve().parent / "data" / "throttled_clients.yaml")   # a bucket per client
 TRACE = str(Path(__file__).resolve().parent / "data" / "trace.csv")   # a minute of commits (docs/FORMATS.md, "Trace")
@@ -342,6 +343,12 @@ CASES = {
     "log_delta_rs_lanes_pages": merge(CONTENDED, {"design": "log", "commit": {
         "checkpoint_interval": 10, "snapshot_max_parallel": 2, "log_entries_at_start": 2_500}}),
     "log_spark": merge(CONTENDED, {"design": "log-spark", "workload": {"vo_conflict_probability": 0.05}}),
+    # delta-rs with no retry: an attempt whose LIST finds the log moved fails there (no check, no put)
+    "log_no_retries": merge(CONTENDED, {"design": "log", "commit": {"max_retries": 0, "checkpoint_interval": 10}}),
+    # a store that serves GETs one at a time and checks a conditional PUT at its completion (a fitted SeaweedFS), the
+    # client's setup per call
+    "log_store_queue": merge(CONTENDED, {"design": "log", "storage": {"provider": QUEUED_GETS},
+                                         "commit": {"checkpoint_interval": 10, "client_setup_ms": 20}}),
     # commit locks (sim/model/lock.py) with Iceberg on HMS (design hive): each discipline, with timeouts
     # (HMS's unlock of a waiting lock; notify's parked waiters and their timers, stale ones included;
     # re-requests), one global lock, and constant latencies where only the event order decides

@@ -410,6 +410,20 @@ class Commit:
     checkpoint_rebuild: bool = _spec(False, late=True)
     log_cleanup: str = _spec("none", choices=("none", "every_commit", "checkpoint"), late=True)
     log_entries_at_start: int = _spec(0, ge=0, late=True)
+    # delta-rs's kernel reads (docs/MODEL.md "Delta clients"): a snapshot's entries read this many times, pass after
+    # pass (the kernel's protocol and metadata replay, then delta-rs's file replay: 2); the `_last_checkpoint` hint
+    # read before each fresh snapshot's LIST and a HEAD of a new checkpoint before it is written; a checkpoint read as
+    # this many ranged GETs one after another; the committer's snapshot updated to its own entry after the commit;
+    # with max_retries 0, an attempt whose LIST finds the log moved fails there, before any check or put
+    snapshot_passes: int = _spec(1, ge=1, le=4, late=True)
+    last_checkpoint_hint: bool = _spec(False, late=True)
+    checkpoint_read_gets: int = _spec(1, ge=1, le=1000, late=True)
+    post_commit_update: bool = _spec(False, late=True)
+    fail_fast_without_retries: bool = _spec(False, late=True)
+    # the client's own time before a transaction's first request and after its last one, charged before the first
+    # (delta-rs called with a table URI: the table object built afresh, its log store, object store and HTTP
+    # client), a constant
+    client_setup_ms: float = _spec(0.0, ge=0, late=True)
     # Hudi (the log protocol under a lock): TrueTime's sleep under the lock per instant time generated
     # (hoodie.time.generator.max_expected_clock_skew_ms)
     clock_skew_wait_ms: float = _spec(None, ge=0, late=True)

@@ -217,12 +217,17 @@ def _store_reads(cfg: Config) -> dict:
 
 
 def _log(cfg: Config) -> dict:
-    """The log's snapshot update, snapshot-read parallelism and post-commit work (`sim.model.delta`)."""
+    """The log's snapshot update, snapshot reads (parallelism, passes, the checkpoint's GETs, the `_last_checkpoint`
+    hint), post-commit work and a no-retry attempt's early failure (`sim.model.delta`)."""
     c = cfg.commit
     return dict(snapshot_update=c.snapshot_update,
                 snapshot_max_parallel=c.snapshot_max_parallel or cfg.io.max_parallel,
                 checkpoint_rebuild=c.checkpoint_rebuild, log_cleanup=getattr(LogCleanup, c.log_cleanup.upper()),
-                log_entries_at_start=c.log_entries_at_start)
+                log_entries_at_start=c.log_entries_at_start, snapshot_passes=c.snapshot_passes,
+                last_checkpoint_hint=c.last_checkpoint_hint, checkpoint_read_gets=c.checkpoint_read_gets,
+                post_commit_update=c.post_commit_update,
+                fail_fast=c.fail_fast_without_retries and cfg.max_attempts == 1, client_setup_ms=c.client_setup_ms,
+                get_service_ms=profile_of(cfg).get_service_ms or 0.0)
 
 
 def _shape(cfg: Config) -> dict:

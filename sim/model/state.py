@@ -179,6 +179,7 @@ RUN = np.dtype([
     ("wake_last", I),            # ... the first of those woken in this event, the last one: `sim.model.fifo.wake`)
     ("timer", I),                # the slot whose timer to set, `timer_ms` from now (a parked waiter's timeout)
     ("timer_ms", F),
+    ("store_free_ms", F),        # a store that serves GETs one at a time: when it has served those sent so far
 ])
 
 # one history row (`Model.hist`; docs/FORMATS.md "History")
@@ -293,6 +294,13 @@ class Params(NamedTuple):
     checkpoint_rebuild: bool
     log_cleanup: int
     log_entries_at_start: int
+    snapshot_passes: int         # delta-rs: a snapshot's entries read this many times, pass after pass
+    last_checkpoint_hint: bool   # ... `_last_checkpoint` GET before a fresh snapshot's LIST; a new checkpoint's HEAD
+    checkpoint_read_gets: int    # ... a checkpoint read as this many ranged GETs, one after another
+    post_commit_update: bool     # ... the committer's snapshot updated to its entry (a LIST, its entry's passes)
+    fail_fast: bool              # ... max_retries 0: an attempt whose LIST finds the log moved fails there
+    client_setup_ms: float       # the client's own time before a transaction's first request and after its last
+    get_service_ms: float        # the store's own time per GET, serving them one at a time (0: no queue)
     # locks (sim/model/lock.py)
     lock: bool                   # commits take a lock (lock.variant)
     lock_per_table: bool         # ... one per table (else one for every table)
