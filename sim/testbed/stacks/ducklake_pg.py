@@ -45,6 +45,7 @@ def connect(env: dict, writer: int):
     data = Path(env["workdir"]) / "ducklake-data"
     con.execute(f"ATTACH 'ducklake:postgres:dbname={database(env)} host={host} port={port} user={pg['user']}{pw}' "
                 f"AS lake (DATA_PATH '{data}/')")
+    con.execute("SET threads = 1")    # DuckDB's other threads spin while a query waits on the network: CPU, no work
     if not env["retries"]:
         con.execute("SET ducklake_max_retry_count = 0")
     return con
