@@ -10,9 +10,9 @@ by wrapping the catalog's method in the writer's process.
 from __future__ import annotations
 
 from ..servers import ServerError
-from ..writers import CommitOutcome, now_ms
 from . import address, payload
-from .common import NAMESPACE, failed, keys_of, s3_url, warm
+from .common import NAMESPACE, s3_url, warm
+from .pyiceberg_writer import PyIcebergWriter, verify_tables
 from .iceberg_sql import table_properties
 
 
@@ -51,49 +51,12 @@ def setup(env: dict, tables: list[str]) -> None:
     warm(env, bucket(env), f"{NAMESPACE}/{tables[0]}/data/")    # (a table bucket takes writes under a table only)
 
 
-class Writer:
-    def __init__(self, env: dict, writer: int):
-        self.env, self.writer = env, writer
-        self.catalog = cat = catalog(env, writer)
-        commit_table = cat.commit_table
-        self.calls: list[float] = []
-
-        def counted(*args, **kwargs):     # one call an attempt: one POST
-            self.calls.append(now_ms())
-            return commit_table(*args, **kwargs)
-        cat.commit_table = counted
-        for t in env["tables"]:
-            cat.load_table(f"{NAMESPACE}.{t}")
-
-    def payload(self, k: int):
-        return payload(self.env, self.writer, k)
-
-    def commit(self, table: str, data) -> CommitOutcome:
-        from pyiceberg.exceptions import CommitFailedException
-        self.calls = []
-        tbl = self.catalog.load_table(f"{NAMESPACE}.{table}")
-        try:
-            tbl.append(data)
-        except CommitFailedException as exc:
-            return failed("retries_exhausted", exc, len(self.calls), self.calls[0] if self.calls else None)
-        return CommitOutcome(True, attempts=len(self.calls), commit_start_ms=self.calls[0] if self.calls else None)
-
-    def close(self) -> None:
-        pass
-
-
-def open_writer(env: dict, writer: int) -> Writer:
-    return Writer(env, writer)
+def open_writer(env: dict, writer: int) -> PyIcebergWriter:
+    return PyIcebergWriter(env, writer, catalog(env, writer))
 
 
 def verify(env: dict, tables: list[str]) -> dict:
-    cat = catalog(env, -1)
-    out = {}
-    for t in tables:
-        tbl = cat.load_table(f"{NAMESPACE}.{t}")
-        rows = tbl.scan(selected_fields=("writer", "k")).to_arrow()
-        out[t] = {"versions": len(tbl.metadata.snapshots), "keys": keys_of(rows)}
-    return out
+    return verify_tables(catalog(env, -1), tables)
 
 
 # ------------------------------------------------------------------------------------- the model of the stack

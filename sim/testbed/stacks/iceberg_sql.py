@@ -8,9 +8,9 @@ wrapping the catalog's method in the writer's process.
 """
 from __future__ import annotations
 
-from ..writers import CommitOutcome, now_ms
 from . import address, payload
-from .common import NAMESPACE, ensure_bucket, failed, keys_of, s3_url
+from .common import NAMESPACE, ensure_bucket, s3_url
+from .pyiceberg_writer import PyIcebergWriter, verify_tables
 
 SERVERS = ("pg", "s3")
 BUCKET = "warehouse"
@@ -47,54 +47,12 @@ def setup(env: dict, tables: list[str]) -> None:
     cat.engine.dispose()
 
 
-class Writer:
-    def __init__(self, env: dict, writer: int):
-        self.env, self.writer = env, writer
-        self.catalog = cat = catalog(env, writer)
-        commit_table = cat.commit_table
-        self.calls: list[float] = []
-
-        def counted(*args, **kwargs):     # one call an attempt: each ends in its UPDATE or a failed check
-            self.calls.append(now_ms())
-            return commit_table(*args, **kwargs)
-        cat.commit_table = counted
-        for t in env["tables"]:           # warm the connection pools (a job's first connect is not a commit's)
-            cat.load_table(f"{NAMESPACE}.{t}")
-
-    def payload(self, k: int):
-        return payload(self.env, self.writer, k)
-
-    def commit(self, table: str, data) -> CommitOutcome:
-        from pyiceberg.exceptions import CommitFailedException
-        self.calls = []
-        tbl = self.catalog.load_table(f"{NAMESPACE}.{table}")
-        try:
-            tbl.append(data)
-        except CommitFailedException as exc:
-            return failed("retries_exhausted", exc, len(self.calls), self._first())
-        return CommitOutcome(True, attempts=len(self.calls), commit_start_ms=self._first())
-
-    def _first(self):
-        return self.calls[0] if self.calls else None
-
-    def close(self) -> None:
-        self.catalog.engine.dispose()
-
-
-def open_writer(env: dict, writer: int) -> Writer:
-    return Writer(env, writer)
+def open_writer(env: dict, writer: int) -> PyIcebergWriter:
+    return PyIcebergWriter(env, writer, catalog(env, writer))
 
 
 def verify(env: dict, tables: list[str]) -> dict:
-    """Per table: its snapshots and the rows of each (writer, k) read back from its data files."""
-    cat = catalog(env, -1)
-    out = {}
-    for t in tables:
-        tbl = cat.load_table(f"{NAMESPACE}.{t}")
-        rows = tbl.scan(selected_fields=("writer", "k")).to_arrow()
-        out[t] = {"versions": len(tbl.metadata.snapshots), "keys": keys_of(rows)}
-    cat.engine.dispose()
-    return out
+    return verify_tables(catalog(env, -1), tables)
 
 
 # ------------------------------------------------------------------------------------- the model of the stack
