@@ -52,6 +52,8 @@ its last point): early_window_busy and one more mechanism, `q` and the mechanism
 - ewb_loser_slow_requests: ewb_slow_requests, and a 412 answered 470 ms late (the benchmark's ~0.5 s failures:
   Premium's failure p75 511 ms at 2 and 4 threads, less the ~40 ms to the write's answer; not fitted), and
   ewb_fast_loser_slow_requests: that and ewb_fast_empty's HEAD;
+- ewb_fast_loser: the failures' two classes read off the benchmark's 2- and 4-writer cells, a HEAD that reads the
+  blob empty answered in ~8 ms (ewb_fast_empty's) and a 412 answered 470 ms late, and no other (`q` only);
 - ewb_half_s_resends: early_window_busy whose 5xx is resent after 0.5, 1, 2 s (a schedule read off the benchmark's
   failed operations, p75 ~0.51 s, p95 ~1.05 s, p99 3.52 s at every count: 0.5 + 1 + 2; no client read here has it)
   instead of RequestRetryOptions' 4, 12, 28 s (`q` only).
@@ -100,6 +102,7 @@ for _cand, _ds in (("ewb_slow_writes", (0.5, 1.0, 2.0, 4.0)), ("ewb_slow_request
                    ("ewb_loser_slow_requests", SLOW_MS), ("ewb_fast_loser_slow_requests", SLOW_MS)):
     CANDIDATES["azure"][_cand] = tuple((q, d) for q in QS for d in _ds)
 CANDIDATES["azure"]["ewb_half_s_resends"] = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6)
+CANDIDATES["azure"]["ewb_fast_loser"] = QS
 HALF_S_SLEEPS_MS = (500.0, 1000.0, 2000.0)   # read off the failures' quantiles: ~0.5, ~1, 3.5 s (0.5 + 1 + 2)
 CANDIDATES["azurex"] = dict(CANDIDATES["azure"])
 BUSY = ("busy", "window_busy", "early_window_busy", "window_busy_head")
@@ -235,7 +238,7 @@ class Loop:
             answer += self.par
         if not good and self.cand == "ewb_loser_late":
             answer += self.d
-        if not good and "loser_slow" in self.cand:
+        if not good and ("loser_slow" in self.cand or self.cand == "ewb_fast_loser"):
             answer += LOSER_LATE_MS
         self._end(answer, i, good)
 
