@@ -48,11 +48,12 @@ class Grid:
         return Delay(fixed_ms, self.jitter * fixed_ms, self.jitter_sigma if self.jitter > 0 else 0.0)
 
     def cells(self):
-        for stack in self.stacks:
-            for d in self.delays_ms:
-                for retries in self.retries:
-                    for n in self.writers:
-                        for rep in range(self.reps):
+        """Repetition by repetition, so that a campaign cut short still holds whole grids."""
+        for rep in range(self.reps):
+            for stack in self.stacks:
+                for d in self.delays_ms:
+                    for retries in self.retries:
+                        for n in self.writers:
                             yield CellSpec(stack, n, self.commits, self.delay(d), retries, self.tables,
                                            self.zipf_alpha, self.payload_bytes, self.rows_per_commit, self.seed, rep)
 
