@@ -16,9 +16,13 @@ ICEBERG_CLIENT_RETRY = {"policy": "exponential", "base_ms": 100.0, "factor": 2.0
 GOOGLE_JAVA = {"throttle_retry": {"policy": "google_java"}}
 OBJECT_STORE = {"throttle_retry": {"policy": "object_store"}}
 
-# delta-rs's reads and post-commit work (docs/MODEL.md "Delta clients"): kernel DEFAULT_BUFFER_SIZE 1000
+# delta-rs's reads and post-commit work (docs/MODEL.md "Delta clients"): kernel DEFAULT_BUFFER_SIZE 1000; every
+# entry of a snapshot read twice (the kernel's protocol and metadata replay, then the file replay); the
+# `_last_checkpoint` hint; a checkpoint read as 11 ranged GETs (seen for a 100-entry checkpoint); the post-commit
+# snapshot update; with max_retries 0, a moved log fails the attempt at its LIST
 DELTA_RS_LOG = {"snapshot_update": True, "snapshot_max_parallel": 1000, "checkpoint_rebuild": True,
-                "log_cleanup": "every_commit"}
+                "log_cleanup": "every_commit", "snapshot_passes": 2, "last_checkpoint_hint": True,
+                "checkpoint_read_gets": 11, "post_commit_update": True, "fail_fast_without_retries": True}
 
 DESIGNS: dict[str, dict] = {
     # one catalog object in the bucket, every commit replaces it (CAS) after re-reading it right before
@@ -36,8 +40,9 @@ DESIGNS: dict[str, dict] = {
              "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY}, "storage": GOOGLE_JAVA},
     # Delta Lake on an object store as delta-rs runs it: put-if-absent log entries, 15 retries, no sleep,
     # a checkpoint every 100 versions; object_store resends a 429. Every attempt that read new entries updates
-    # its snapshot before the put; the kernel reads a snapshot's files 1000 at a time; after the commit, a
-    # checkpoint is rebuilt from a fresh snapshot and the expired-log cleanup LISTs the log (docs/MODEL.md)
+    # its snapshot before the put; the kernel reads a snapshot's files 1000 at a time, twice; after the commit,
+    # the committer's snapshot is updated to its entry, a checkpoint is rebuilt from a fresh snapshot and the
+    # expired-log cleanup LISTs the log; with no retry, an attempt that finds the log moved fails (docs/MODEL.md)
     "log": {"catalog": {"backend": "storage", "scope": "table"},
             "commit": {"protocol": "log", "max_retries": 15, "checkpoint_interval": 100, **DELTA_RS_LOG},
             "retry": {"table": {"policy": "immediate"}}, "storage": OBJECT_STORE},
@@ -55,6 +60,14 @@ DESIGNS: dict[str, dict] = {
                         "commit": {"protocol": "rewrite", "max_retries": 4},
                         "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY},
                         "storage": GOOGLE_JAVA},
+    # PyIceberg's SqlCatalog (apache/iceberg-python, pyiceberg/catalog/sql.py; docs/MODEL.md, "PyIceberg's commit"):
+    # the service pointer as PyIceberg runs it: its load reads the row and then metadata.json, commit_table loads the
+    # table again and checks the requirement itself, creates metadata.json and swaps the row (UPDATE ... WHERE
+    # metadata_location = loaded); PyIceberg's retry (commit.retry.num-retries 4, Iceberg's backoff)
+    "pyiceberg-sql": {"catalog": {"backend": "service", "scope": "table"},
+                      "commit": {"protocol": "rewrite", "client": "pyiceberg", "reread_before_cas": True,
+                                 "max_retries": 4},
+                      "retry": {"catalog": ICEBERG_CLIENT_RETRY, "table": ICEBERG_CLIENT_RETRY}},
     # fs-table: Iceberg file-system tables (Hadoop tables' reads, iceberg-rust's FileCatalog commit): a commit
     # creates v{N+1}.metadata.json if absent, then writes the version hint best effort; Iceberg's client retry;
     # object_store (iceberg-rust's storage client) resends a 429
@@ -133,6 +146,18 @@ DESIGNS["ducklake-postgres"] = {
                 "round_trips": {"base": {"count": 6, "effect": 2}, "conflict": {"count": 0},
                                 "retry": {"count": 7, "effect": 2}, "commit": {"count": 2, "effect": 1, "visible": 2}}}}
 
+# pyiceberg-postgres: PyIceberg's SqlCatalog on PostgreSQL (SQLAlchemy over psycopg2; docs/MODEL.md, "PyIceberg's
+# commit"): every SQLAlchemy session is its round trips, each statement one (simple-query protocol): a load is BEGIN,
+# SELECT (its effect), ROLLBACK (the base, the refresh after the sleep, commit_table's own load); the swap is BEGIN,
+# UPDATE ... WHERE metadata_location = old (its check, the row locked), COMMIT (visible), a loser's last its
+# ROLLBACK; no read after a failed attempt. catalog.latency is then one round trip
+PG_LOAD = {"count": 3, "effect": 2}
+DESIGNS["pyiceberg-postgres"] = {
+    **DESIGNS["pyiceberg-sql"],
+    "catalog": {**DESIGNS["pyiceberg-sql"]["catalog"], "round_trips": {
+        "base": PG_LOAD, "retry": PG_LOAD, "reread": PG_LOAD, "conflict": {"count": 0},
+        "commit": {"count": 3, "effect": 2, "visible": 3}}}}
+
 # what real system each design is, one line each: the designs table of docs/reference.md and docs/MODEL.md is
 # rendered from these and DESIGNS (`markdown`, `python -m sim.docgen`)
 ABOUT = {
@@ -146,6 +171,12 @@ ABOUT = {
     "service-pointer": "a service that CASes the metadata location the Iceberg client wrote: Glue "
                        "UpdateTable(VersionId), the JDBC catalog, S3 Tables; needs `catalog.latency_ms` or "
                        "`catalog.latency`",
+    "pyiceberg-sql": "PyIceberg's SqlCatalog: the client loads the row and metadata.json, checks its requirement in "
+                     "commit_table, writes metadata.json and swaps the row; needs `catalog.latency_ms` or "
+                     "`catalog.latency` (the database's)",
+    "pyiceberg-postgres": "PyIceberg's SqlCatalog on PostgreSQL: `pyiceberg-sql` with each load and the swap its "
+                          "round trips (BEGIN, the statement, ROLLBACK or COMMIT), the row held from the UPDATE to "
+                          "its COMMIT; needs `catalog.latency_ms` or `catalog.latency` (a round trip's)",
     "fs-table": "Iceberg file-system tables (Hadoop tables, iceberg-rust's FileCatalog): v{N+1}.metadata.json "
                 "created if absent, then the version hint",
     "log": "Delta Lake on an object store as delta-rs commits: put-if-absent log entries",

@@ -133,6 +133,15 @@ class LatencyModel:
     put_timeline: LogNormal       # Hudi: a timeline instant, heartbeat or metadata-table file (the PUT's base latency)
     log_store: LogNormal          # Delta's DynamoDB log store: a DynamoDB round trip (its conditional PutItem is
                                   # catalog_cas)
+    list: LogNormal               # a LIST request (the profile's own, else a GET): PyArrow's check of a name
+    server_load: LogNormal        # a REST server with local steps (`catalog.server.load_latency`): its own time per
+    server_commit: LogNormal      # load, and per commit from its check to its CAS (`commit_latency`)
+    client_work: LogNormal        # the client's own time per attempt: its factor, median 1 (`commit.client_work.sigma`)
+
+
+def _spec(latency) -> LogNormal:
+    """`spec` of a latency a config may leave out (a REST server's local steps): none given, 0."""
+    return LogNormal(0.0, 0.0) if latency is None else spec(latency)
 
 
 def spec(latency) -> LogNormal:
@@ -182,4 +191,7 @@ def latency_model(cfg) -> LatencyModel:
         put_table_metadata=put(cfg.io.table_metadata_bytes),
         catalog_read=read, catalog_cas=cas, put_checkpoint=put(cfg.commit.checkpoint_bytes or 0),
         put_version_hint=put(0), put_last_checkpoint=put(LAST_CHECKPOINT_BYTES), lock=lock, lock_write=lock_write,
-        delete=delete, put_timeline=put(0), log_store=store)
+        delete=delete, put_timeline=put(0), log_store=store,
+        list=get if prof.list_median_ms is None else request(prof.list_median_ms, prof.list_sigma, prof.list_fixed_ms),
+        server_load=_spec(cat.server.load_latency), server_commit=_spec(cat.server.commit_latency),
+        client_work=LogNormal(1.0, cfg.commit.client_work.sigma))

@@ -84,6 +84,9 @@ class Profile:
     # optional: the store serves conditional writes to one object one at a time, each for its whole latency, in
     # order of arrival (a what-if: no shipped profile has it; docs/MODEL.md, "Concurrent writes to one object")
     cas_one_at_a_time: bool | None = None
+    # optional: the store's own time per GET, serving GETs one at a time (a self-hosted store on a small machine:
+    # SeaweedFS behind its proxy): a GET of a batch waits for those ahead of it (`sim.model.io.store_wait_ms`)
+    get_service_ms: float | None = None
     # optional: how the store creates a name if absent (docs/model/storage-providers.md, "File systems"): None, an
     # object store's conditional PUT (If-None-Match); "rename": a file system's rename that fails if the target
     # exists (HDFS, HopsFS: the client checks exists(), writes a temp file and renames it); "link": a POSIX hard
@@ -195,12 +198,17 @@ SHAPE = {
     # optional: a per-object mutation limit; a measured set may give its own
     **_LIMIT,
     "cas_one_at_a_time": Field(bool),
+    # optional, in a file of one set of figures (no `measured` section): its store checks a conditional write at
+    # its completion (a fitted store's: SeaweedFS's, the first conditional PUT to finish wins), and serves GETs one
+    # at a time, this long each
+    "cas_checked_at_completion": Field(bool), "get_service_ms": Field(float, gt=0),
     # optional: the measured set, with a HEAD of its own and the loop it was fitted to
     # and, optionally, where its store checks a conditional write and a per-object limit of its own (the
     # provider's otherwise)
     "measured": Field({"description": Field(str, required=True), "loop": Field(LOOP),
                        "head": Field(_lognormal(_MEDIAN), required=True), **_REQUESTS,
                        "cas_checked_at_completion": Field(bool), "version_from_head": Field(bool),
+                       "get_service_ms": Field(float, gt=0),
                        "cas_one_at_a_time": Field(bool), "upload_requests": Field(int, ge=2), **_LIMIT,
                        "concurrency_fit": Field(CONCURRENCY_FIT)}),
 }
@@ -256,7 +264,7 @@ def _profile(name: str, description: str, d: dict, limit: dict) -> Profile:
         cas_fixed_ms=d["cas"].get("fixed_ms"), list_fixed_ms=lst.get("fixed_ms"), head_fixed_ms=head.get("fixed_ms"),
         cas_checked_at_completion=d.get("cas_checked_at_completion") or None,
         version_from_head=d.get("version_from_head") or None,
-        cas_one_at_a_time=d.get("cas_one_at_a_time") or None,
+        cas_one_at_a_time=d.get("cas_one_at_a_time") or None, get_service_ms=d.get("get_service_ms"),
         create_if_absent=None if d.get("create_if_absent", "put") == "put" else d["create_if_absent"],
         replace_if_match=None if d.get("replace_if_match", True) else False,
         upload_requests=d.get("upload_requests"), **limit)
@@ -297,6 +305,9 @@ def _load_file(path: str, mtime_ns: int) -> ProviderFile:
     measured = d.get("measured")
     if measured is None:        # one set of figures (a user's own file): it answers either set
         return ProviderFile({"seed": seed, "measured": seed}, None)
+    for key in ("cas_checked_at_completion", "get_service_ms"):   # the seed set has no store mechanism
+        if key in d:
+            raise _error(f"{where}.{key}", f"in a file with a measured set, give it there (measured.{key})")
     mine = _queue_checked(_profile(d["name"], measured["description"], measured,
                                    _limit(measured, f"{where}.measured", limit)), f"{where}.measured")
     fit = measured.get("concurrency_fit")

@@ -77,7 +77,8 @@ SOURCES = (
     RandomSource("log_store", "LOG_STORE", 20, "latency.log_store", lambda p, n: 3 * n if p.log_store else 0),
     # the microbenchmark's HEAD, under a profile with a HEAD of its own (else the HEAD is a `get` draw); a file
     # system's exists() checks
-    RandomSource("head", "HEAD", 21, "latency.head", lambda p, n: 4 * n if p.file_system else n if p.own_head else 0),
+    RandomSource("head", "HEAD", 21, "latency.head",
+                 lambda p, n: 4 * n if p.file_system or p.pyiceberg else n if p.own_head else 0),
     # a long read's one draw (`sim.long_reads`): the uniform that picks its quantile; drawn once a run has one
     RandomSource("long_read", "LONG", 22, "uniform", lambda p, n: 0),
     # operations (`workload.operations`): the partitions each arrival touches, drawn by the arrivals
@@ -95,6 +96,14 @@ SOURCES = (
     # concurrent writes to one object (`sim.model.contention`): whether a write that met another in flight is
     # answered 5xx (a busy store: Azure), one a write that met one
     RandomSource("busy", "BUSY", 26, "uniform", lambda p, n: n if p.busy_share > 0.0 else 0),
+    # PyIceberg's client (`commit.client: pyiceberg`): PyArrow's LIST of a name before it creates metadata.json
+    RandomSource("list", "LIST", 27, "latency.list", lambda p, n: n if p.pyiceberg and not p.server else 0),
+    # a REST server with local steps (SeaweedFS's): its own time per load, and per commit up to its CAS
+    RandomSource("server_load", "SRV_LOAD", 28, "latency.server_load", lambda p, n: 3 * n if p.server_local else 0),
+    RandomSource("server_commit", "SRV_COMMIT", 29, "latency.server_commit",
+                 lambda p, n: n if p.server_local else 0),
+    # the client's own time per attempt (`commit.client_work`): a lognormal factor of median 1 on its line
+    RandomSource("client_work", "WORK", 30, "latency.client_work", lambda p, n: 2 * n),
 )
 
 

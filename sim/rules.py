@@ -84,7 +84,9 @@ def checker_rules(cfg: Config, profile: Profile | None) -> dict:
                              "partial": cfg.maintenance.compaction.partial_progress,
                              "mor": cfg.maintenance.compaction.action == "compaction"}
                             if operations_on(cfg) else None),
-             "multi_table": multi, "table_by_table": multi and catalog.server.variant == "reference"}
+             "multi_table": multi, "table_by_table": multi and catalog.server.variant == "reference",
+             "moved_fails": (commit.protocol == "log" and commit.fail_fast_without_retries
+                             and cfg.max_attempts == 1)}
     reads = store_read_limit(cfg)
     if reads is not None:
         rules["read_rate_per_s"], rules["read_burst"] = reads

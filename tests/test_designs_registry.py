@@ -12,23 +12,25 @@ import pytest
 from sim import designs as named
 from sim.config import from_dict
 from sim.model import (capacity, delta, faults, fifo, growth, iceberg, jobs, lock, log_store, multi_table,
-                       operations, round_trips)
+                       operations, pyiceberg, round_trips)
 from sim.model.designs import DESIGNS, design_of_config
 from sim.model.state import PC, TX, Params, Src
 
 MECHANISMS = {"iceberg": iceberg, "delta": delta, "lock": lock, "log_store": log_store, "capacity": capacity,
               "fifo": fifo, "operations": operations, "jobs": jobs, "growth": growth, "faults": faults,
-              "multi_table": multi_table, "round_trips": round_trips}
+              "multi_table": multi_table, "pyiceberg": pyiceberg, "round_trips": round_trips}
 CORE = {"INIT", "DONE"}   # every transaction's start and end (sim/model/transaction.py)
 # MODEL.md's table: the model design each named design runs
 NAMED = {"file": "cas", "service-pointer": "cas", "rest": "rest", "rest-lakekeeper": "rest", "fs-table": "fs_table",
          "log": "log", "log-spark": "log", "delta-dynamodb": "delta_dynamodb", "hive": "hive", "hudi": "hudi",
-         "ducklake": "cas", "ducklake-postgres": "cas_db"}
+         "ducklake": "cas", "pyiceberg-sql": "cas", "ducklake-postgres": "cas_db",
+         "pyiceberg-postgres": "cas_db"}
 # the latency a named design needs stated (its service's round trip has no public figure)
 STATED = {"rest": {"catalog": {"latency_ms": 10}}, "rest-lakekeeper": {"catalog": {"latency_ms": 10}},
           "service-pointer": {"catalog": {"latency_ms": 10}}, "hive": {"catalog": {"latency_ms": 10}},
           "hudi": {"lock": {"latency_ms": 10}}, "delta-dynamodb": {"log_store": {"latency_ms": 10}},
-          "ducklake": {"catalog": {"latency_ms": 10}}, "ducklake-postgres": {"catalog": {"latency_ms": 10}}}
+          "ducklake": {"catalog": {"latency_ms": 10}}, "pyiceberg-sql": {"catalog": {"latency_ms": 10}},
+          "ducklake-postgres": {"catalog": {"latency_ms": 10}}, "pyiceberg-postgres": {"catalog": {"latency_ms": 10}}}
 
 
 def _owners(kind: str) -> dict[str, list[str]]:

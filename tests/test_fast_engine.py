@@ -24,6 +24,7 @@ from golden.make import portable
 from test_writers import response_time_law
 
 THROTTLED = str(Path(__file__).resolve().parent / "data" / "throttled.yaml")
+QUEUED_GETS = str(Path(__file__).resolve().parent / "data" / "queued_gets.yaml")
 THROTTLED_DEBT = str(Path(__file__).resolve().parent / "data" / "throttled_debt.yaml")   # refusals take tokens
 THROTTLED_CLIENTS = str(Path(__file__).resolve().parent / "data" / "throttled_clients.yaml")   # a bucket per client
 TRACE = str(Path(__file__).resolve().parent / "data" / "trace.csv")   # a minute of commits (docs/FORMATS.md, "Trace")
@@ -139,6 +140,13 @@ def _writers(writers: dict, over: dict) -> dict:
                                                                             "min_ms": 0}}}), over)
 
 
+PYICEBERG_SQL = {"design": "pyiceberg-sql", "catalog": {"latency": {"median_ms": 8, "sigma": 0.5, "fixed_ms": 10}},
+                 "commit": {"client_work": {"base_ms": 30, "per_version_ms": 0.5, "commit_share": 0.3}}}
+PYICEBERG_REST = {"design": "rest", "commit": {"client": "pyiceberg", "client_work": {"base_ms": 30,
+                                                                                     "per_version_ms": 0.5}},
+                  "catalog": {"latency": {"median_ms": 5, "sigma": 0.5, "fixed_ms": 10}, "server": {
+                      "variant": "seaweedfs", "load_latency": {"median_ms": 3, "sigma": 0.5},
+                      "commit_latency": {"median_ms": 10, "sigma": 0.5}}}}
 HMS3 = merge(BASE, {"workload": {"inter_arrival": {"mean_ms": 60}, "num_tables": 2, "fast_append_ratio": 0.7}})
 CASES = {
     "default": {},
@@ -335,6 +343,12 @@ CASES = {
     "log_delta_rs_lanes_pages": merge(CONTENDED, {"design": "log", "commit": {
         "checkpoint_interval": 10, "snapshot_max_parallel": 2, "log_entries_at_start": 2_500}}),
     "log_spark": merge(CONTENDED, {"design": "log-spark", "workload": {"vo_conflict_probability": 0.05}}),
+    # delta-rs with no retry: an attempt whose LIST finds the log moved fails there (no check, no put)
+    "log_no_retries": merge(CONTENDED, {"design": "log", "commit": {"max_retries": 0, "checkpoint_interval": 10}}),
+    # a store that serves GETs one at a time and checks a conditional PUT at its completion (a fitted SeaweedFS), the
+    # client's setup per call
+    "log_store_queue": merge(CONTENDED, {"design": "log", "storage": {"provider": QUEUED_GETS},
+                                         "commit": {"checkpoint_interval": 10, "client_setup_ms": 20}}),
     # commit locks (sim/model/lock.py) with Iceberg on HMS (design hive): each discipline, with timeouts
     # (HMS's unlock of a waiting lock; notify's parked waiters and their timers, stale ones included;
     # re-requests), one global lock, and constant latencies where only the event order decides
@@ -404,6 +418,23 @@ CASES = {
     # ... its read capacity binding first: throttled Queries and GetItems, resent and given up
     "delta_dynamodb_reads": merge(CONTENDED, {"design": "delta-dynamodb", "log_store": {
         "latency_ms": 5, "write_capacity_per_s": 100, "read_capacity_per_s": 3, "burst_s": 1}}),
+    # PyIceberg's client (sim/model/pyiceberg.py): SqlCatalog (its load in commit_table, the client's work growing with
+    # the table, cleanup after a success and after a final failure), on SeaweedFS's REST server (local steps, its
+    # linear retry sleep); Iceberg's Java client on that server; constant latencies where only the event order decides
+    "writers_pyiceberg_sql": _writers({"count": 6, "commits": 12}, PYICEBERG_SQL),
+    "writers_pyiceberg_sql_no_retry": _writers({"count": 4, "commits": 10},
+                                               merge(PYICEBERG_SQL, {"commit": {"max_retries": 0}})),
+    "writers_pyiceberg_postgres": _writers({"count": 6, "commits": 12}, merge(PYICEBERG_SQL, {
+        "design": "pyiceberg-postgres", "catalog": {"latency": {"median_ms": 3, "sigma": 0.5, "fixed_ms": 4}}})),
+    "writers_pyiceberg_seaweedfs": _writers({"count": 6, "commits": 12}, PYICEBERG_REST),
+    "writers_ties_pyiceberg_seaweedfs": _writers({"count": 4, "commits": 10}, {
+        "design": "rest", "commit": {"client": "pyiceberg"}, "storage": {"provider": "instant"},
+        "workload": {"runtime": {"median_ms": 10, "sigma": 0, "min_ms": 0}},
+        "catalog": {"latency_ms": 2, "server": {"variant": "seaweedfs", "load_latency": {"median_ms": 1, "sigma": 0},
+                                                "commit_latency": {"median_ms": 3, "sigma": 0}}}}),
+    "rest_seaweedfs_java": merge(CONTENDED, {"design": "rest", "catalog": {"latency_ms": 6, "server": {
+        "variant": "seaweedfs", "load_latency": {"median_ms": 2, "sigma": 0.4},
+        "commit_latency": {"median_ms": 8, "sigma": 0.4, "fixed_ms": 1}}}}),
     # HMS's NEXT_LOCK_ID row: many tables' lock() calls queue for it (a long hold, ties at constant latencies)
     "hive_next_lock_id": merge(CONTENDED, {"design": "hive", "catalog": {"latency_ms": 20},
                                            "lock": {"next_lock_id_share": 0.45},
@@ -550,7 +581,10 @@ def _rules(c) -> dict:
                                   "hive_global_lock", "hive_ties_zookeeper", "writers_hive_zookeeper", "hudi",
                                   "hudi_timeouts", "hudi_dynamodb", "writers_hudi", "delta_dynamodb",
                                   "delta_dynamodb_light", "writers_delta_dynamodb", "hudi_storage_lock_throttled",
-                                  "hudi_storage_lock_s3", "trace", "trace_scaled_rest"])
+                                  "hudi_storage_lock_s3", "trace", "trace_scaled_rest", "writers_pyiceberg_sql",
+                                  "writers_pyiceberg_sql_no_retry", "writers_pyiceberg_seaweedfs",
+                                  "writers_pyiceberg_postgres",
+                                  "writers_ties_pyiceberg_seaweedfs", "rest_seaweedfs_java"])
 def test_fast_history_passes_checker(name):
     c = from_dict(merge(BASE, CASES[name]))
     fast = FastEngine(c, record_history=True).run()

@@ -73,6 +73,32 @@ def test_s3_the_write_that_finishes_first_wins_whoever_started_first(tmp_path, e
     assert rec["end_ms"].tolist() == pytest.approx([106.0, 86.0])
 
 
+def test_a_one_set_file_says_its_store_checks_at_completion(tmp_path):
+    """A file of one set of figures (a fitted store's: SeaweedFS's conditional PUT, the first to finish wins) gives
+    `cas_checked_at_completion` at the top: its conditional writes take effect at their completion under either
+    set; in a file with a measured set the key belongs there."""
+    from sim.providers import ProviderError, load_provider
+    prov = tmp_path / "one.yaml"
+    prov.write_text("name: one\ndescription: fitted\nmin_latency_ms: 0.001\nget: {median_ms: 5, sigma: 0.01}\n"
+                    "put: {base_ms: 5, ms_per_mib: 0, sigma: 0.01}\ncas: {median_ms: 20, sigma: 0.01}\n"
+                    "cas_checked_at_completion: true\n")
+    for profile_set in ("measured", "seed"):
+        data = {"design": "log", "storage": {"provider": str(prov), "profile_set": profile_set}}
+        p, _ = params_of(from_dict(data), False)
+        assert (p.cf, p.cg) == (1.0, 0.0)
+    _two_writers(tmp_path, "measured")                  # writes checked.yaml, a file with a measured set
+    two = tmp_path / "checked.yaml"
+    two.write_text(two.read_text() + "cas_checked_at_completion: true\n")
+    with pytest.raises(ProviderError, match="checked.yaml.cas_checked_at_completion: in a file with a measured set"):
+        load_provider(str(two), "measured")
+    prov.write_text(prov.read_text() + "get_service_ms: 3.5\n")
+    assert load_provider(str(prov), "seed").get_service_ms == 3.5
+    three = tmp_path / "three.yaml"
+    three.write_text(two.read_text().removesuffix("cas_checked_at_completion: true\n") + "get_service_ms: 2\n")
+    with pytest.raises(ProviderError, match="three.yaml.get_service_ms: in a file with a measured set"):
+        load_provider(str(three), "measured")
+
+
 def _head_or_get(tmp_path, from_head: bool, engine: str):
     """Two writers, one op each, every latency fixed, checked at completion: writer 0's HEAD 1 ms, GET 5 ms, PUT
     20 ms (it commits at 26 ms); writer 1's HEAD 20 ms (its midpoint 10 ms), GET 20 ms (midpoint 30 ms), PUT 5 ms."""

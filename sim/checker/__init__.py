@@ -54,6 +54,9 @@ Catalog designs (docs/MODEL.md, "Named designs"), chosen by the keyword argument
 - `reread_before_cas=True` (scope global, rewrite): a read right after a prepare is the attempt's re-read;
   if it sees the table moved since that prepare, the attempt failed there, without a CAS (invariant 3 counts
   it as an attempt).
+- `moved_fails=True` (protocol log; delta-rs with `commit.max_retries: 0`): a read after the base read that sees
+  the log moved since the transaction's last prepare (or its base read) failed the attempt there, without a check
+  or a CAS (invariant 3 counts it as an attempt), and the transaction ends `retries_exhausted`.
 - `log_store=True` (Delta's DynamoDB log store, protocol log): the limit of invariant 6 is the store's
   table's write capacity, one bucket for every table; `store_write` rows (an entry's completion write,
   after its commit: allowed after its transaction's end) take from it too, `ok` if they found capacity;

@@ -39,10 +39,11 @@ class Catalog:
     never resynchronised to the record, so an error shows where it first happens."""
 
     def __init__(self, ledger: Ledger, design: Design, reread: bool, tokens: Tokens, locks: Locks,
-                 conflicts: Conflicts):
+                 conflicts: Conflicts, moved_fails: bool = False):
         self.ledger, self.tokens, self.locks, self.conflicts = ledger, tokens, locks, conflicts
         self.flag = ledger.flag
         self.per_table, self.log, self.reread = design.per_table, design.log, reread
+        self.moved_fails = moved_fails
         self.multi_table, self.table_by_table = design.multi_table, design.table_by_table
         self.seq = 0                                   # successful CASes so far: the global seq
         self.v: dict[int, int] = {}                    # replayed version per table
@@ -82,6 +83,10 @@ class Catalog:
         if self.reread and x.after_prepare and r_v != x.prepare_base:
             # the re-read saw the table moved: the attempt failed before its CAS
             self.ledger.count_attempt(e, x, "attempt {n} (failed at its re-read)")
+        if self.moved_fails and x.base_read_version is not None and r_v != x.prepare_base:
+            # an attempt's LIST saw the log moved with no retry left: it failed there, before any check or CAS
+            self.ledger.count_attempt(e, x, "attempt {n} (failed at its LIST: the log moved)")
+            x.last_write = "moved"
         x.after_prepare = False
         x.resending = False
         x.last_read_seq = r_seq
@@ -261,6 +266,9 @@ class Catalog:
                           if reason else "aborted without a reason")
             if reason in ("lock_timeout", "deadlock") and x.last_write != "lock_timeout":
                 self.flag(3, e, f"ends {reason} but its last lock request was not given up for good")
+            if self.moved_fails and x.last_write == "moved" and reason != "retries_exhausted":
+                self.flag(3, e, f"ends {reason!r} but its attempt failed at its LIST (the log moved with no retry "
+                                f"left): expected 'retries_exhausted'")
             if reason == "throttled" and x.last_write != "throttled":
                 self.flag(3, e, "ends throttled (its storage client gave a request up) but its last conditional "
                                 "write was not answered 429")

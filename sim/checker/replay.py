@@ -32,7 +32,7 @@ class Replay:
                  lock_fifo: bool = False, log_store: bool = False, lock_object: bool = False,
                  read_rate_per_s: float | None = None, read_burst: float = 1.0, mutation_refusal_tokens: float = 0.0,
                  client_limit: bool = False, operations: dict | None = None, multi_table: bool = False,
-                 table_by_table: bool = False):
+                 table_by_table: bool = False, moved_fails: bool = False):
         if lock_scope not in (None,) + SCOPES:
             raise ValueError(f"lock_scope must be None or one of {SCOPES}, not {lock_scope!r}")
         if scope not in SCOPES:
@@ -49,7 +49,7 @@ class Replay:
         self.tokens = tokens = Tokens(ledger, design, buckets, log_store, reads, client_limit)
         self.locks = locks = Locks(ledger, tokens, lock_scope, lock_fifo, lock_object)
         self.catalog = catalog = Catalog(ledger, design, reread_before_cas, tokens, locks,
-                                         Conflicts(ledger, operations))
+                                         Conflicts(ledger, operations), moved_fails)
         self.routes = {
             "begin": ledger.begin, "read": catalog.read, "prepare": catalog.prepare, "cas": catalog.cas,
             "throttled": catalog.throttled, "fault": catalog.fault, "end": catalog.end, "final": catalog.final,
@@ -106,7 +106,7 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
                   read_rate_per_s: float | None = None, read_burst: float = 1.0,
                   mutation_refusal_tokens: float = 0.0, client_limit: bool = False,
                   operations: dict | None = None, multi_table: bool = False,
-                  table_by_table: bool = False) -> list[Violation]:
+                  table_by_table: bool = False, moved_fails: bool = False) -> list[Violation]:
     """Replay `history` (FORMATS.md "History") and return every invariant violation, sorted by row.
 
     `scope` (`global` | `table`) and `protocol` (`rewrite` | `log`) are the run's `catalog.scope` and
@@ -123,14 +123,15 @@ def check_history(history: pd.DataFrame, *, scope: str = "global", protocol: str
     tables (its rows then name any of them, and a `landed` row each other table it committed), `table_by_table`
     whether such a commit lands one table after another (Iceberg's reference server: a `landed` row comes at its
     table's own instant, each a commit of its own, and a commit told committed may have landed on some of its tables
-    only: `partial`). An empty list
+    only: `partial`); `moved_fails` whether a log attempt whose LIST finds the log moved fails there (delta-rs with no
+    retry: counted as an attempt, and the transaction ends `retries_exhausted`). An empty list
     means all checked invariants hold. The replay trusts only the order of events and the CAS outcomes; every observed
     value (read state, seq/version after a CAS, final state) is compared against the checker's own
     catalog state, which is never resynchronised to the record, so an error shows where it first happens.
     """
     replay = Replay(scope, protocol, mutation_rate_per_s, mutation_burst, version_files, reread_before_cas,
                     lock_scope, lock_fifo, log_store, lock_object, read_rate_per_s, read_burst,
-                    mutation_refusal_tokens, client_limit, operations, multi_table, table_by_table)
+                    mutation_refusal_tokens, client_limit, operations, multi_table, table_by_table, moved_fails)
     history = history.assign(**{c: v for c, v in OPTIONAL_COLUMNS.items() if c not in history.columns})
     missing_cols = [c for c in REQUIRED_COLUMNS if c not in history.columns]
     if missing_cols:

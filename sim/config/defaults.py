@@ -28,6 +28,8 @@ RESEND_CLIENTS = {
 REACTIONS = ("status_check", "reconcile", "error", "resend")
 
 EXPONENTIAL_RETRY = {"base_ms": 100.0, "factor": 2.0, "max_ms": 60_000.0, "jitter": 0.1}
+# a linear commit retry's defaults (no cap below a minute, no jitter) unless the caller gives others
+LINEAR_RETRY = {"max_ms": 60_000.0, "jitter": 0.0}
 # an exponential storage resend's defaults when no client is named: 1 s doubling to 32 s, jitter 1.0
 EXPONENTIAL_RESEND = {"base_ms": 1000.0, "factor": 2.0, "max_ms": 32_000.0, "jitter": 1.0}
 
@@ -75,6 +77,17 @@ SERVER_VARIANTS = {
                                  "jitter": 0.0},
                        "pool_connections": 5, "read_pool_connections": 10, "acquire_timeout_ms": 5000.0,
                        "lock_scope": "metadata_write", "reread_before_cas": False, "delete_on_conflict": False},
+    # SeaweedFS's Iceberg REST catalog (seaweedfs/seaweedfs weed/s3api/iceberg, 4.44+2 @cc8364a03; 4.48 observed the
+    # same): a table is a filer entry whose extended attribute holds the whole metadata, so a load reads no
+    # metadata.json (s3tables/handler_table.go:503-670) and the commit writes it inline in the filer
+    # (iceberg/metadata_files.go:30-134); the CAS is an UpdateEntry with ExpectedExtended under the filer's per-path
+    # lock (s3tables/filer_ops.go:72-112; weed/server/filer_grpc_server.go:622-710); a lost CAS deletes the staged
+    # file and is retried with `maxCommitAttempts` 3 (2 retries), sleeping 50 ms x attempt + U[0, 25) ms
+    # (iceberg/handlers_commit.go:91, 346-349; commit_helpers.go:24-27); no database, so no pool: its steps take
+    # `load_latency` and `commit_latency`, which have no public figure (give or calibrate them)
+    "seaweedfs": {"metadata_get": False, "retries": 2,
+                  "retry": {"policy": "linear", "base_ms": 50.0, "max_ms": 100.0, "jitter": 0.5},
+                  "lock_scope": "statement", "reread_before_cas": False, "delete_on_conflict": True},
 }
 # catalogs with no server of their own: naming one as catalog.server.variant says which design it is
 SERVERLESS = {"jdbc": "the JDBC catalog has no server: the Iceberg client writes metadata.json and UPDATEs the "

@@ -7,7 +7,8 @@ import dataclasses
 from ..providers import ProviderError, profile_of
 from ..schema import ConfigError
 from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETRY, HMS_CHECK_LOCK_MUTEX_SHARE,
-                       LOCK_VARIANTS, LOG_STORE_DEFAULTS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
+                       LINEAR_RETRY, LOCK_VARIANTS, LOG_STORE_DEFAULTS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
+from .client import check_local_server, resolve_client
 from .faults import resolve_faults
 from .round_trips import resolve_round_trips
 from .trace import resolve_trace
@@ -40,6 +41,9 @@ def _resolve_retry(p: RetryPolicy, path: str, exponential: dict = EXPONENTIAL_RE
         _require(p, path, (), ("delay_ms",) + exp, "policy is immediate")
     elif p.policy == "fixed":
         _require(p, path, ("delay_ms",), exp, "policy is fixed")
+    elif p.policy == "linear":
+        _require(p, path, ("base_ms",), ("delay_ms", "factor"), "policy is linear")
+        p = _with_defaults(p, **LINEAR_RETRY)
     else:
         _require(p, path, (), ("delay_ms",), "policy is exponential")
         # defaults: Iceberg's (100 ms doubling to 60 s, up to 10% jitter) unless the caller gives others
@@ -86,7 +90,8 @@ def _resolve_commit(cfg: Config) -> Commit:
 
 # the log's client switches (docs/MODEL.md "Delta clients")
 LOG_CLIENT_KEYS = ("snapshot_update", "snapshot_max_parallel", "checkpoint_rebuild", "log_cleanup",
-                   "log_entries_at_start")
+                   "log_entries_at_start", "snapshot_passes", "last_checkpoint_hint", "checkpoint_read_gets",
+                   "post_commit_update", "fail_fast_without_retries", "client_setup_ms")
 
 
 def _log_only(commit: Commit) -> None:
@@ -127,6 +132,7 @@ def _resolve_server(cfg: Config) -> Catalog:
     preset = SERVER_VARIANTS[srv.variant]
     srv = _with_defaults(srv, **{k: v for k, v in preset.items() if k != "retry"},
                          retry=srv.retry or RetryPolicy(**preset["retry"]))
+    check_local_server(srv, path)
     if srv.lock_scope == "metadata_write":   # one transaction: its check comes before the PUT, under the row lock
         for name in ("reread_before_cas", "delete_on_conflict"):
             if getattr(srv, name):
@@ -381,11 +387,15 @@ def _check_store_commits(cfg: Config, prof) -> None:
 
 
 def _check_reread(cat: Catalog, commit: Commit) -> None:
-    """The re-read guards one catalog object that every table's commit replaces (a catalog as a file)."""
+    """The re-read guards one catalog object that every table's commit replaces (a catalog as a file), or is
+    PyIceberg's SqlCatalog's load in its commit call (`commit.client: pyiceberg`, its rules)."""
+    if commit.client == "pyiceberg":
+        return
     if commit.reread_before_cas and (cat.scope != "global" or commit.protocol != "rewrite"
                                      or commit.shape != "table"):
         raise ConfigError("commit.reread_before_cas", "only with catalog.scope global, commit.protocol rewrite "
-                          "and commit.shape table (a catalog as one file; design: file)")
+                          "and commit.shape table (a catalog as one file; design: file), or with commit.client "
+                          "pyiceberg (design: pyiceberg-sql)")
 
 
 JOBS = ("compaction", "rewrite_manifests", "expire_snapshots", "schema_change")
@@ -552,6 +562,7 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     _check_version_files(cfg)
     _check_file_lists(cfg)
     _check_reread(cfg.catalog, commit)
+    commit = resolve_client(dataclasses.replace(cfg, commit=commit))
     _check_clock_skew(cfg)
     _check_tables(cfg.workload)
     _check_operations(cfg)

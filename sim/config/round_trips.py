@@ -9,7 +9,7 @@ from ..schema import ConfigError
 from .types import Catalog, CatalogRoundTrips, CommitRoundTrips, Config, RoundTrips, Server
 
 PATH = "catalog.round_trips"
-OPERATIONS = ("base", "refresh", "conflict", "retry", "commit")
+OPERATIONS = ("base", "refresh", "conflict", "retry", "commit", "reread")
 ONE = RoundTrips(count=1, effect=1)
 
 

@@ -67,12 +67,16 @@ class CommitRoundTrips(RoundTrips):
 class CatalogRoundTrips:
     """A service catalog's operations as database round trips (`catalog.round_trips`; none given: each operation
     one round trip): the base read, the first attempt's refresh, the read after a lost commit (before the sleep),
-    the read after the sleep, and the commit."""
+    the read after the sleep, the commit, and the re-read right before the commit (`commit.reread_before_cas`:
+    PyIceberg's SqlCatalog's load in commit_table)."""
     base: RoundTrips = _nested(RoundTrips)
     refresh: RoundTrips = _nested(RoundTrips)
     conflict: RoundTrips = _nested(RoundTrips)
     retry: RoundTrips = _nested(RoundTrips)
     commit: CommitRoundTrips = _nested(CommitRoundTrips)
+    # (added after: one round trip, what the catalog's round trips filled in before it, keeps a config's hash)
+    reread: RoundTrips = field(default_factory=RoundTrips, metadata={"late": True, "seeded": True, "hashed": True,
+                                                                     "earlier": RoundTrips(count=1, effect=1)})
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,11 @@ class Server:
     first if `delete_on_conflict`). Its database requests take connections of a pool of `pool_connections`
     (the client's loads one of `read_pool_connections` if given), a request that waited `acquire_timeout_ms` for one
     failing its transaction (a 500), and its row locks are held by statement (an autocommit UPDATE), with
-    `lock_scope: transaction` from its updates to its COMMIT, or with `lock_scope: metadata_write` across the PUT. `variant` fills in the others."""
+    `lock_scope: transaction` from its updates to its COMMIT, or with `lock_scope: metadata_write` across the PUT.
+    A server whose table state is local to it (`load_latency` given: SeaweedFS's, its table's metadata in a filer
+    entry) spends its own time on a load (`load_latency`) and on the rest of a commit up to its CAS
+    (`commit_latency`), each growing by `*_per_version_ms` a table version, with no database request or provider
+    PUT; `catalog.latency` is then the client's round trip to it. `variant` fills in the others."""
     variant: str = _spec(None, choices=tuple(SERVER_VARIANTS) + tuple(SERVERLESS))
     metadata_get: bool = _spec(None)
     retries: int = _spec(None, ge=0)
@@ -96,6 +104,10 @@ class Server:
     lock_scope: str = _spec(None, choices=("statement", "transaction", "metadata_write"))
     reread_before_cas: bool = _spec(None)
     delete_on_conflict: bool = _spec(None)
+    load_latency: LatencySpec = _spec(None, late=True)
+    commit_latency: LatencySpec = _spec(None, late=True)
+    load_per_version_ms: float = _spec(None, ge=0, late=True)
+    commit_per_version_ms: float = _spec(None, ge=0, late=True)
 
 
 @dataclass(frozen=True)
@@ -359,6 +371,21 @@ class Metadata:
 
 
 @dataclass(frozen=True)
+class ClientWork:
+    """The client's own time per commit attempt (its CPU and interpreter, between its requests): `base_ms` plus
+    `per_version_ms` for each version the table has at the attempt's base (PyIceberg deep-copies the whole table
+    metadata some 18 times an append), spent in the prepare; with a client that checks its requirements itself
+    after loading the table in its commit call (PyIceberg's SqlCatalog, `commit.reread_before_cas`),
+    `commit_share` of it is spent there, after that load. Each attempt's is that line times a lognormal factor of
+    median 1 and spread `sigma` (the interpreter's and the scheduler's; 0: a constant). 0: none (the model before
+    the key)."""
+    base_ms: float = _spec(0.0, ge=0)
+    per_version_ms: float = _spec(0.0, ge=0)
+    commit_share: float = _spec(0.0, ge=0, le=1)
+    sigma: float = _spec(0.0, ge=0, late=True)
+
+
+@dataclass(frozen=True)
 class Commit:
     first_attempt: str = _spec("refresh", choices=("refresh", "stale"))
     max_retries: int = _spec(10, ge=0)
@@ -383,18 +410,38 @@ class Commit:
     checkpoint_rebuild: bool = _spec(False, late=True)
     log_cleanup: str = _spec("none", choices=("none", "every_commit", "checkpoint"), late=True)
     log_entries_at_start: int = _spec(0, ge=0, late=True)
+    # delta-rs's kernel reads (docs/MODEL.md "Delta clients"): a snapshot's entries read this many times, pass after
+    # pass (the kernel's protocol and metadata replay, then delta-rs's file replay: 2); the `_last_checkpoint` hint
+    # read before each fresh snapshot's LIST and a HEAD of a new checkpoint before it is written; a checkpoint read as
+    # this many ranged GETs one after another; the committer's snapshot updated to its own entry after the commit;
+    # with max_retries 0, an attempt whose LIST finds the log moved fails there, before any check or put
+    snapshot_passes: int = _spec(1, ge=1, le=4, late=True)
+    last_checkpoint_hint: bool = _spec(False, late=True)
+    checkpoint_read_gets: int = _spec(1, ge=1, le=1000, late=True)
+    post_commit_update: bool = _spec(False, late=True)
+    fail_fast_without_retries: bool = _spec(False, late=True)
+    # the client's own time before a transaction's first request and after its last one, charged before the first
+    # (delta-rs called with a table URI: the table object built afresh, its log store, object store and HTTP
+    # client), a constant
+    client_setup_ms: float = _spec(0.0, ge=0, late=True)
     # Hudi (the log protocol under a lock): TrueTime's sleep under the lock per instant time generated
     # (hoodie.time.generator.max_expected_clock_skew_ms)
     clock_skew_wait_ms: float = _spec(None, ge=0, late=True)
+    # the client's commit loop: Iceberg's Java client (`java`) or PyIceberg's (`pyiceberg`: no refresh before the
+    # first attempt, the table loaded with its metadata.json, no read after a failed attempt, the manifest list read
+    # beside the manifest's write, the failed attempts' files deleted after a success; docs/model/pyiceberg.md)
+    client: str = _spec("java", choices=("java", "pyiceberg"), late=True)
+    client_work: ClientWork = _nested(ClientWork, late=True)
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
     """`immediate`; `fixed` (delay_ms); `exponential` (delay = min(base_ms * factor^(k-1), max_ms) for the
-    k-th conflict of its class, then stretched by a uniform factor in [1, 1 + jitter]: Iceberg adds up to 10%).
+    k-th conflict of its class, then stretched by a uniform factor in [1, 1 + jitter]: Iceberg adds up to 10%);
+    `linear` (delay = min(base_ms * k, max_ms) + jitter * base_ms * U: SeaweedFS's 50 ms x attempt + U[0, 25)).
     A storage client's resends (`storage.throttle_retry`) may also run a real client's backoff (`object_store`,
     `google_java`), and stop after `max_resends` resends or `deadline_ms` after the request's first send."""
-    policy: str = _spec("immediate", choices=("immediate", "fixed", "exponential") + tuple(RESEND_CLIENTS))
+    policy: str = _spec("immediate", choices=("immediate", "fixed", "exponential", "linear") + tuple(RESEND_CLIENTS))
     delay_ms: float = _spec(None, ge=0)
     base_ms: float = _spec(None, ge=0)
     factor: float = _spec(None, ge=1)

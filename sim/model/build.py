@@ -279,7 +279,7 @@ def _pools(cfg: Config, p: Params) -> np.ndarray:
     pl = np.zeros(ROW_LOCKS + (cfg.workload.num_tables if rows else 0), dtype=POOL)
     pl["head"] = pl["tail"] = pl["holder"] = -1
     if p.server:
-        pl["free"][:ROW_LOCKS] = srv.pool_connections, srv.read_pool_connections or 0
+        pl["free"][:ROW_LOCKS] = srv.pool_connections or 0, srv.read_pool_connections or 0   # (local steps: none)
     pl["free"][ROW_LOCKS:] = 1
     if p.hms_row_share > 0.0:   # HMS: its one NEXT_LOCK_ID row, a pool of one
         pl["free"][NEXT_LOCK_ID] = 1

@@ -72,14 +72,28 @@ def object_of(m, t):
 
 
 @model_function
+def local_load_ms(m, t):
+    """A server whose steps are local (SeaweedFS's) loads table t: its own time, growing with the table's version
+    (the whole metadata is in the entry it reads)."""
+    return take(m, Src.SRV_LOAD) + m.p.srv_load_per_version_ms * m.versions[t]
+
+
+@model_function
 def read_answer_ms(m, j, L):
     """From a client read's effect point to its answer: the rest of the read (latency L; on database round trips,
     those after it too) and, where a REST server answers it with a load that GETs metadata.json
-    (`catalog.server.metadata_get`), that GET."""
+    (`catalog.server.metadata_get`), that GET; where the server's steps are local (`catalog.server.load_latency`),
+    its own time loading the table; where the client reads metadata.json itself after the catalog's row (PyIceberg's
+    SqlCatalog), that GET."""
     pending = m.p.g * L
     if m.p.rt_ops:                   # the operation's round trips after its effect's (`sim.model.round_trips`)
         pending += m.tx[j].rt_after_ms
     if m.p.server and m.p.server_get:
+        m.tx[j].gets += 1
+        pending += growth.get_metadata_ms(m, m.tx[j].table)
+    if m.p.server_local:
+        pending += local_load_ms(m, m.tx[j].table)
+    if m.p.load_get:
         m.tx[j].gets += 1
         pending += growth.get_metadata_ms(m, m.tx[j].table)
     return pending

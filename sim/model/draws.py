@@ -54,10 +54,28 @@ def max_gets_per_event(m):
         return n
     k = queued_lanes(m)
     if m.p.max_parallel > 1:                        # a validation, a log's checks may queue on lanes: GET by GET
-        return n + 3 * k
-    if 0 < k < n:                                   # a log snapshot's read may queue on its lanes
-        return n + 3 * k
-    return min(n, TABULATED_GETS_PER_EVENT)
+        return n + 3 * k * _passes(m)
+    if 0 < k < n:                                   # a log snapshot's read may queue on its lanes (once a pass)
+        return n + 3 * k * _passes(m)
+    return min(n, _tabulated_gets(m))
+
+
+@model_function
+def _passes(m):
+    """How many times a log snapshot's read reads its entries (`commit.snapshot_passes`; 1 for any other design)."""
+    return m.p.snapshot_passes if m.p.log else 1
+
+
+@model_function
+def _tabulated_gets(m):
+    """GET draws one event takes at most once its long reads are one draw each: TABULATED_GETS_PER_EVENT, or for a
+    log commit's post-commit work with more passes or a checkpoint of several GETs, its update's LIST, its rebuild's
+    passes and the cleanup's LIST as reads of at most EXACT_MAX GETs, and its single GETs (the passes over its own
+    entry, the hint, the rebuild's LIST and HEAD, the checkpoint's GETs)."""
+    if not m.p.log:
+        return TABULATED_GETS_PER_EVENT
+    p = m.p.snapshot_passes
+    return max(TABULATED_GETS_PER_EVENT, (p + 2) * EXACT_MAX + m.p.checkpoint_read_gets + p + 10)
 
 
 @model_function
@@ -78,10 +96,10 @@ def epochs_needed(m):
 @model_function
 def _epochs_left(m):
     """Events before a long read on lanes could outgrow its scratch (`epochs_needed` grows by at most two an
-    event)."""
+    event, or `gets_growth`)."""
     if queued_lanes(m) == 0 or m.p.exact_reads or m.step[Src.GET] == 0:
         return 1 << 62
-    return (len(m.epochs) - epochs_needed(m)) // 2
+    return (len(m.epochs) - epochs_needed(m)) // max(2, gets_growth(m))
 
 
 @model_function
@@ -97,9 +115,10 @@ def gets_in_event(m):
         n = 2 * n
     if m.p.log and not m.p.object_shape and not m.p.hudi:   # (Hudi reads no snapshot)
         ci = m.p.checkpoint_interval
-        snap = ci + 1 if ci > 0 else r.seq
-        if m.p.snapshot_update:                      # the checks' n GETs, a LIST and the update's n GETs
-            n = 2 * n + 1
+        p = m.p.snapshot_passes                      # a snapshot's checkpoint GETs and its entries' passes
+        snap = m.p.checkpoint_read_gets + p * ci if ci > 0 else p * r.seq
+        if m.p.snapshot_update:                      # the checks' n GETs, a LIST and the update's passes
+            n = (1 + p) * n + 1 + _pages(m)
         n = max(n, snap, _post_commit_gets(m))
         if m.p.file_system:                          # and a LIST of its whole directory (`io.log_pages_ms`)
             n += (m.p.log_entries_at_start + 2 * r.seq) // LIST_PAGE_KEYS + 1
@@ -114,11 +133,25 @@ def _post_commit_gets(m):
     checkpoint_interval entries, and the cleanup's LIST pages (keys: the entries at the start and the run's)."""
     n = 0
     ci = m.p.checkpoint_interval
-    if m.p.checkpoint_rebuild and ci > 0:
-        n += ci + 2
+    p = m.p.snapshot_passes
+    if m.p.checkpoint_rebuild and ci > 0:            # (with the hint, its GET and the checkpoint's HEAD)
+        n += m.p.checkpoint_read_gets + p * ci + 1 + (2 if m.p.last_checkpoint_hint else 0)
+    if m.p.post_commit_update:                       # a LIST from the newest checkpoint and its entry's passes
+        n += 1 + _pages(m) + p
     if m.p.log_cleanup != LogCleanup.NONE:
         n += (m.p.log_entries_at_start + m.run[0].seq) // LIST_PAGE_KEYS + 1
     return n
+
+
+@model_function
+def _pages(m):
+    """LIST pages before the last that a snapshot update's LIST may read (`sim.model.io.log_pages_ms`): the
+    entries since the newest checkpoint, or with none every entry (all of the directory on a file system)."""
+    ci = m.p.checkpoint_interval
+    keys = ci + 1 if 0 < ci else m.run[0].seq
+    if m.p.file_system:
+        keys = m.p.log_entries_at_start + m.run[0].seq + (m.run[0].seq // ci if ci > 0 else 0)
+    return keys // LIST_PAGE_KEYS
 
 
 @model_function
@@ -126,16 +159,26 @@ def draws_per_event(m, s):
     """Draws of source s (not GET) one event may take: DRAWS_PER_EVENT, and for a long read's uniform also one a
     lane of the two long reads on lanes an event may have (`sim.model.io._renewal_ms`)."""
     if s == Src.LONG:
-        return DRAWS_PER_EVENT + 2 * queued_lanes(m)
+        return DRAWS_PER_EVENT + (1 + _passes(m)) * queued_lanes(m)
+    if s == Src.HEAD and m.p.pyiceberg:              # PyIceberg's cleanup: 3 requests for each of 2 files an attempt
+        return DRAWS_PER_EVENT + 6 * m.p.max_attempts
     return max(DRAWS_PER_EVENT, m.p.tables_max + 1)   # (a commit over k tables: a PUT or a DELETE each)
 
 
 @model_function
 def gets_for(m, n):
-    """GETs that n events may draw at most (`max_gets_per_event` grows by at most one per event, two with
-    a log's snapshot update or operations' validations)."""
-    growth = 2 if (m.p.log and m.p.snapshot_update) or m.p.ops else 1
-    return n * max_gets_per_event(m) + growth * (n * (n - 1) // 2)
+    """GETs that n events may draw at most (`max_gets_per_event` grows by at most `gets_growth` per event)."""
+    return n * max_gets_per_event(m) + gets_growth(m) * (n * (n - 1) // 2)
+
+
+@model_function
+def gets_growth(m):
+    """How much `gets_in_event` may grow in one event: 1, and with a log's passes (`commit.snapshot_passes`) or
+    snapshot update, or operations' validations, more."""
+    growth = 2 if m.p.ops else 1
+    if m.p.log:
+        growth = max(growth, m.p.snapshot_passes + (1 if m.p.snapshot_update else 0))
+    return growth
 
 
 @model_function
@@ -201,7 +244,7 @@ def _long_reads_left(m):
     are at most `gets_in_event`, which grows by at most two per event)."""
     if len(m.lr_n) > 0 or m.step[Src.GET] == 0 or m.p.exact_reads:
         return 1 << 62
-    return (EXACT_MAX - gets_in_event(m)) // 2
+    return (EXACT_MAX - gets_in_event(m)) // max(2, gets_growth(m))
 
 
 @model_function

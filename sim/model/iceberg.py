@@ -7,7 +7,7 @@ The client reads its base, runs, refreshes, prepares, and then hands the prepare
 attempt at `PC.COMMIT` with `tx.commit_in_ms` saying when the commit request goes out, and answers `AGAIN`, so
 the design's `step` starts its commit in the same event. A lost attempt comes back here (`after_conflict`).
 """
-from . import catalog, faults, growth, history, jobs, operations
+from . import catalog, faults, growth, history, jobs, operations, pyiceberg
 from .draws import take
 from .io import gets_ms
 from .jit import handler, model_function
@@ -40,6 +40,8 @@ def prepare(m, j, now, v):
     snapshots it has not validated and may find a real conflict; then write the manifest list and the table
     metadata (none of this for `commit.shape: object`). Returns the I/O time and whether the validation aborts the
     transaction."""
+    if m.p.pyiceberg:                                # PyIceberg's snapshot producer (`sim.model.pyiceberg`)
+        return pyiceberg.prepare_ms(m, j, now, v), False
     tx = m.tx[j]
     inlined = m.p.metadata_inlined
     tx.prepared = v
@@ -50,7 +52,7 @@ def prepare(m, j, now, v):
             tx.gets += 1
             return take(m, Src.READ), False
         return 0.0, False
-    cost = 0.0
+    cost = pyiceberg.work_ms(m, j, v)                # the client's own time (`commit.client_work`; 0 by default)
     t = tx.table
     lists = not m.p.file_lists_inlined               # (DuckLake's file lists are the database's rows)
     if not inlined:
@@ -140,7 +142,8 @@ def on_refresh(m, j, now):
     first = tx.pc == PC.REFRESH
     v = read_catalog(m, j, now, L)
     pending = catalog.read_answer_ms(m, j, L)
-    return _prepare_then_commit(m, j, now, pending, v, first or v != tx.prepared)
+    # (PyIceberg prepares again after every failed attempt: `_rebuild_snapshot_updates`)
+    return _prepare_then_commit(m, j, now, pending, v, first or v != tx.prepared or m.p.pyiceberg)
 
 
 @model_function
@@ -176,7 +179,7 @@ def on_catalog_cas(m, j, now):
     if fault == Fault.LOST:
         return faults.lost(m, j, now, answer, PC.CAS)
     if ok:
-        return end(m, j, now, faults.committed(m, j), Reason.NONE, answer)
+        return end(m, j, now, faults.committed(m, j), Reason.NONE, answer + pyiceberg.cleanup_ms(m, j, True))
     return lost(m, j, now, answer)
 
 
@@ -186,7 +189,9 @@ def lost(m, j, now, answer):
     read, which tells the conflict's class."""
     tx = m.tx[j]
     if tx.attempts >= operations.attempts_allowed(m, j):
-        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, answer)
+        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, answer + pyiceberg.cleanup_ms(m, j, False))
+    if m.p.pyiceberg:                                # no read: its retry sleep, then a refresh
+        return pyiceberg.retry(m, j, answer - now)
     return next_read(m, j, PC.CONFLICT_READ, m.p.cg * tx.op_latency_ms)
 
 
@@ -208,6 +213,8 @@ def on_reread(m, j, now):
     tx = m.tx[j]
     L = tx.op_latency_ms
     v = read_catalog(m, j, now, L)
+    if m.p.pyiceberg:
+        return _commit_table(m, j, now, v)
     if v == tx.prepared:
         return next_write(m, j, PC.CAS, m.p.g * L)
     attempts = tx.attempts + 1
@@ -215,6 +222,21 @@ def on_reread(m, j, now):
     if attempts >= operations.attempts_allowed(m, j):
         return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, now + m.p.g * L)
     return _after_conflict(m, j, now, v, m.p.g * L)
+
+
+@model_function
+def _commit_table(m, j, now, v):
+    """PyIceberg's SqlCatalog.commit_table after its load saw table version v (its SELECT's effect point): the
+    metadata.json read and the client's checks; a moved table fails the requirement there (the attempt spent,
+    nothing written); else the new metadata.json is created and the row swapped against this load's location."""
+    tx = m.tx[j]
+    pending = catalog.read_answer_ms(m, j, tx.op_latency_ms) + pyiceberg.in_commit_ms(m, j)
+    if v == tx.prepared:                             # (the design's swap: the service pointer's CAS)
+        return commit(m, j, pending + pyiceberg.write_metadata_ms(m, j, now))
+    tx.attempts += 1
+    if tx.attempts >= operations.attempts_allowed(m, j):
+        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, now + pending + pyiceberg.cleanup_ms(m, j, False))
+    return pyiceberg.retry(m, j, pending)
 
 
 @model_function

@@ -272,6 +272,24 @@ def gets_on_lanes_ms(m, j, n, k):
 
 
 @model_function
+def store_wait_ms(m, at, n):
+    """A batch of n GETs sent together at `at` (a log snapshot's pass) to a store that serves GETs one at a time,
+    `get_service_ms` (s) each (the provider's; 0: no queue): the first waits for the GETs sent before it to be
+    served (the store's backlog then), each next one s more, so the last answer comes backlog + (n - 1) s later
+    than it would alone. The store's backlog grows by n s. A batch books the store when its transaction's handler
+    computes it, at most a few requests ahead of its sending: batches are served in that order."""
+    s = m.p.get_service_ms
+    if s == 0.0:
+        return 0.0
+    r = m.run[0]
+    wait = r.store_free_ms - at
+    if wait < 0.0:
+        wait = 0.0
+    r.store_free_ms = at + wait + n * s
+    return wait + (n - 1) * s
+
+
+@model_function
 def gets_ms(m, j, n):
     """n > 0 GETs by transaction j, at most io.max_parallel at a time: their wall time."""
     return gets_on_ms(m, j, n, m.p.max_parallel)

@@ -67,7 +67,7 @@ def params_of(cfg: Config, record_history: bool) -> tuple[Params, Delays]:
         **_server(cfg, pol_srv, jit_srv),
         version_files=cat.version_files, reread_before_cas=cfg.commit.reread_before_cas, **_log(cfg),
         **_lock(cfg, pol_lock, jit_lock), **_operations(cfg), **_growth(cfg, profile), **_multi_table(cfg),
-        **_faults(cfg), **_contention(cfg, profile))
+        **_faults(cfg), **_contention(cfg, profile), **_client(cfg))
     p["starters"] = p["writers"] + p["jobs"]
     p["parks"] = p["lock"] or p["server"] or p["object_queue"] or p["rt_hold"]
     # one type per field whatever the config's numbers are (an int duration would compile another loop)
@@ -169,7 +169,9 @@ def _server(cfg: Config, policy: int, jitter: float) -> dict:
                 jitter_server=jitter, server_reread=on and bool(srv.reread_before_cas),
                 server_delete=on and bool(srv.delete_on_conflict), row_locks=on and srv.lock_scope == "metadata_write",
                 row_hold=on and srv.lock_scope == "transaction",
-                client_pool=1 if srv.read_pool_connections else 0,
+                client_pool=1 if srv.read_pool_connections else 0, server_local=on and srv.load_latency is not None,
+                srv_load_per_version_ms=srv.load_per_version_ms or 0.0,
+                srv_commit_per_version_ms=srv.commit_per_version_ms or 0.0,
                 pool_timeout_ms=(srv.acquire_timeout_ms or 0.0) if on else 0.0)
 
 
@@ -179,7 +181,7 @@ def _round_trips(cfg: Config) -> dict:
     rts = cfg.catalog.round_trips
     on = rts.commit.count is not None
     out = {"rt_ops": on}
-    for name in ("base", "refresh", "conflict", "retry", "commit"):
+    for name in ("base", "refresh", "conflict", "retry", "commit", "reread"):
         rt = getattr(rts, name)
         out[f"rt_{name}_n"] = rt.count if on else 1
         out[f"rt_{name}_k"] = (rt.effect or 0) if on else 1
@@ -215,12 +217,17 @@ def _store_reads(cfg: Config) -> dict:
 
 
 def _log(cfg: Config) -> dict:
-    """The log's snapshot update, snapshot-read parallelism and post-commit work (`sim.model.delta`)."""
+    """The log's snapshot update, snapshot reads (parallelism, passes, the checkpoint's GETs, the `_last_checkpoint`
+    hint), post-commit work and a no-retry attempt's early failure (`sim.model.delta`)."""
     c = cfg.commit
     return dict(snapshot_update=c.snapshot_update,
                 snapshot_max_parallel=c.snapshot_max_parallel or cfg.io.max_parallel,
                 checkpoint_rebuild=c.checkpoint_rebuild, log_cleanup=getattr(LogCleanup, c.log_cleanup.upper()),
-                log_entries_at_start=c.log_entries_at_start)
+                log_entries_at_start=c.log_entries_at_start, snapshot_passes=c.snapshot_passes,
+                last_checkpoint_hint=c.last_checkpoint_hint, checkpoint_read_gets=c.checkpoint_read_gets,
+                post_commit_update=c.post_commit_update,
+                fail_fast=c.fail_fast_without_retries and cfg.max_attempts == 1, client_setup_ms=c.client_setup_ms,
+                get_service_ms=profile_of(cfg).get_service_ms or 0.0)
 
 
 def _shape(cfg: Config) -> dict:
@@ -289,6 +296,15 @@ def _faults(cfg: Config) -> dict:
                 error_p=f.commit.server_error, fault_timeout_ms=f.timeout_ms, reaction=reaction,
                 resends_errors=cfg.catalog.backend == "storage", idempotency_check=f.idempotency_check,
                 status_window=window, data_files=f.data_files, data_bytes=f.data_bytes)
+
+
+def _client(cfg: Config) -> dict:
+    """The client's commit loop (`sim.model.pyiceberg`) and its own time per attempt (`commit.client_work`)."""
+    c, cat = cfg.commit, cfg.catalog
+    py = c.client == "pyiceberg"
+    w = c.client_work
+    return dict(pyiceberg=py, load_get=py and cat.server.variant is None and not cat.table_metadata_inlined,
+                work_base_ms=w.base_ms, work_per_version_ms=w.per_version_ms, work_commit_share=w.commit_share)
 
 
 def _writers(cfg: Config) -> dict:

@@ -30,23 +30,28 @@ def delay_table(policy, max_attempts: int) -> tuple[int, float, np.ndarray]:
         return CLIENTS.get(policy.policy, Policy.IMMEDIATE), 0.0, np.zeros(min(n, 2), dtype=np.float64)
     if policy.policy == "fixed":
         return Policy.FIXED, 0.0, np.full(min(n, 2), policy.delay_ms or 0.0, dtype=np.float64)
+    linear = policy.policy == "linear"
     tab = [0.0]
     for k in range(1, n):
-        tab.append(exponential_delay_ms(policy.base_ms, policy.factor, policy.max_ms, k))
+        tab.append(min(policy.base_ms * k, policy.max_ms) if linear else
+                   exponential_delay_ms(policy.base_ms, policy.factor, policy.max_ms, k))
         if k >= 2 and tab[k] == tab[k - 1]:      # capped (or factor 1): constant from here on
             break
-    return Policy.EXPONENTIAL, float(policy.jitter or 0.0), np.array(tab, dtype=np.float64)
+    kind = Policy.LINEAR if linear else Policy.EXPONENTIAL
+    return kind, float(policy.jitter or 0.0), np.array(tab, dtype=np.float64)
 
 
 @model_function
 def delay_ms(m, kind, jitter, table, k, source):
-    """Sleep before the k-th retry: fixed, or min(base * factor^(k-1), max) * (1 + jitter * U), U the next
-    draw of `source`; past the table's end, its last entry."""
+    """Sleep before the k-th retry: fixed, or min(base * factor^(k-1), max) * (1 + jitter * U), or (linear)
+    min(base * k, max) + jitter * base * U, U the next draw of `source`; past the table's end, its last entry."""
     if k >= len(table):
         k = len(table) - 1
     delay = table[k]
     if kind == Policy.EXPONENTIAL and jitter != 0.0:
         delay *= 1.0 + jitter * take(m, source)
+    elif kind == Policy.LINEAR and jitter != 0.0:
+        delay += jitter * table[1] * take(m, source)
     return delay
 
 

@@ -17,7 +17,8 @@ from .state import PC, Src
 @model_function
 def _shape(m, pc):
     """(round trips, the one that takes effect) of the read handled at `pc`: the base read, the first attempt's
-    refresh, the read after a lost commit, the read after the sleep; any other read one round trip."""
+    refresh, the read after a lost commit, the read after the sleep, the re-read before the commit; any other read
+    one round trip."""
     p = m.p
     if pc == PC.BASE:
         return p.rt_base_n, p.rt_base_k
@@ -27,6 +28,8 @@ def _shape(m, pc):
         return p.rt_conflict_n, p.rt_conflict_k
     if pc == PC.BACKOFF_READ:
         return p.rt_retry_n, p.rt_retry_k
+    if pc == PC.REREAD:
+        return p.rt_reread_n, p.rt_reread_k
     return 1, 1
 
 

@@ -100,6 +100,7 @@ TX = np.dtype([
     # trip, the rest of the operation in flight (all of it: a lost commit's ROLLBACK); a commit that stays open to
     # its COMMIT: the round trips between, the COMMIT's own, and those after it
     ("rt_after_ms", F), ("rt_mid_ms", F), ("rt_visible_ms", F), ("rt_tail_ms", F),
+    ("work_ms", F),              # the client's own time in its attempt in flight (`commit.client_work`)
 ])
 
 # one writer's state (a row of `Model.wr`; `sim.model.writers`)
@@ -178,6 +179,7 @@ RUN = np.dtype([
     ("wake_last", I),            # ... the first of those woken in this event, the last one: `sim.model.fifo.wake`)
     ("timer", I),                # the slot whose timer to set, `timer_ms` from now (a parked waiter's timeout)
     ("timer_ms", F),
+    ("store_free_ms", F),        # a store that serves GETs one at a time: when it has served those sent so far
 ])
 
 # one history row (`Model.hist`; docs/FORMATS.md "History")
@@ -278,6 +280,8 @@ class Params(NamedTuple):
     rt_commit_n: int
     rt_commit_k: int
     rt_commit_visible: int
+    rt_reread_n: int             # ... the re-read right before the commit (PyIceberg's SqlCatalog's commit_table load)
+    rt_reread_k: int
     rt_hold: bool                # ... the commit's visible round trip comes after its effect's
     retry_by_attempt: bool       # a retry's sleep counts every failed attempt, not its class's (retry.count_by)
     # version files (sim/model/designs/fs_table.py) and the re-read before the CAS (sim/model/iceberg.py)
@@ -290,6 +294,13 @@ class Params(NamedTuple):
     checkpoint_rebuild: bool
     log_cleanup: int
     log_entries_at_start: int
+    snapshot_passes: int         # delta-rs: a snapshot's entries read this many times, pass after pass
+    last_checkpoint_hint: bool   # ... `_last_checkpoint` GET before a fresh snapshot's LIST; a new checkpoint's HEAD
+    checkpoint_read_gets: int    # ... a checkpoint read as this many ranged GETs, one after another
+    post_commit_update: bool     # ... the committer's snapshot updated to its entry (a LIST, its entry's passes)
+    fail_fast: bool              # ... max_retries 0: an attempt whose LIST finds the log moved fails there
+    client_setup_ms: float       # the client's own time before a transaction's first request and after its last
+    get_service_ms: float        # the store's own time per GET, serving them one at a time (0: no queue)
     # locks (sim/model/lock.py)
     lock: bool                   # commits take a lock (lock.variant)
     lock_per_table: bool         # ... one per table (else one for every table)
@@ -372,6 +383,17 @@ class Params(NamedTuple):
     loser_answer_ms: float
     busy_share: float
     empty_reads: bool
+    # PyIceberg's client (`commit.client: pyiceberg`, `sim.model.pyiceberg`): on; its load GETs metadata.json
+    # itself (SqlCatalog: no server); the client's own time per attempt, base and per table version, and the share of
+    # it spent in its commit call after that call's load (`commit.client_work`; any rewrite client's)
+    pyiceberg: bool
+    load_get: bool
+    work_base_ms: float
+    work_per_version_ms: float
+    work_commit_share: float
+    server_local: bool           # a REST server whose steps are local (SeaweedFS's; `catalog.server.load_latency`)
+    srv_load_per_version_ms: float    # ... its load's and its commit's own time grow this much a table version
+    srv_commit_per_version_ms: float
     parks: bool                  # a mechanism may park a transaction, hand a parked one on or set its timer (a lock,
                                  # a server's pools and row locks, a per-object queue): the engine reads run.wake and
                                  # run.timer after each step
@@ -456,7 +478,8 @@ Op = _codes("Op", "FA VO OVERWRITE ROW_DELTA COMPACTION REWRITE_MANIFESTS EXPIRE
 OPS = tuple(o.lower() for o in Op._fields)
 NA, FALSE, TRUE = I(-1), I(0), I(1)
 # retry policies; the last two only as storage clients' resend policies (`sim.model.resend`)
-Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA AWS_DYNAMODB GAX AZURE_JAVA")
+Policy = _codes("Policy", "IMMEDIATE FIXED EXPONENTIAL OBJECT_STORE GOOGLE_JAVA AWS_DYNAMODB GAX AZURE_JAVA"
+                          " LINEAR")   # (a commit retry: base x k plus an additive jitter; SeaweedFS's server)
 # random sources, the index of each in `Model.draws` (docs/MODEL.md, "Randomness"): declared in `sim.rng.SOURCES`
 SRC_SOURCES = model_sources()           # the sources' declarations, in `Src` order
 Src = _codes("Src", " ".join(s.code for s in SRC_SOURCES))

@@ -137,7 +137,7 @@ def next_read(m, j, pc, before):
     if m.p.version_files:
         m.tx[j].after_read = pc
         pc = PC.FS_HINT
-    if m.p.server:                 # a REST server's load: a database read on a connection of its pool
+    if m.p.server and not m.p.server_local:   # a REST server's load: a database read on a connection of its pool
         return pooled(m, j, m.p.client_pool, Src.READ, pc, before)
     if m.p.rt_ops:                 # the client's own round trips to the catalog's database
         return round_trips.start_read(m, j, pc, before)

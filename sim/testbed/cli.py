@@ -7,24 +7,23 @@ from pathlib import Path
 from ..config import ConfigError
 
 
-def _ints(text: str, what: str) -> tuple:
+def _numbers(text: str, what: str, kind, least, noun: str) -> tuple:
+    """A comma-separated list of `kind` values, each >= `least`; anything else one line naming the option."""
     try:
-        vals = tuple(int(x) for x in text.split(","))
+        vals = tuple(kind(x) for x in text.split(","))
     except ValueError:
-        raise ConfigError(what, f"expected comma-separated integers, got {text!r}") from None
-    if any(v < 1 for v in vals):
-        raise ConfigError(what, "every value must be >= 1")
+        raise ConfigError(what, f"expected comma-separated {noun}, got {text!r}") from None
+    if any(v < least for v in vals):
+        raise ConfigError(what, f"every value must be >= {least}")
     return vals
+
+
+def _ints(text: str, what: str) -> tuple:
+    return _numbers(text, what, int, 1, "integers")
 
 
 def _floats(text: str, what: str) -> tuple:
-    try:
-        vals = tuple(float(x) for x in text.split(","))
-    except ValueError:
-        raise ConfigError(what, f"expected comma-separated numbers, got {text!r}") from None
-    if any(v < 0 for v in vals):
-        raise ConfigError(what, "every value must be >= 0")
-    return vals
+    return _numbers(text, what, float, 0, "numbers")
 
 
 def grid_of(args):

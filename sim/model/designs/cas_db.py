@@ -14,7 +14,7 @@ for it to end, then fails if it committed). The first statement wins. A loser's 
 round trips (its ROLLBACK); it then reads again (`round_trips.conflict`; 0: not, the error says which conflict it
 was) and sleeps its retry policy's delay before the read after the sleep.
 """
-from .. import capacity, catalog, history, iceberg
+from .. import capacity, catalog, history, iceberg, pyiceberg
 from ..jit import handler, model_function
 from ..lock import no_timer
 from ..operations import attempts_allowed
@@ -93,8 +93,8 @@ def _swap(m, j, now, answer_in, attempt):
         history.cas(m, now, j, t, catalog.read_seq(m, t), catalog.read_version(m, t), tx.seq, ok, now + answer_in)
         if ok and m.p.tables_max > 1:
             catalog.record_landed_too(m, j, now, now + answer_in)
-    if ok:
-        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + answer_in)
+    if ok:   # (PyIceberg deletes its failed attempts' files before the call returns: `sim.model.pyiceberg`)
+        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + answer_in + pyiceberg.cleanup_ms(m, j, True))
     return _lost(m, j, now, answer_in)
 
 
@@ -104,7 +104,7 @@ def _lost(m, j, now, answer_in):
     the conflict's class, v[t] moved or not), the sleep, and the read after the sleep."""
     tx = m.tx[j]
     if tx.attempts >= attempts_allowed(m, j):
-        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, now + answer_in)
+        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, now + answer_in + pyiceberg.cleanup_ms(m, j, False))
     if m.p.rt_conflict_n > 0:
         return next_read(m, j, PC.CONFLICT_READ, answer_in)
     delay = conflict_delay(m, j, catalog.read_version(m, tx.table) != tx.prepared)

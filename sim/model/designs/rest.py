@@ -26,7 +26,7 @@ On a 409 the Iceberg client sleeps its retry policy's delay, then refreshes (no 
 prepares and POSTs again. Request counts include the server's requests for the transaction: its database reads
 (`catalog_reads`), metadata.json GETs (`gets`), PUTs (`puts`) and DELETEs (`deletes`).
 """
-from .. import capacity, catalog, faults, growth, history, iceberg
+from .. import capacity, catalog, faults, growth, history, iceberg, pyiceberg
 from ..capacity import SERVER_POOL
 from ..draws import take
 from ..jit import handler, model_function
@@ -43,6 +43,8 @@ def post(m, j, before):
     tx = m.tx[j]
     tx.server_retries = 0
     tx.fault = faults.draw(m, j)
+    if m.p.server_local:                             # the client's round trip; the server's load as it arrives
+        return start(m, j, Src.READ, PC.SRV_LOAD, before)
     return _load(m, j, before)
 
 
@@ -61,7 +63,7 @@ def _rejected(m, j, now, answer_in):
     if tx.fault == Fault.LOST:
         return faults.lost(m, j, now, now + answer_in, -1)
     if tx.attempts >= attempts_allowed(m, j):
-        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, now + answer_in)
+        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, now + answer_in + pyiceberg.cleanup_ms(m, j, False))
     delay = conflict_delay(m, j, catalog.read_version(m, tx.table) != tx.prepared)
     tx.backoff_ms += delay
     return next_read(m, j, PC.BACKOFF_READ, answer_in + delay)
@@ -73,6 +75,8 @@ def on_load(m, j, now):
     client's requirement holds iff the table is still at the version its refresh saw: then PUT metadata.json
     (Lakekeeper 0.9: first its updates take the row lock) and CAS; else 409 (at the first load: the attempt's
     outcome; at a re-load: after the lost CAS)."""
+    if m.p.server_local:
+        return _local_load(m, j, now)
     tx = m.tx[j]
     t = tx.table
     first = tx.server_retries == 0
@@ -91,6 +95,15 @@ def on_load(m, j, now):
             tx.pc = PC.SRV_ROW_WAIT
             return PARKED
         return _write_then_cas(m, j, now, answer_in)
+    return _failed_requirement(m, j, now, seq, first, answer_in)
+
+
+@model_function
+def _failed_requirement(m, j, now, seq, first, answer_in):
+    """The server's load found the table moved: 409 `answer_in` ms from now (at the first load: the attempt's
+    outcome; at a re-load: after the lost CAS)."""
+    tx = m.tx[j]
+    t = tx.table
     if first:                                        # the attempt ends here: counted where its outcome is
         tx.attempts += 1
     if history.on(m):
@@ -100,6 +113,26 @@ def on_load(m, j, now):
         else:
             history.read(m, now, j, t, seq, v, now + answer_in)
     return _rejected(m, j, now, answer_in)
+
+
+@model_function
+def _local_load(m, j, now):
+    """A server whose steps are local (SeaweedFS's: the table's filer entry holds its metadata) loads the table as
+    the request arrives (its GetTable's first lookup is the effect point) and spends `load_latency` there; the
+    requirement holds: it creates metadata.json and updates the entry up to its CAS (`commit_latency`), with no
+    database request and no pool; else 409, the load's time and the way back later."""
+    tx = m.tx[j]
+    t = tx.table
+    tx.catalog_reads += 1
+    seq = catalog.read_seq(m, t)
+    local = catalog.local_load_ms(m, t)
+    if not requirement_holds(m, j, seq):
+        return _failed_requirement(m, j, now, seq, tx.server_retries == 0, local + m.p.g * tx.op_latency_ms)
+    if seq != tx.seq:                                # (an expiry, a schema change: as `on_load`)
+        _rebased(m, j, now, seq, local)
+    tx.puts += 1                                     # metadata.json, inline in the filer
+    tx.pc = PC.SRV_CAS
+    return local + take(m, Src.SRV_COMMIT) + m.p.srv_commit_per_version_ms * m.versions[t]
 
 
 @model_function
@@ -242,8 +275,8 @@ def on_cas(m, j, now):
     if ok and tx.fault == Fault.LOST:
         return faults.lost(m, j, now, now + answer_in, -1)
     if ok:
-        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + answer_in)
-    return _lost(m, j, now, answer_in)
+        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + answer_in + pyiceberg.cleanup_ms(m, j, True))
+    return _lost(m, j, now, 0.0 if m.p.server_local else answer_in)   # (a local CAS: the server goes on at once)
 
 
 @model_function
@@ -254,12 +287,16 @@ def _lost(m, j, now, answer_in):
     pending = answer_in
     if m.p.server_delete:
         tx.deletes += 1
-        pending += take(m, Src.DELETE)
+        # (a local server's DeleteEntry: one filer request, bounded by a load's six)
+        pending += catalog.local_load_ms(m, tx.table) if m.p.server_local else take(m, Src.DELETE)
     k = tx.server_retries + 1
-    if k > m.p.server_retries:
-        return _rejected(m, j, now, pending)
+    if k > m.p.server_retries:                       # (a local server's 409 still has its way back to go)
+        return _rejected(m, j, now, pending + (m.p.g * tx.op_latency_ms if m.p.server_local else 0.0))
     tx.server_retries = k
     sleep = delay_ms(m, m.p.policy_server, m.p.jitter_server, m.bo_srv, k, Src.SERVER)
+    if m.p.server_local:                             # the re-load is the server's own: no round trip, no pool
+        tx.pc = PC.SRV_LOAD
+        return pending + sleep
     return _load(m, j, pending + sleep)
 
 
@@ -320,4 +357,6 @@ COMPILE_S = 12
 OWNS = dict(effect_points=("SRV_LOAD", "SRV_CAS", "SRV_REREAD", "SRV_ROW_WAIT", "SRV_UPDATE", "POOL_TIMEOUT"),
             fields=("server_retries",),
             params=("server", "server_get", "server_retries", "policy_server", "jitter_server", "server_reread",
-                    "server_delete", "row_locks", "row_hold"), sources=("SERVER",))
+                    "server_delete", "row_locks", "row_hold", "server_local", "srv_load_per_version_ms",
+                    "srv_commit_per_version_ms"),
+            sources=("SERVER", "SRV_LOAD", "SRV_COMMIT"))

@@ -8,6 +8,8 @@ in compiled code, so its attempts are read from the proxy's log: each put-if-abs
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..writers import CommitOutcome
 from . import payload
 from .common import ensure_bucket, failed, keys_of, s3_url
@@ -85,34 +87,111 @@ def verify(env: dict, tables: list[str]) -> dict:
 
 
 # ------------------------------------------------------------------------------------- the model of the stack
+# Design log is delta-rs as this stack runs it (docs/model/delta-log.md): per call, the `_last_checkpoint` hint's
+# GET, the base LIST, two passes of GETs over the log's entries, the data file's PUT, the attempt's LIST (with no
+# retry it fails there if the log moved), the put-if-absent, the post-commit update (a LIST, two GETs of its entry)
+# and the cleanup LIST. One writer's calibration is cut into those steps; each step's sample runs from the end of
+# the step before it to its own end, so the client's own time between two dependent requests is the next one's.
 
-def _data_put_to_commit(reqs):
-    """From the data file's PUT to the commit's first LIST after it (the write and the client's work between)."""
-    put = reqs[(reqs["kind"] == "put") & ~reqs["detail"].str.contains("_delta_log")]
-    if put.empty:
-        return float("nan")
-    t0 = put["start_ms"].iloc[0]
-    after = reqs[(reqs["kind"] == "list") & (reqs["start_ms"] > t0)]
-    return float(after["start_ms"].iloc[0] - t0) if not after.empty else float("nan")
+def steps(reqs) -> list[dict]:
+    """One transaction's requests as the client's steps, in order: a request, or a pass of log-entry GETs in flight
+    together (`pass`); kinds `hint` (GET _last_checkpoint), `list`, `pass`, `data` (the data file's PUT), `cas`."""
+    out: list[dict] = []
+    for q in reqs.sort_values("start_ms").itertuples():
+        entry = q.kind == "get" and q.detail.endswith(".json")
+        if entry and out and out[-1]["kind"] == "pass" and q.start_ms < out[-1]["end_ms"]:
+            out[-1]["end_ms"] = max(out[-1]["end_ms"], q.end_ms)
+            out[-1]["gets"] += 1
+            continue
+        kind = ("pass" if entry else "hint" if q.kind == "get" and q.detail.endswith("_last_checkpoint")
+                else "data" if q.kind == "put" and "_delta_log" not in q.detail else q.kind)
+        out.append({"kind": kind, "start_ms": q.start_ms, "end_ms": q.end_ms, "gets": 1,
+                    "server_ms": float(getattr(q, "server_ms", float("nan")))})
+    return out
+
+
+# one writer's committed call, step by step (no conflict: its attempt reads no new entry)
+ONE_WRITER = ("hint", "list", "pass", "pass", "data", "list", "cas", "list", "pass", "pass", "list")
+
+
+def _effect(s: dict, prev_end_ms: float, step_ms: float) -> float:
+    """Where in its step (from the step before it ends to its own end) a request takes effect at the server: after
+    the client's gap and the request's way there, at the end of the server's own time; each way taken as half of
+    the rest of its latency (the proxy's delays are the same both ways)."""
+    way_ms = (s["end_ms"] - s["start_ms"] - s["server_ms"]) / 2.0
+    return (s["start_ms"] - prev_end_ms + way_ms + s["server_ms"]) / step_ms
+
+
+def step_samples(cal) -> dict:
+    """Per model input, one sample per committed one-writer call (ms): `setup` (before the hint's GET and after the
+    cleanup LIST), `get` (the hint, the post-commit update's LIST and two GETs, the cleanup LIST: a GET draw each in
+    the model), `list` (the base and the attempt's LIST, effect points), `cas`, `runtime` (after the base read's
+    passes to the data PUT's end), `pass` with its GETs (the base read's passes), and `effect`: where in its step
+    the base LIST, the attempt's LIST and the put-if-absent take effect at the store (`_effect`)."""
+    out: dict = {k: [] for k in ("setup", "get", "list", "cas", "runtime", "pass", "pass_gets", "put", "effect")}
+    for r, reqs in zip(cal.raw.itertuples(), cal.per_txn):
+        st = steps(reqs)
+        if not r.committed or tuple(s["kind"] for s in st) != ONE_WRITER:
+            continue
+        ends = [s["end_ms"] for s in st]
+        step = np.diff([st[0]["start_ms"]] + ends)
+        out["setup"].append(st[0]["start_ms"] - r.arrival_ms + r.end_ms - ends[-1])
+        out["get"] += [step[i] for i in (0, 7, 8, 9, 10)]
+        out["list"] += [step[1], step[5]]
+        out["cas"].append(step[6])
+        out["runtime"].append(step[4])
+        out["put"].append(st[4]["end_ms"] - st[4]["start_ms"])
+        out["pass"] += [step[2], step[3]]
+        out["pass_gets"] += [st[2]["gets"], st[3]["gets"]]
+        out["effect"] += [_effect(st[i], ends[i - 1], step[i]) for i in (1, 5, 6)]
+    return {k: np.asarray(v, dtype=float) for k, v in out.items()}
+
+
+def expected_max_ms(fit: dict, n: int) -> float:
+    """The mean of the largest of n requests of a fitted kind (`fixed_ms` + LogNormal(`median_ms`, `sigma`))."""
+    from scipy.stats import norm
+    u = (np.arange(4000) + 0.5) / 4000.0             # E max = integral of F^-1(u) d(u^n)
+    q = fit["fixed_ms"] + fit["median_ms"] * np.exp(fit["sigma"] * norm.ppf(u))
+    return float(np.sum(q * n * u ** (n - 1)) / 4000.0)
+
+
+def service_ms(get_fit: dict, gets, pass_ms) -> float:
+    """The store's own time per GET that one writer's passes show (it serves them one at a time): each pass's
+    time less what its GETs would take alone (the fitted GET's largest of n), against its GETs less one, the
+    slope (Theil-Sen); at least 0.01 ms."""
+    from scipy.stats import theilslopes
+    extra = np.array([t - expected_max_ms(get_fit, int(n)) for n, t in zip(gets, pass_ms)])
+    return max(float(theilslopes(extra, np.asarray(gets) - 1.0)[0]), 0.01)
 
 
 def profile(cal, folder) -> dict:
-    """The model's inputs from one writer (baseline: today's design `log`): each S3 request kind (a GET, a LIST,
-    the data PUT, the put-if-absent) as the provider's, SeaweedFS checking a conditional PUT at its completion
-    (the first to finish wins); the data PUT and the client's work before the commit as the runtime."""
-    import numpy as np
+    """The model's inputs from one writer: SeaweedFS's requests as delta-rs meets them (a provider: GET, LIST,
+    the put-if-absent, the data PUT; SeaweedFS serves a pass's GETs one at a time), where in its latency a LIST or
+    the put-if-absent takes effect at SeaweedFS (the catalog's linearization fraction: a conditional PUT is checked
+    when its upload completes, the first to finish wins, which for a log entry's few bytes is when it reaches the
+    store, half a round trip before its answer), the client's setup per call, and its work between the base read and
+    the commit (parquet encoding, the data PUT) as the runtime."""
     from ..profile import lognormal, provider_file, runtime
-    reqs = [r for r in cal.per_txn]
-    allr = __import__("pandas").concat(reqs)
-    by = {k: allr.loc[allr["kind"] == k, "latency_ms"].to_numpy() for k in ("get", "list", "put", "cas")}
-    fits = {k: lognormal(v) for k, v in by.items() if len(v) >= 30}
-    provider = provider_file("delta-s3", fits, folder / "provider.yaml", "SeaweedFS's S3 through delta-rs",
-                             {"cas_checked_at_completion": True})
-    work = np.array([_data_put_to_commit(r) for r in reqs])
-    return {"provider": str(provider), "runtime": runtime(work[np.isfinite(work)])}
+    s = step_samples(cal)
+    if len(s["cas"]) < 10:
+        raise ValueError(f"delta-s3 calibration: {len(s['cas'])} committed one-writer calls in their usual steps, "
+                         "need 10")
+    fits = {"get": lognormal(s["get"], "get"), "list": lognormal(s["list"], "list"),
+            "cas": lognormal(s["cas"], "cas"), "put": lognormal(s["put"])}
+    effect = s["effect"][np.isfinite(s["effect"])]
+    provider = provider_file("delta-s3", fits, folder / "provider.yaml",
+                             "SeaweedFS's S3 through delta-rs 1.6, each request from the step before it ends",
+                             {"get_service_ms": round(service_ms(fits["get"], s["pass_gets"], s["pass"]), 3)})
+    return {"provider": provider, "runtime": runtime(s["runtime"]),
+            "client_setup_ms": float(np.median(s["setup"])),
+            "linearization_fraction": float(np.clip(np.median(effect), 0.0, 1.0)) if len(effect) else 0.5,
+            "calls": int(len(s["cas"]))}
 
 
 def model_config(profile: dict, spec) -> dict:
+    """Design log (delta-rs) on the fitted provider, as the cell ran: delta-rs's 15 retries or none (its failure at
+    the attempt's LIST included), the effect point, the client's setup and runtime."""
     return {"design": "log", "storage": {"provider": profile["provider"]},
-            "commit": {"max_retries": 15 if spec.retries else 0},
+            "catalog": {"linearization_fraction": profile["linearization_fraction"]},
+            "commit": {"max_retries": 15 if spec.retries else 0, "client_setup_ms": profile["client_setup_ms"]},
             "workload": {"runtime": profile["runtime"]}}

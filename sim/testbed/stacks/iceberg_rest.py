@@ -10,9 +10,9 @@ by wrapping the catalog's method in the writer's process.
 from __future__ import annotations
 
 from ..servers import ServerError
-from ..writers import CommitOutcome, now_ms
 from . import address, payload
-from .common import NAMESPACE, failed, keys_of, s3_url, warm
+from .common import NAMESPACE, s3_url, warm
+from .pyiceberg_writer import PyIcebergWriter, verify_tables
 from .iceberg_sql import table_properties
 
 
@@ -51,75 +51,48 @@ def setup(env: dict, tables: list[str]) -> None:
     warm(env, bucket(env), f"{NAMESPACE}/{tables[0]}/data/")    # (a table bucket takes writes under a table only)
 
 
-class Writer:
-    def __init__(self, env: dict, writer: int):
-        self.env, self.writer = env, writer
-        self.catalog = cat = catalog(env, writer)
-        commit_table = cat.commit_table
-        self.calls: list[float] = []
-
-        def counted(*args, **kwargs):     # one call an attempt: one POST
-            self.calls.append(now_ms())
-            return commit_table(*args, **kwargs)
-        cat.commit_table = counted
-        for t in env["tables"]:
-            cat.load_table(f"{NAMESPACE}.{t}")
-
-    def payload(self, k: int):
-        return payload(self.env, self.writer, k)
-
-    def commit(self, table: str, data) -> CommitOutcome:
-        from pyiceberg.exceptions import CommitFailedException
-        self.calls = []
-        tbl = self.catalog.load_table(f"{NAMESPACE}.{table}")
-        try:
-            tbl.append(data)
-        except CommitFailedException as exc:
-            return failed("retries_exhausted", exc, len(self.calls), self.calls[0] if self.calls else None)
-        return CommitOutcome(True, attempts=len(self.calls), commit_start_ms=self.calls[0] if self.calls else None)
-
-    def close(self) -> None:
-        pass
-
-
-def open_writer(env: dict, writer: int) -> Writer:
-    return Writer(env, writer)
+def open_writer(env: dict, writer: int) -> PyIcebergWriter:
+    return PyIcebergWriter(env, writer, catalog(env, writer))
 
 
 def verify(env: dict, tables: list[str]) -> dict:
-    cat = catalog(env, -1)
-    out = {}
-    for t in tables:
-        tbl = cat.load_table(f"{NAMESPACE}.{t}")
-        rows = tbl.scan(selected_fields=("writer", "k")).to_arrow()
-        out[t] = {"versions": len(tbl.metadata.snapshots), "keys": keys_of(rows)}
-    return out
+    return verify_tables(catalog(env, -1), tables)
 
 
 # ------------------------------------------------------------------------------------- the model of the stack
 
 def profile(cal, folder) -> dict:
-    """The model's inputs from one writer (baseline: today's design `rest`, its server's keys set as SeaweedFS's
-    source has them where a key exists): the client's REST load as the catalog's latency; PyArrowFileIO's read
-    and write as the provider's GET and PUT; the job's work before its commit call as the runtime, less what the
-    model's prepare does there."""
-    import numpy as np
+    """The model's inputs from one writer (`stacks.pyiceberg_calibration`): PyArrowFileIO's read, write and HEAD as
+    the provider's `get`, `put` and `head`; the client's round trip to SeaweedFS's REST server as the catalog's
+    latency and the server's own time per load and per commit as its steps' (each growing with the table's
+    snapshots); the data file's encoding and write as the runtime; the client's own time per attempt, a line in the
+    table's snapshots."""
     from ..profile import lognormal, provider_file, runtime
-    from ..samples import operation_samples
-    s = operation_samples(cal)
-    read, write = s["s3:head+get"], s["s3:mpu_start+put_part+mpu_complete"]
-    fits = {"get": lognormal(read), "put": lognormal(write), "head": lognormal(s["s3:head"])}
-    provider = provider_file("iceberg-rest", fits, folder / "provider.yaml", "PyArrowFileIO reads and writes")
-    before = (cal.raw["commit_start_ms"] - cal.raw["arrival_ms"]).to_numpy()
-    work = before - np.median(s["rest:load"]) - np.median(read) - np.median(write)
-    return {"provider": str(provider), "catalog_latency": lognormal(s["rest:load"]), "runtime": runtime(work)}
+    from .pyiceberg_calibration import client_work, decompose, rest_samples, storage_samples
+    s = storage_samples(cal)
+    fits = {kind: lognormal(v, kind) for kind, v in s.items() if len(v) > 0}
+    fits["cas"] = fits["put"]
+    provider = provider_file("iceberg-rest", fits, folder / "provider.yaml",
+                             "PyArrowFileIO's composite reads, writes and HEADs (docs/model/pyiceberg.md)")
+    rest = rest_samples(cal, s["head"])
+    rows = decompose(cal, sql=False)
+
+    def own(x):     # a server step's own time: fitted, or (a log without server_ms) its median beyond the round trip
+        return lognormal(x) if hasattr(x, "__len__") else {"median_ms": float(x), "sigma": 0.0}
+    return {"provider": str(provider), "catalog_latency": lognormal(rest["network"]),
+            "load_latency": own(rest["load"]), "commit_latency": own(rest["commit"]),
+            "load_per_version_ms": rest["load_per_version"], "commit_per_version_ms": rest["commit_per_version"],
+            "runtime": runtime([r["runtime_ms"] for r in rows]), "client_work": client_work(rows, sql=False)}
 
 
 def model_config(profile: dict, spec) -> dict:
-    server = {"variant": "reference", "metadata_get": False, "retries": 2, "pool_connections": 1000,
-              "reread_before_cas": False, "delete_on_conflict": True,
-              "retry": {"policy": "exponential", "base_ms": 50.0, "factor": 2.0, "max_ms": 100.0, "jitter": 0.5}}
+    """Design rest with SeaweedFS's server (`catalog.server.variant: seaweedfs`) and PyIceberg's client, its
+    retries on (4) or off."""
+    server = {"variant": "seaweedfs", "load_latency": profile["load_latency"],
+              "commit_latency": profile["commit_latency"], "load_per_version_ms": profile["load_per_version_ms"],
+              "commit_per_version_ms": profile["commit_per_version_ms"]}
     return {"design": "rest", "storage": {"provider": profile["provider"]},
             "catalog": {"latency": profile["catalog_latency"], "server": server},
-            "commit": {"first_attempt": "stale", "max_retries": 4 if spec.retries else 0},
+            "commit": {"client": "pyiceberg", "max_retries": 4 if spec.retries else 0,
+                       "client_work": profile["client_work"]},
             "workload": {"runtime": profile["runtime"]}}

@@ -8,9 +8,9 @@ wrapping the catalog's method in the writer's process.
 """
 from __future__ import annotations
 
-from ..writers import CommitOutcome, now_ms
 from . import address, payload
-from .common import NAMESPACE, ensure_bucket, failed, keys_of, s3_url
+from .common import NAMESPACE, ensure_bucket, s3_url
+from .pyiceberg_writer import PyIcebergWriter, verify_tables
 
 SERVERS = ("pg", "s3")
 BUCKET = "warehouse"
@@ -47,80 +47,37 @@ def setup(env: dict, tables: list[str]) -> None:
     cat.engine.dispose()
 
 
-class Writer:
-    def __init__(self, env: dict, writer: int):
-        self.env, self.writer = env, writer
-        self.catalog = cat = catalog(env, writer)
-        commit_table = cat.commit_table
-        self.calls: list[float] = []
-
-        def counted(*args, **kwargs):     # one call an attempt: each ends in its UPDATE or a failed check
-            self.calls.append(now_ms())
-            return commit_table(*args, **kwargs)
-        cat.commit_table = counted
-        for t in env["tables"]:           # warm the connection pools (a job's first connect is not a commit's)
-            cat.load_table(f"{NAMESPACE}.{t}")
-
-    def payload(self, k: int):
-        return payload(self.env, self.writer, k)
-
-    def commit(self, table: str, data) -> CommitOutcome:
-        from pyiceberg.exceptions import CommitFailedException
-        self.calls = []
-        tbl = self.catalog.load_table(f"{NAMESPACE}.{table}")
-        try:
-            tbl.append(data)
-        except CommitFailedException as exc:
-            return failed("retries_exhausted", exc, len(self.calls), self._first())
-        return CommitOutcome(True, attempts=len(self.calls), commit_start_ms=self._first())
-
-    def _first(self):
-        return self.calls[0] if self.calls else None
-
-    def close(self) -> None:
-        self.catalog.engine.dispose()
-
-
-def open_writer(env: dict, writer: int) -> Writer:
-    return Writer(env, writer)
+def open_writer(env: dict, writer: int) -> PyIcebergWriter:
+    return PyIcebergWriter(env, writer, catalog(env, writer))
 
 
 def verify(env: dict, tables: list[str]) -> dict:
-    """Per table: its snapshots and the rows of each (writer, k) read back from its data files."""
-    cat = catalog(env, -1)
-    out = {}
-    for t in tables:
-        tbl = cat.load_table(f"{NAMESPACE}.{t}")
-        rows = tbl.scan(selected_fields=("writer", "k")).to_arrow()
-        out[t] = {"versions": len(tbl.metadata.snapshots), "keys": keys_of(rows)}
-    cat.engine.dispose()
-    return out
+    return verify_tables(catalog(env, -1), tables)
 
 
 # ------------------------------------------------------------------------------------- the model of the stack
 
 def profile(cal, folder) -> dict:
-    """The model's inputs from one writer (baseline: today's design `service-pointer`, the client's first attempt
-    against its base; commit_table's own load is not in it): PyArrowFileIO's read (a
-    HEAD and a GET) and write (a multipart upload) as the provider's GET and PUT; a PostgreSQL transaction (3 round
-    trips) as the catalog's latency; the job's work before its commit call as the runtime, less what the model's
-    prepare does there (a manifest list read and write)."""
-    import numpy as np
+    """The model's inputs from one writer (`stacks.pyiceberg_calibration`): PyArrowFileIO's read, write, HEAD and
+    LIST as the provider's `get`, `put`, `head` and `list`; a PostgreSQL round trip as the catalog's latency (each
+    load and the swap three of them); the data file's encoding and write as the runtime; the client's own time per
+    attempt, a line in the table's snapshots, and its share spent in commit_table."""
     from ..profile import lognormal, provider_file, runtime
-    from ..samples import operation_samples
-    s = operation_samples(cal)
-    read, write = s["s3:head+get"], s["s3:mpu_start+put_part+mpu_complete"]
-    fits = {"get": lognormal(read), "put": lognormal(write), "head": lognormal(s["s3:head"])}
-    provider = provider_file("iceberg-sql", fits, folder / "provider.yaml", "PyArrowFileIO reads and writes")
-    pg = np.concatenate([s["pg:begin+select+rollback"], s["pg:begin+update+commit"]])
-    before = (cal.raw["commit_start_ms"] - cal.raw["arrival_ms"]).to_numpy()
-    work = before - np.median(s["pg:begin+select+rollback"]) - np.median(read) - np.median(write)
-    return {"provider": str(provider), "catalog_latency": lognormal(pg), "runtime": runtime(work),
-            "client_cpu_ms": float(cal.raw["cpu_ms"].median())}
+    from .pyiceberg_calibration import catalog_samples, client_work, decompose, storage_samples
+    s = storage_samples(cal)
+    fits = {kind: lognormal(v, kind) for kind, v in s.items()}
+    fits["cas"] = fits["put"]     # (no storage CAS: the database swaps)
+    provider = provider_file("iceberg-sql", fits, folder / "provider.yaml",
+                             "PyArrowFileIO's composite reads, writes, HEADs and LISTs (docs/model/pyiceberg.md)")
+    rows = decompose(cal, sql=True)
+    return {"provider": str(provider), "catalog_latency": lognormal(catalog_samples(cal)),
+            "runtime": runtime([r["runtime_ms"] for r in rows]), "client_work": client_work(rows, sql=True)}
 
 
 def model_config(profile: dict, spec) -> dict:
-    return {"design": "service-pointer", "storage": {"provider": profile["provider"]},
+    """Design pyiceberg-postgres: PyIceberg's loop on SqlCatalog's PostgreSQL round trips, its retries on (4) or
+    off."""
+    return {"design": "pyiceberg-postgres", "storage": {"provider": profile["provider"]},
             "catalog": {"latency": profile["catalog_latency"]},
-            "commit": {"first_attempt": "stale", "max_retries": 4 if spec.retries else 0},
+            "commit": {"max_retries": 4 if spec.retries else 0, "client_work": profile["client_work"]},
             "workload": {"runtime": profile["runtime"]}}
