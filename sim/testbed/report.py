@@ -56,8 +56,9 @@ def calibrate(out: Path, grid: Grid) -> dict:
     return profiles
 
 
-def mean_ci(x) -> tuple[float, float, float]:
-    """Mean and its 95 % CI (Student's t); one value: no interval (NaN bounds)."""
+def mean_ci(x, lowest: float = 0.0, highest: float = float("inf")) -> tuple[float, float, float]:
+    """Mean and its 95 % CI (Student's t), the interval kept within what the figure can be (a share in [0, 1], a
+    rate or a time >= 0); one value: no interval (NaN bounds)."""
     from scipy import stats
     x = np.asarray(x, dtype=float)
     x = x[np.isfinite(x)]
@@ -67,7 +68,7 @@ def mean_ci(x) -> tuple[float, float, float]:
     if len(x) < 2:
         return m, float("nan"), float("nan")
     h = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
-    return m, m - h, m + h
+    return m, max(lowest, m - h), min(highest, m + h)
 
 
 def predict_cells(out: Path, grid: Grid, profiles: dict, replications: int, log=print,
@@ -119,7 +120,7 @@ def compare(measured: pd.DataFrame, predicted: pd.DataFrame, machine_busy: bool 
                    busy_fraction=float(g["busy_fraction"].mean()), conserved=bool(g["conserved"].all()))
         for fig in FIGURES:
             for side, df in (("measured", g), ("predicted", p)):
-                m, lo, hi = mean_ci(df[fig])
+                m, lo, hi = mean_ci(df[fig], 0.0, 1.0 if fig.endswith("_share") else float("inf"))
                 row.update({f"{side}_{fig}": m, f"{side}_{fig}_lo": lo, f"{side}_{fig}_hi": hi})
         row["verdict"] = _verdict(row, machine_busy)
         rows.append(row)

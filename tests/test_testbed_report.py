@@ -1,0 +1,61 @@
+"""`sim testbed report`'s comparison: each cell's verdict against the issue's targets (failure share within 5 pp,
+successes/s within 15 %, p50 within 20 % of the measured means), `cpu_bound` over the busy bound, and CIs kept
+within what a figure can be (no share above 1, no rate below 0). Needs no client or server."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from sim.testbed.figures import FIGURES
+from sim.testbed.report import compare, mean_ci
+
+CELL = {"stack": "iceberg-sql", "delay_ms": 25.0, "retries": "off", "writers": 4}
+MEASURED = {"failure_share": 0.70, "successes_per_s": 2.0, "attempts_per_s": 6.7, "commit_p50_ms": 500.0,
+            "commit_p99_ms": 900.0}
+
+
+def _measured(values: list[dict], own=0.2, machine=0.3) -> pd.DataFrame:
+    return pd.DataFrame([{**CELL, **v, "calibration": False, "own_busy_fraction": own, "busy_fraction": machine,
+                          "conserved": True} for v in values])
+
+
+def _predicted(**change) -> pd.DataFrame:
+    return pd.DataFrame([{**CELL, **MEASURED, **change}] * 3)
+
+
+@pytest.mark.parametrize("change, verdict", [
+    ({}, "ok"),
+    ({"failure_share": 0.749}, "ok"),
+    ({"failure_share": 0.76}, "miss: failure_share"),
+    ({"successes_per_s": 2.29}, "ok"),
+    ({"successes_per_s": 1.6}, "miss: successes_per_s"),
+    ({"commit_p50_ms": 610.0}, "miss: commit_p50_ms"),
+    ({"commit_p50_ms": 590.0, "attempts_per_s": 20.0, "commit_p99_ms": 5000.0}, "ok"),   # not targets
+    ({"failure_share": 0.6, "successes_per_s": 3.0}, "miss: failure_share, successes_per_s"),
+])
+def test_the_verdict_is_the_targets_on_the_means(change, verdict):
+    comp = compare(_measured([MEASURED] * 3), _predicted(**change))
+    assert comp["verdict"].tolist() == [verdict]
+
+
+@pytest.mark.parametrize("own, machine, machine_busy, verdict", [
+    (0.51, 0.2, True, "cpu_bound"), (0.2, 0.51, True, "cpu_bound"), (0.2, 0.51, False, "ok"),
+    (0.5, 0.5, True, "ok")])
+def test_a_cell_over_the_busy_bound_is_cpu_bound_not_compared(own, machine, machine_busy, verdict):
+    comp = compare(_measured([MEASURED] * 3, own, machine), _predicted(), machine_busy)
+    assert comp["verdict"].tolist() == [verdict]
+
+
+def test_a_share_and_a_rate_keep_their_ci_within_what_they_can_be():
+    spread = [{**MEASURED, "failure_share": s, "successes_per_s": r} for s, r in ((0.1, 0.1), (0.99, 9.0))]
+    comp = compare(_measured(spread), _predicted()).iloc[0]
+    assert comp["measured_failure_share_lo"] == 0.0 and comp["measured_failure_share_hi"] == 1.0
+    assert comp["measured_successes_per_s_lo"] == 0.0 and comp["measured_successes_per_s_hi"] > 9.0
+    for fig in FIGURES:
+        assert comp[f"measured_{fig}_lo"] <= comp[f"measured_{fig}"] <= comp[f"measured_{fig}_hi"]
+
+
+def test_mean_ci_is_students_t():
+    m, lo, hi = mean_ci([11.0, 12.0, 13.0])
+    assert m == 12.0 and hi - m == pytest.approx(4.302653 * 1.0 / 3 ** 0.5, rel=1e-5) and m - lo == hi - m
+    assert mean_ci([5.0])[1] != mean_ci([5.0])[1]          # one value: no interval (NaN)
