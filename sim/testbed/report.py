@@ -44,15 +44,14 @@ def _grid(out: Path) -> Grid:
         raise ConfigError("", f"{path}: not a testbed grid ({exc})") from None
 
 
-def calibrate(out: Path, grid: Grid) -> dict:
+def calibrate(out: Path, grid: Grid, pairs) -> dict:
     """Each (stack, delay)'s profile, fitted to its one-writer calibration cell and written beside it."""
     profiles = {}
-    for st in grid.stacks:
-        for d in grid.delays_ms:
-            folder = cell_dir(out, grid.calibration(st, d), calibration=True)
-            prof = stack(st).profile(Calibration.read(folder), folder)
-            (folder / "profile.yaml").write_text(yaml.safe_dump(prof, sort_keys=False))
-            profiles[(st, d)] = prof
+    for st, d in pairs:
+        folder = cell_dir(out, grid.calibration(st, d), calibration=True)
+        prof = stack(st).profile(Calibration.read(folder), folder)
+        (folder / "profile.yaml").write_text(yaml.safe_dump(prof, sort_keys=False))
+        profiles[(st, d)] = prof
     return profiles
 
 
@@ -71,24 +70,17 @@ def mean_ci(x, lowest: float = 0.0, highest: float = float("inf")) -> tuple[floa
     return m, max(lowest, m - h), min(highest, m + h)
 
 
-def predict_cells(out: Path, grid: Grid, profiles: dict, replications: int, log=print,
-                  measured_cell=lambda *key: True) -> pd.DataFrame:
-    """The model's replications of every cell of the grid that was measured (`measured_cell(stack, delay,
-    retries, writers)`)."""
+def predict_cells(out: Path, grid: Grid, profiles: dict, replications: int, cells, log=print) -> pd.DataFrame:
+    """The model's replications of each measured cell, `(stack, delay, retries, writers)`: the grid gives what
+    its cells share (commits, payload, tables, the delay's jitter)."""
     from .predict import predict
     rows = []
-    for st in grid.stacks:
-        for d in grid.delays_ms:
-            for retries in grid.retries:
-                for n in grid.writers:
-                    if not measured_cell(st, d, retries, n):
-                        continue
-                    spec = CellSpec(st, n, grid.commits, grid.delay(d), retries, grid.tables, grid.zipf_alpha,
-                                    grid.payload_bytes, grid.rows_per_commit, grid.seed, 0)
-                    pred = predict(profiles[(st, d)], spec, replications)
-                    pred = pred.assign(stack=st, delay_ms=d, retries="default" if retries else "off", writers=n)
-                    rows.append(pred)
-                    log(f"predicted {spec.label()}")
+    for st, d, retries, n in cells:
+        spec = CellSpec(st, n, grid.commits, grid.delay(d), retries, grid.tables, grid.zipf_alpha,
+                        grid.payload_bytes, grid.rows_per_commit, grid.seed, 0)
+        pred = predict(profiles[(st, d)], spec, replications)
+        rows.append(pred.assign(stack=st, delay_ms=d, retries="default" if retries else "off", writers=n))
+        log(f"predicted {spec.label()}")
     df = pd.concat(rows, ignore_index=True)
     df.to_parquet(out / "predicted.parquet")
     return df
@@ -175,19 +167,19 @@ def measured_rows(out: Path) -> pd.DataFrame:
 
 
 def report(out: Path, replications: int = 10, machine_busy: bool = True, log=print) -> pd.DataFrame:
-    """Calibrate, predict and compare a measured grid in `out` (the cells measured so far); write
+    """Calibrate, predict and compare the cells measured in `out` (by one grid or several run into it); write
     comparison.{parquet,csv,md} and the figure."""
     grid = _grid(out)
     measured = measured_rows(out)
-    missing = [st for st in grid.stacks for d in grid.delays_ms
+    done = measured[~measured["calibration"]]
+    cells = sorted({(r.stack, float(r.delay_ms), r.retries == "default", int(r.writers)) for r in done.itertuples()})
+    pairs = sorted({(st, d) for st, d, _, _ in cells})
+    missing = [st for st, d in pairs
                if not (cell_dir(out, grid.calibration(st, d), calibration=True) / "row.json").is_file()]
     if missing:
         raise ConfigError("", f"{out}: the calibration cell of {missing[0]} is not measured yet")
-    done = measured[~measured["calibration"]]
-    grid = Grid(**{**grid.__dict__, "stacks": tuple(s for s in grid.stacks if s in set(done["stack"]))})
-    profiles = calibrate(out, grid)
-    have = {(r.stack, r.delay_ms, r.retries == "default", r.writers) for r in done.itertuples()}
-    predicted = predict_cells(out, grid, profiles, replications, log, lambda *key: key in have)
+    profiles = calibrate(out, grid, pairs)
+    predicted = predict_cells(out, grid, profiles, replications, cells, log)
     comp = compare(measured, predicted, machine_busy)
     comp.to_parquet(out / "comparison.parquet")
     comp.to_csv(out / "comparison.csv", index=False)
