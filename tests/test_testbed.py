@@ -109,7 +109,8 @@ STACK_CELLS = [(s, r) for s in ("iceberg-sql", "iceberg-rest", "delta-s3", "duck
 @pytest.mark.parametrize("stack,retries", STACK_CELLS)
 def test_stack_cell(stack, retries, tmp_path_factory):
     """One cell of each stack, its client's retries off and at their defaults: 3 writers x 3 commits with a 2 ms
-    delay. Conservation, the schema, and with retries on every transaction eventually commits."""
+    delay. Conservation, the schema; with retries on, a transaction that did not commit made every attempt its
+    client allows (PyIceberg 1 + 4, delta-rs 1 + 15, DuckLake 10), with them off one."""
     workdir = tmp_path_factory.mktemp(f"tb-{stack}")
     names = {"iceberg-sql": {"pg", "s3"}, "iceberg-rest": {"s3"}, "delta-s3": {"s3"}, "ducklake-pg": {"pg"}}[stack]
     spec = CellSpec(stack, 3, 3, Delay(2.0), retries, payload_bytes=2048, rows_per_commit=4)
@@ -117,8 +118,9 @@ def test_stack_cell(stack, retries, tmp_path_factory):
         result = run_cell(spec, srv, workdir / "cell", tag=f"s{int(retries)}")
     assert result.conservation["ok"], result.conservation
     _check_records(result.records, spec)
-    if retries:
-        assert (result.records["outcome"] == "committed").all()
+    lost = result.records[result.records["outcome"] != "committed"]
+    allowed = {"iceberg-sql": 5, "iceberg-rest": 5, "delta-s3": 16, "ducklake-pg": 10}[stack] if retries else 1
+    assert (lost["attempts"] == allowed).all(), lost[["writer", "attempts", "reason"]]
     assert not _ours(workdir)
     assert np.isfinite(figures(result.records)["commit_p50_ms"])
 
