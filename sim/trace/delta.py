@@ -8,10 +8,9 @@ added. Entries a log cleanup removed are gone (a checkpoint holds no commitInfo)
 oldest entry still there, and the summary says so. docs/FORMATS.md, "Traces"."""
 from __future__ import annotations
 
-import json
 import re
 
-from .history import History, TraceError, count, epoch_ms
+from .history import History, TraceError, count, epoch_ms, json_object
 from .location import Location
 
 _ENTRY = re.compile(r"^(\d{20})\.json$")
@@ -67,12 +66,7 @@ def _entry(loc: Location) -> tuple[dict, dict]:
     for n, line in enumerate(loc.read_text().splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            action = json.loads(line)
-        except ValueError as exc:
-            raise TraceError(f"{loc.url}: line {n}: not JSON ({exc})") from None
-        if not isinstance(action, dict):
-            raise TraceError(f"{loc.url}: line {n}: not an action (a JSON object)")
+        action = json_object(line, f"{loc.url}: line {n}", "an action")
         if isinstance(action.get("commitInfo"), dict):
             info = action["commitInfo"]
         add = action.get("add")

@@ -6,6 +6,7 @@ creation, a view's change). A field it cannot read is a `TraceError`: one line n
 never a guess. `write_trace` writes the trace file, through `sim.trace.schema` (docs/FORMATS.md, "Trace")."""
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -58,6 +59,17 @@ class History:
         df = pd.DataFrame(self.rows, columns=list(COLUMNS))
         df = df.astype(COLUMNS)
         return df.sort_values("time_ms", kind="stable").reset_index(drop=True)
+
+
+def json_object(text: str, where: str, what: str) -> dict:
+    """`text` parsed as one JSON object, or a TraceError naming `where`: not JSON, or not `what` (an object)."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise TraceError(f"{where}: not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise TraceError(f"{where}: not {what} (a JSON object)")
+    return value
 
 
 def epoch_ms(value, where: str) -> float:

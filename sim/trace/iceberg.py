@@ -7,10 +7,9 @@ they give the snapshots an expiry has removed since, and the commits that added 
 expiry), each at its file's `last-updated-ms`. docs/FORMATS.md, "Traces", says what is read and how it maps."""
 from __future__ import annotations
 
-import json
 import re
 
-from .history import History, TraceError, count, epoch_ms
+from .history import History, TraceError, count, epoch_ms, json_object
 from .location import Location
 
 _VERSION = re.compile(r"^(?:v)?(\d+)(?:-[^.]+)?(?:\.gz)?\.metadata\.json(?:\.gz)?$")
@@ -48,13 +47,7 @@ def _writer(summary: dict) -> str:
 
 
 def _load(loc: Location) -> dict:
-    text = loc.read_text()
-    try:
-        meta = json.loads(text)
-    except ValueError as exc:
-        raise TraceError(f"{loc.url}: not JSON ({exc})") from None
-    if not isinstance(meta, dict):
-        raise TraceError(f"{loc.url}: not a table's metadata (a JSON object)")
+    meta = json_object(loc.read_text(), loc.url, "a table's metadata")
     for key in ("snapshots", "metadata-log"):
         if not isinstance(meta.get(key, []), list):
             raise TraceError(f"{loc.url}: {key}: not a list")
