@@ -10,10 +10,9 @@ by wrapping the catalog's method in the writer's process.
 from __future__ import annotations
 
 from ..servers import ServerError
-from . import address, payload
+from . import address
 from .common import NAMESPACE, s3_url, warm
-from .pyiceberg_writer import PyIcebergWriter, verify_tables
-from .iceberg_sql import table_properties
+from .pyiceberg_writer import PyIcebergWriter, create_tables, verify_tables
 
 
 def bucket(env: dict) -> str:
@@ -43,11 +42,7 @@ def setup(env: dict, tables: list[str]) -> None:
     if not env.get("weed_master"):
         raise ServerError("iceberg-rest needs SeaweedFS's master to create its table bucket")
     SeaweedFS("", master=env["weed_master"]).table_bucket(bucket(env))
-    cat = catalog(env, -1)
-    cat.create_namespace_if_not_exists(NAMESPACE)
-    schema = payload(env, 0, 0).schema
-    for t in tables:
-        cat.create_table(f"{NAMESPACE}.{t}", schema=schema, properties=table_properties(env))
+    create_tables(env, catalog(env, -1), tables)
     warm(env, bucket(env), f"{NAMESPACE}/{tables[0]}/data/")    # (a table bucket takes writes under a table only)
 
 

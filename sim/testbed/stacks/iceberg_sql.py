@@ -8,9 +8,9 @@ wrapping the catalog's method in the writer's process.
 """
 from __future__ import annotations
 
-from . import address, payload
-from .common import NAMESPACE, ensure_bucket, s3_url
-from .pyiceberg_writer import PyIcebergWriter, verify_tables
+from . import address
+from .common import ensure_bucket, s3_url
+from .pyiceberg_writer import PyIcebergWriter, create_tables, verify_tables
 
 SERVERS = ("pg", "s3")
 BUCKET = "warehouse"
@@ -32,19 +32,9 @@ def catalog(env: dict, writer: int):
     })
 
 
-def table_properties(env: dict) -> dict:
-    """Retries off: `commit.retry.num-retries` 0; on: PyIceberg's defaults, nothing set."""
-    return {} if env["retries"] else {"commit.retry.num-retries": "0"}
-
-
 def setup(env: dict, tables: list[str]) -> None:
     ensure_bucket(env, BUCKET)
-    cat = catalog(env, -1)
-    cat.create_namespace_if_not_exists(NAMESPACE)
-    schema = payload(env, 0, 0).schema
-    for t in tables:
-        cat.create_table(f"{NAMESPACE}.{t}", schema=schema, properties=table_properties(env))
-    cat.engine.dispose()
+    create_tables(env, catalog(env, -1), tables)
 
 
 def open_writer(env: dict, writer: int) -> PyIcebergWriter:

@@ -1,11 +1,25 @@
-"""What the two PyIceberg stacks share: a writer that appends through its catalog, one `commit_table` call an
-attempt (counted by wrapping the catalog's method in the writer's process), and the check of each table's
-snapshots and rows."""
+"""What the two PyIceberg stacks share: their tables' creation (the client's retries off or at its defaults), a
+writer that appends through its catalog, one `commit_table` call an attempt (counted by wrapping the catalog's
+method in the writer's process), and the check of each table's snapshots and rows."""
 from __future__ import annotations
 
 from ..writers import CommitOutcome, now_ms
 from . import payload
 from .common import NAMESPACE, failed, keys_of
+
+
+def table_properties(env: dict) -> dict:
+    """Retries off: `commit.retry.num-retries` 0; on: PyIceberg's defaults, nothing set."""
+    return {} if env["retries"] else {"commit.retry.num-retries": "0"}
+
+
+def create_tables(env: dict, catalog, tables: list[str]) -> None:
+    """The namespace and each table, empty, with the writers' payload's schema; the catalog's pool closed after."""
+    catalog.create_namespace_if_not_exists(NAMESPACE)
+    schema = payload(env, 0, 0).schema
+    for t in tables:
+        catalog.create_table(f"{NAMESPACE}.{t}", schema=schema, properties=table_properties(env))
+    dispose_of(catalog)
 
 
 class PyIcebergWriter:
