@@ -47,6 +47,11 @@ class Grid:
     def delay(self, fixed_ms: float) -> Delay:
         return Delay(fixed_ms, self.jitter * fixed_ms, self.jitter_sigma if self.jitter > 0 else 0.0)
 
+    def spec(self, stack: str, writers: int, d: float, retries: bool, rep: int = 0, commits: int = 0) -> CellSpec:
+        """A cell of this grid's settings: `commits` a writer (0: the grid's)."""
+        return CellSpec(stack, writers, commits or self.commits, self.delay(d), retries, self.tables,
+                        self.zipf_alpha, self.payload_bytes, self.rows_per_commit, self.seed, rep)
+
     def cells(self):
         """Repetition by repetition, so that a campaign cut short still holds whole grids."""
         for rep in range(self.reps):
@@ -54,13 +59,10 @@ class Grid:
                 for d in self.delays_ms:
                     for retries in self.retries:
                         for n in self.writers:
-                            yield CellSpec(stack, n, self.commits, self.delay(d), retries, self.tables,
-                                           self.zipf_alpha, self.payload_bytes, self.rows_per_commit, self.seed, rep)
+                            yield self.spec(stack, n, d, retries, rep)
 
     def calibration(self, stack: str, d: float) -> CellSpec:
-        commits = self.calibration_commits or max(self.writers) * self.commits
-        return CellSpec(stack, 1, commits, self.delay(d), False, self.tables, self.zipf_alpha, self.payload_bytes,
-                        self.rows_per_commit, self.seed, 0)
+        return self.spec(stack, 1, d, False, commits=self.calibration_commits or max(self.writers) * self.commits)
 
 
 def cell_dir(out: Path, spec: CellSpec, calibration: bool = False) -> Path:

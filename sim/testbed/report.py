@@ -18,7 +18,6 @@ import yaml
 
 from ..schema import ConfigError
 from .campaign import CPU_BOUND, Grid, cell_dir
-from .cell import CellSpec
 from .figures import FIGURES
 from .samples import Calibration
 from .stacks import stack
@@ -76,8 +75,7 @@ def predict_cells(out: Path, grid: Grid, profiles: dict, replications: int, cell
     from .predict import predict
     rows = []
     for st, d, retries, n in cells:
-        spec = CellSpec(st, n, grid.commits, grid.delay(d), retries, grid.tables, grid.zipf_alpha,
-                        grid.payload_bytes, grid.rows_per_commit, grid.seed, 0)
+        spec = grid.spec(st, n, d, retries)
         pred = predict(profiles[(st, d)], spec, replications)
         rows.append(pred.assign(stack=st, delay_ms=d, retries="default" if retries else "off", writers=n))
         log(f"predicted {spec.label()}")
