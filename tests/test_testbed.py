@@ -85,6 +85,9 @@ def test_smoke_pyiceberg_sql_two_writers(servers, tmp_path):
     assert {"pg", "s3"} <= set(result.requests["server"])
     assert (result.requests["latency_ms"] > 0).all()
     assert result.cpu["cpu_writers_s"] > 0 and 0.0 <= result.cpu["busy_fraction"] <= 1.0
+    assert (result.records["cpu_wait_ms"] >= 0).all()
+    assert 0.0 <= result.cpu["wait_writers_s"] <= result.cpu["commit_calls_s"] * 2   # (a writer's threads)
+    assert result.cpu["wait_servers_s"] >= 0 and result.cpu["wait_proxy_s"] >= 0
     assert not [p for p in psutil.Process().children(recursive=True) if "sim-testbed" in p.name()]
 
 

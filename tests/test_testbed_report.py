@@ -1,5 +1,5 @@
 """`sim testbed report`'s comparison: each cell's verdict against the issue's targets (failure share within 5 pp,
-successes/s within 15 %, p50 within 20 % of the measured means), `cpu_bound` over the busy bound, and CIs kept
+successes/s within 15 %, p50 within 20 % of the measured means), `cpu_bound` over the busy bound or the CPU-wait bound, and CIs kept
 within what a figure can be (no share above 1, no rate below 0). Needs no client or server."""
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ MEASURED = {"failure_share": 0.70, "successes_per_s": 2.0, "attempts_per_s": 6.7
             "commit_p99_ms": 900.0}
 
 
-def _measured(values: list[dict], own=0.2, machine=0.3) -> pd.DataFrame:
+def _measured(values: list[dict], own=0.2, machine=0.3, wait=None) -> pd.DataFrame:
+    extra = {} if wait is None else {"cpu_wait_share": wait}
     return pd.DataFrame([{**CELL, **v, "calibration": False, "own_busy_fraction": own, "busy_fraction": machine,
-                          "conserved": True} for v in values])
+                          "conserved": True, **extra} for v in values])
 
 
 def _predicted(**change) -> pd.DataFrame:
@@ -44,6 +45,51 @@ def test_the_verdict_is_the_targets_on_the_means(change, verdict):
 def test_a_cell_over_the_busy_bound_is_cpu_bound_not_compared(own, machine, machine_busy, verdict):
     comp = compare(_measured([MEASURED] * 3, own, machine), _predicted(), machine_busy)
     assert comp["verdict"].tolist() == [verdict]
+
+
+@pytest.mark.parametrize("wait, verdict", [(0.051, "cpu_bound"), (0.049, "ok"), (0.0, "ok"),
+                                           (float("nan"), "ok")])
+def test_a_cell_whose_processes_waited_for_a_cpu_past_the_bound_is_cpu_bound(wait, verdict):
+    """The wait bound (5 % of the writers' commit time) beside the busy bound; a cell measured before the wait
+    was (NaN) is judged by its busy fraction alone."""
+    comp = compare(_measured([MEASURED] * 3, wait=wait), _predicted(), False)
+    assert comp["verdict"].tolist() == [verdict]
+
+
+def test_the_wait_share_is_every_process_groups_wait_over_the_writers_commit_time():
+    from sim.testbed.campaign import cpu_wait_share
+    cpu = {"wait_writers_s": 0.3, "wait_servers_s": 0.2, "wait_proxy_s": 0.1, "commit_calls_s": 12.0}
+    assert cpu_wait_share(cpu) == pytest.approx(0.05)
+    assert cpu_wait_share({"cpu_writers_s": 1.0}) != cpu_wait_share({"cpu_writers_s": 1.0})   # not measured: NaN
+
+
+def test_a_process_that_spins_beside_busy_ones_is_seen_waiting_for_a_cpu():
+    """`run_queue_wait_s` reads the scheduler's count: a thread kept runnable beside more spinning processes than
+    there are CPUs waits for one; alone on an idle CPU, hardly."""
+    import multiprocessing as mp
+    import os
+    import time
+
+    from sim.testbed.cpu import run_queue_wait_s
+    if not os.path.exists("/proc/self/task"):
+        pytest.skip("no /proc")
+
+    def spin(seconds):
+        t = time.perf_counter()
+        while time.perf_counter() - t < seconds:
+            pass
+    n = 2 * (os.cpu_count() or 1)
+    w0 = run_queue_wait_s()
+    ctx = mp.get_context("fork")
+    others = [ctx.Process(target=spin, args=(1.5,)) for _ in range(n)]
+    for q in others:
+        q.start()
+    try:
+        spin(1.0)
+    finally:
+        for q in others:
+            q.join()
+    assert run_queue_wait_s() - w0 > 0.2        # about half of the second (n + 1 runnable on n / 2 CPUs)
 
 
 def test_a_share_and_a_rate_keep_their_ci_within_what_they_can_be():

@@ -95,6 +95,8 @@ def run_cell(spec: CellSpec, servers, workdir: Path, tag: str, timeout_s: float 
     # time 0: the barrier opened (a writer may have started its first commit before the parent woke up)
     records = to_records(raw, requests, spec, min(t0, float(raw["arrival_ms"].min())), mod)
     cpu["cpu_writers_s"] = float(raw["cpu_ms"].sum() / 1000.0)
+    cpu["wait_writers_s"] = float(raw["cpu_wait_ms"].sum() / 1000.0)
+    cpu["commit_calls_s"] = float((raw["end_ms"] - raw["arrival_ms"]).sum() / 1000.0)
     result = CellResult(spec, records, requests, cpu, conservation(raw, check, tables, spec.rows_per_commit))
     (workdir / "cell.json").write_text(json.dumps({"spec": {**asdict(spec), "delay": asdict(spec.delay)},
                                                    "cpu": cpu, "conservation": result.conservation}, indent=1))
@@ -137,7 +139,7 @@ def _counts(requests: pd.DataFrame, raw: pd.DataFrame) -> pd.DataFrame:
 
 def to_records(raw: pd.DataFrame, requests: pd.DataFrame, spec: CellSpec, t0: float, mod) -> pd.DataFrame:
     """The writers' transactions in the simulator's record schema (docs/FORMATS.md), times from the barrier's
-    opening; the columns the testbed adds (`cpu_ms`, `message`, the request counts by kind) after them."""
+    opening; the columns the testbed adds (`cpu_ms`, `cpu_wait_ms`, `message`, the request counts by kind) after them."""
     from ..records import RECORD_COLUMNS
     raw = raw.sort_values(["arrival_ms", "writer"]).reset_index(drop=True)
     counts = _counts(requests, raw)
@@ -163,6 +165,7 @@ def to_records(raw: pd.DataFrame, requests: pd.DataFrame, spec: CellSpec, t0: fl
     }
     df = pd.DataFrame({c: cols.get(c, 0) for c in RECORD_COLUMNS})
     df["cpu_ms"] = raw["cpu_ms"].to_numpy()
+    df["cpu_wait_ms"] = raw["cpu_wait_ms"].to_numpy()
     df["k"] = raw["k"].to_numpy()
     df["message"] = raw["message"].to_numpy()
     df["requests"] = [json.dumps(dict(sorted(c.items()))) for c in counts]

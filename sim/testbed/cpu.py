@@ -1,14 +1,46 @@
 """Where the CPU went during a measured run: the machine's busy fraction, and the CPU of each process group we
 started (the servers, the proxy); the writers measure their own (`time.process_time`, every thread of theirs).
+And how long each waited for a CPU: the time its threads were runnable but not running (the scheduler's run
+queue, `/proc/<pid>/task/<tid>/schedstat`'s second field), which the writers read for each commit.
 
 On two cores the clients' CPU can be the bottleneck instead of the protocol (writers then fall into lock-step
-for reasons of CPU): a cell whose busy fraction is over the bound is reported `cpu_bound`, not compared.
+for reasons of CPU): a cell whose busy fraction is over the bound, or whose processes waited for a CPU for more
+than a bound share of the writers' commit time, is reported `cpu_bound`, not compared.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import os
+
 import psutil
+
+
+def run_queue_wait_s(pid: int | str = "self") -> float:
+    """Seconds the threads of process `pid` (alive now) have spent runnable but waiting for a CPU; 0 where the
+    kernel keeps no such count (no `schedstat`)."""
+    total = 0
+    base = f"/proc/{pid}/task"
+    try:
+        tids = os.listdir(base)
+    except OSError:
+        return 0.0
+    for tid in tids:
+        try:
+            with open(f"{base}/{tid}/schedstat") as f:
+                total += int(f.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            pass                      # a thread that ended meanwhile
+    return total / 1e9
+
+
+def _tree_wait_s(pid: int) -> float:
+    """`run_queue_wait_s` of a process and of its children alive now."""
+    try:
+        kids = [c.pid for c in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return 0.0
+    return sum(run_queue_wait_s(p) for p in [pid, *kids])
 
 
 def _tree_cpu_s(pid: int) -> float:
@@ -34,10 +66,12 @@ class CpuMeter:
     groups: dict                 # name -> list of pids (a server's, the proxy's)
     _t0: tuple = None
     _g0: dict = None
+    _w0: dict = None
 
     def start(self) -> None:
         self._t0 = psutil.cpu_times()
         self._g0 = {name: sum(_tree_cpu_s(p) for p in pids) for name, pids in self.groups.items()}
+        self._w0 = {name: sum(_tree_wait_s(p) for p in pids) for name, pids in self.groups.items()}
 
     def stop(self) -> dict:
         t1 = psutil.cpu_times()
@@ -47,4 +81,5 @@ class CpuMeter:
                "cpus": psutil.cpu_count()}
         for name, pids in self.groups.items():
             out[f"cpu_{name}_s"] = sum(_tree_cpu_s(p) for p in pids) - self._g0[name]
+            out[f"wait_{name}_s"] = sum(_tree_wait_s(p) for p in pids) - self._w0[name]
         return out

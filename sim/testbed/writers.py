@@ -6,7 +6,7 @@ whose). It opens its client and loads its tables, waits at the barrier with the 
 starts its CPU meters as the barrier opens), then, at the start time the parent set (a moment after the barrier
 opens, so that every writer is awake and none starts ahead because it woke first), commits M times in a closed
 loop: each commit to a table chosen
-by a seeded Zipf draw (one table: always it), its outcome, attempts and client CPU recorded. Its records and log
+by a seeded Zipf draw (one table: always it), its outcome, attempts, client CPU and the time its threads waited for a CPU recorded. Its records and log
 go to files named by its index; a writer that fails to start is one line naming its log.
 """
 from __future__ import annotations
@@ -96,6 +96,7 @@ def _until(t_ms: float) -> None:
 def _commit_loop(spec: WriterSpec, barrier, start_at) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
+    from .cpu import run_queue_wait_s
     from .stacks import stack
     client = stack(spec.stack).open_writer(spec.env, spec.writer)
     choose = _table_choice(spec)
@@ -105,16 +106,17 @@ def _commit_loop(spec: WriterSpec, barrier, start_at) -> None:
     for k in range(spec.commits):
         table = choose()
         data = client.payload(k)
-        cpu0, t0 = time.process_time(), now_ms()
+        wait0, cpu0, t0 = run_queue_wait_s(), time.process_time(), now_ms()
         try:
             out = client.commit(spec.tables[table], data)
         except Exception as exc:     # noqa: BLE001 (a client's unexpected failure: recorded, the loop goes on)
             out = CommitOutcome(False, "error", message=f"{type(exc).__name__}: {exc}"[:500])
-        t1, cpu1 = now_ms(), time.process_time()
+        t1, cpu1, wait1 = now_ms(), time.process_time(), run_queue_wait_s()
         rows.append({"writer": spec.writer, "k": k, "table": table, "arrival_ms": t0, "end_ms": t1,
                      "commit_start_ms": out.commit_start_ms if out.commit_start_ms is not None else float("nan"),
                      "committed": out.committed, "reason": "" if out.committed else out.reason,
                      "attempts": -1 if out.attempts is None else out.attempts, "cpu_ms": 1000.0 * (cpu1 - cpu0),
+                     "cpu_wait_ms": max(0.0, 1000.0 * (wait1 - wait0)),   # (< 0: a thread ended)
                      "message": out.message})
     client.close()
     pq.write_table(pa.Table.from_pylist(rows), spec.out)
