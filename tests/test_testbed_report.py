@@ -1,6 +1,6 @@
 """`sim testbed report`'s comparison: each cell's verdict against the issue's targets (failure share within 5 pp,
-successes/s within 15 %, p50 within 20 % of the measured means), `cpu_bound` over the busy bound or the CPU-wait bound, and CIs kept
-within what a figure can be (no share above 1, no rate below 0). Needs no client or server."""
+successes/s within 15 %, p50 within 20 % of the measured means), `cpu_bound` over the busy bound or the CPU-wait
+bound, and CIs kept within what a figure can be (no share above 1, no rate below 0). Needs no client or server."""
 from __future__ import annotations
 
 import pandas as pd

@@ -94,11 +94,12 @@ def is_cpu_bound(busy: float, wait_excess: float) -> bool:
 def cell_row(spec: CellSpec, records: pd.DataFrame, cpu: dict, conservation: dict, calibration: bool) -> dict:
     fig = figures(records)
     own = (cpu["cpu_writers_s"] + cpu["cpu_servers_s"] + cpu["cpu_proxy_s"]) / (cpu["cpus"] * fig["span_s"])
-    wait = cpu_wait_share(cpu)
     return {"stack": spec.stack, "delay_ms": spec.delay.fixed_ms, "retries": "default" if spec.retries else "off",
             "writers": spec.writers, "rep": spec.rep, "commits": spec.commits, "calibration": calibration, **fig,
             "busy_fraction": cpu["busy_fraction"], "own_busy_fraction": own,
-            "cpu_wait_share": wait, "cpu_bound": is_cpu_bound(max(own, cpu["busy_fraction"]), float("nan")),
+            # (the wait bound is the report's: it needs the one-writer cell's wait)
+            "cpu_wait_share": cpu_wait_share(cpu),
+            "cpu_bound": bool(max(own, cpu["busy_fraction"]) > CPU_BOUND),
             "cpu_writers_s": cpu["cpu_writers_s"], "cpu_servers_s": cpu["cpu_servers_s"],
             "cpu_proxy_s": cpu["cpu_proxy_s"], "client_cpu_ms_per_attempt": 1000 * cpu["cpu_writers_s"] / max(
                 1, fig["attempts"]), "conserved": conservation["ok"], "lost": conservation["lost"],

@@ -139,7 +139,8 @@ def _counts(requests: pd.DataFrame, raw: pd.DataFrame) -> pd.DataFrame:
 
 def to_records(raw: pd.DataFrame, requests: pd.DataFrame, spec: CellSpec, t0: float, mod) -> pd.DataFrame:
     """The writers' transactions in the simulator's record schema (docs/FORMATS.md), times from the barrier's
-    opening; the columns the testbed adds (`cpu_ms`, `cpu_wait_ms`, `message`, the request counts by kind) after them."""
+    opening; the columns the testbed adds (`cpu_ms`, `cpu_wait_ms`, `message`, the request counts by kind) after
+    them."""
     from ..records import RECORD_COLUMNS
     raw = raw.sort_values(["arrival_ms", "writer"]).reset_index(drop=True)
     counts = _counts(requests, raw)

@@ -4,14 +4,14 @@ And how long each waited for a CPU: the time its threads were runnable but not r
 queue, `/proc/<pid>/task/<tid>/schedstat`'s second field), which the writers read for each commit.
 
 On two cores the clients' CPU can be the bottleneck instead of the protocol (writers then fall into lock-step
-for reasons of CPU): a cell whose busy fraction is over the bound, or whose processes waited for a CPU for more
-than a bound share of the writers' commit time, is reported `cpu_bound`, not compared.
+for reasons of CPU): a cell whose busy fraction is over the bound, or whose processes' wait for a CPU, as a share
+of the writers' commit time, exceeds the one-writer cell's by more than a bound, is reported `cpu_bound`, not
+compared.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import os
+from dataclasses import dataclass
 
 import psutil
 
@@ -34,30 +34,33 @@ def run_queue_wait_s(pid: int | str = "self") -> float:
     return total / 1e9
 
 
-def _tree_wait_s(pid: int) -> float:
-    """`run_queue_wait_s` of a process and of its children alive now."""
-    try:
-        kids = [c.pid for c in psutil.Process(pid).children(recursive=True)]
-    except psutil.Error:
-        return 0.0
-    return sum(run_queue_wait_s(p) for p in [pid, *kids])
-
-
-def _tree_cpu_s(pid: int) -> float:
-    """CPU seconds of a process, of its children that ended (waited for: `children_*`), and of those alive."""
+def _tree_s(pid: int) -> tuple[float, float]:
+    """A process and its children, one walk: their CPU seconds (of the children that ended too, waited for:
+    `children_*`), and the seconds those alive now spent waiting for a CPU (`run_queue_wait_s`)."""
     try:
         p = psutil.Process(pid)
         t = p.cpu_times()
-        total = t.user + t.system + t.children_user + t.children_system
+        cpu = t.user + t.system + t.children_user + t.children_system
+        wait = run_queue_wait_s(pid)
         for c in p.children(recursive=True):
             try:
                 ct = c.cpu_times()
-                total += ct.user + ct.system
+                cpu += ct.user + ct.system
             except psutil.Error:
-                pass
-        return total
+                continue
+            wait += run_queue_wait_s(c.pid)
+        return cpu, wait
     except psutil.Error:
-        return 0.0
+        return 0.0, 0.0
+
+
+def _groups_s(groups: dict) -> dict:
+    """(CPU seconds, seconds waiting for a CPU) of each group of process trees."""
+    out = {}
+    for name, pids in groups.items():
+        trees = [_tree_s(p) for p in pids]
+        out[name] = (sum(c for c, _ in trees), sum(w for _, w in trees))
+    return out
 
 
 @dataclass
@@ -66,12 +69,10 @@ class CpuMeter:
     groups: dict                 # name -> list of pids (a server's, the proxy's)
     _t0: tuple = None
     _g0: dict = None
-    _w0: dict = None
 
     def start(self) -> None:
         self._t0 = psutil.cpu_times()
-        self._g0 = {name: sum(_tree_cpu_s(p) for p in pids) for name, pids in self.groups.items()}
-        self._w0 = {name: sum(_tree_wait_s(p) for p in pids) for name, pids in self.groups.items()}
+        self._g0 = _groups_s(self.groups)
 
     def stop(self) -> dict:
         t1 = psutil.cpu_times()
@@ -79,7 +80,8 @@ class CpuMeter:
         idle = (t1.idle - self._t0.idle) + (getattr(t1, "iowait", 0.0) - getattr(self._t0, "iowait", 0.0))
         out = {"busy_fraction": 1.0 - idle / total if total > 0 else float("nan"),
                "cpus": psutil.cpu_count()}
-        for name, pids in self.groups.items():
-            out[f"cpu_{name}_s"] = sum(_tree_cpu_s(p) for p in pids) - self._g0[name]
-            out[f"wait_{name}_s"] = sum(_tree_wait_s(p) for p in pids) - self._w0[name]
+        for name, (cpu, wait) in _groups_s(self.groups).items():
+            cpu0, wait0 = self._g0[name]
+            out[f"cpu_{name}_s"] = cpu - cpu0
+            out[f"wait_{name}_s"] = wait - wait0
         return out

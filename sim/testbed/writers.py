@@ -5,9 +5,9 @@ spawned one shares nothing with its parent), with its own proxy ports (so the pr
 whose). It opens its client and loads its tables, waits at the barrier with the others and the parent (which
 starts its CPU meters as the barrier opens), then, at the start time the parent set (a moment after the barrier
 opens, so that every writer is awake and none starts ahead because it woke first), commits M times in a closed
-loop: each commit to a table chosen
-by a seeded Zipf draw (one table: always it), its outcome, attempts, client CPU and the time its threads waited for a CPU recorded. Its records and log
-go to files named by its index; a writer that fails to start is one line naming its log.
+loop: each commit to a table chosen by a seeded Zipf draw (one table: always it), its outcome, attempts, client
+CPU and the time its threads waited for a CPU recorded. Its records and log go to files named by its index; a
+writer that fails to start is one line naming its log.
 """
 from __future__ import annotations
 
