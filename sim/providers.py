@@ -87,6 +87,12 @@ class Profile:
     # optional: the store's own time per GET, serving GETs one at a time (a self-hosted store on a small machine:
     # SeaweedFS behind its proxy): a GET of a batch waits for those ahead of it (`sim.model.io.store_wait_ms`)
     get_service_ms: float | None = None
+    # optional: the store writes a directory marker (an empty PUT of `dir/`) under a lock per marker and asks again
+    # for a lock it finds held after a sleep (SeaweedFS 4.48's S3 gateway: `withObjectWriteLock`, polled each 1 s):
+    # two marker PUTs that reach it closer in time than the window collide and the later waits a poll
+    # (`sim.model.pyiceberg.marker_wait_ms`; `sim testbed` measures both on its S3 server)
+    marker_lock_window_ms: float | None = None
+    marker_lock_poll_ms: float | None = None
     # optional: how the store creates a name if absent (docs/model/storage-providers.md, "File systems"): None, an
     # object store's conditional PUT (If-None-Match); "rename": a file system's rename that fails if the target
     # exists (HDFS, HopsFS: the client checks exists(), writes a temp file and renames it); "link": a POSIX hard
@@ -192,6 +198,8 @@ CONCURRENCY_FIT = {"source": Field(str, required=True), "loser_answer_ms": Field
                    "busy_error_share": Field(float, gt=0, le=1),
                    "busy_error_retry": Field(str, choices=BUSY_RETRY_CLIENTS),
                    "mutation_rate_per_s": Field(float, gt=0), "mutation_burst": Field(float, ge=1)}
+# a store's lock per directory marker (`Profile.marker_lock_window_ms`): the window and the poll, given together
+_MARKER_LOCK = {"marker_lock_window_ms": Field(float, gt=0), "marker_lock_poll_ms": Field(float, gt=0)}
 SHAPE = {
     "name": Field(str, required=True), "description": Field(str, required=True), **_REQUESTS,
     "head": Field(_lognormal(_MEDIAN)),   # optional: a HEAD (exists()) of its own, else a GET draw
@@ -201,14 +209,14 @@ SHAPE = {
     # optional, in a file of one set of figures (no `measured` section): its store checks a conditional write at
     # its completion (a fitted store's: SeaweedFS's, the first conditional PUT to finish wins), and serves GETs one
     # at a time, this long each
-    "cas_checked_at_completion": Field(bool), "get_service_ms": Field(float, gt=0),
+    "cas_checked_at_completion": Field(bool), "get_service_ms": Field(float, gt=0), **_MARKER_LOCK,
     # optional: the measured set, with a HEAD of its own and the loop it was fitted to
     # and, optionally, where its store checks a conditional write and a per-object limit of its own (the
     # provider's otherwise)
     "measured": Field({"description": Field(str, required=True), "loop": Field(LOOP),
                        "head": Field(_lognormal(_MEDIAN), required=True), **_REQUESTS,
                        "cas_checked_at_completion": Field(bool), "version_from_head": Field(bool),
-                       "get_service_ms": Field(float, gt=0),
+                       "get_service_ms": Field(float, gt=0), **_MARKER_LOCK,
                        "cas_one_at_a_time": Field(bool), "upload_requests": Field(int, ge=2), **_LIMIT,
                        "concurrency_fit": Field(CONCURRENCY_FIT)}),
 }
@@ -251,6 +259,8 @@ def _limit(d: dict, where: str, inherited: dict | None = None) -> dict:
 def _profile(name: str, description: str, d: dict, limit: dict) -> Profile:
     """One set's profile from its checked keys (`_REQUESTS`, and a HEAD and a check point if it has them)."""
     lst, head, delete = d.get("list", {}), d.get("head", {}), d.get("delete", {})
+    if ("marker_lock_window_ms" in d) != ("marker_lock_poll_ms" in d):
+        raise _error(f"{name}.marker_lock_window_ms", "give it with marker_lock_poll_ms (the store's lock per marker)")
     return Profile(
         name=name, description=description, min_latency_ms=d["min_latency_ms"],
         get_median_ms=d["get"]["median_ms"], get_sigma=d["get"]["sigma"],
@@ -265,6 +275,7 @@ def _profile(name: str, description: str, d: dict, limit: dict) -> Profile:
         cas_checked_at_completion=d.get("cas_checked_at_completion") or None,
         version_from_head=d.get("version_from_head") or None,
         cas_one_at_a_time=d.get("cas_one_at_a_time") or None, get_service_ms=d.get("get_service_ms"),
+        marker_lock_window_ms=d.get("marker_lock_window_ms"), marker_lock_poll_ms=d.get("marker_lock_poll_ms"),
         create_if_absent=None if d.get("create_if_absent", "put") == "put" else d["create_if_absent"],
         replace_if_match=None if d.get("replace_if_match", True) else False,
         upload_requests=d.get("upload_requests"), **limit)
@@ -305,7 +316,7 @@ def _load_file(path: str, mtime_ns: int) -> ProviderFile:
     measured = d.get("measured")
     if measured is None:        # one set of figures (a user's own file): it answers either set
         return ProviderFile({"seed": seed, "measured": seed}, None)
-    for key in ("cas_checked_at_completion", "get_service_ms"):   # the seed set has no store mechanism
+    for key in ("cas_checked_at_completion", "get_service_ms", *_MARKER_LOCK):   # the seed set has no store mechanism
         if key in d:
             raise _error(f"{where}.{key}", f"in a file with a measured set, give it there (measured.{key})")
     mine = _queue_checked(_profile(d["name"], measured["description"], measured,

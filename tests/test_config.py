@@ -164,7 +164,8 @@ _MEASURED = {"description": "m", "min_latency_ms": 1, "head": {"median_ms": 2, "
     ({"bogus": 1}, "p.yaml.bogus: unknown key (expected one of: name, description, min_latency_ms, get, put, cas, "
                    "list, delete, create_if_absent, replace_if_match, head, mutation_rate_per_s, mutation_burst, "
                    "mutation_refusal_tokens, client_rate_per_s, "
-                   "client_burst, client_refusal_tokens, cas_one_at_a_time, cas_checked_at_completion, get_service_ms, measured)"),
+                   "client_burst, client_refusal_tokens, cas_one_at_a_time, cas_checked_at_completion, get_service_ms, "
+                   "marker_lock_window_ms, marker_lock_poll_ms, measured)"),
     ({"measured": {"description": "m", "min_latency_ms": 1, "get": {"median_ms": 2, "sigma": 0.1},
                    "put": {"base_ms": 6, "ms_per_mib": 10, "sigma": 0.2}, "cas": {"median_ms": 9, "sigma": 0.1}}},
      "p.yaml.measured.head: missing"),

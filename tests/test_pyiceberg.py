@@ -287,3 +287,42 @@ def test_pyiceberg_postgres_round_trips_and_the_row_held_to_commit():
         + (H + LS + P) + 3 * L
     assert lose.end_ms - lose.arrival_ms == uncontended + L + 100 + retry + CLEANUP
     assert (lose.attempts, lose.lock_wait_ms, lose.deletes) == (2, L, 2)
+
+
+def _marker_provider(tmp_path, window_ms: float, poll_ms: float) -> str:
+    """The constant provider with a lock per directory marker (SeaweedFS 4.48's; `sim.testbed.marker_lock`)."""
+    prov = tmp_path / "marker_lock.yaml"
+    prov.write_text(Path(PROVIDER).read_text() + f"marker_lock_window_ms: {window_ms}\nmarker_lock_poll_ms: {poll_ms}\n")
+    return str(prov)
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+def test_two_losers_cleaning_up_together_one_waits_the_marker_locks_poll(tmp_path, engine):
+    """Retries off, three writers start together: one commits, two lose at the same moment and clean up together
+    (HEAD, DELETE, marker PUT per file, all constant). Their first marker PUTs reach the store at the same instant:
+    with a marker lock one of them waits exactly one poll, its second PUT then clear of the other's; without one
+    (or with another client) both end together. Both engines, the same records."""
+    from sim.engines import make_engine
+    POLL = 1000.0
+
+    def run(provider):
+        cfg = from_dict(_cfg("sql", writers=3, **{"commit.max_retries": 0, "storage.provider": provider}))
+        return make_engine(cfg, 0, False, engine).run().records_frame().sort_values("end_ms").reset_index(drop=True)
+    rec = run(_marker_provider(tmp_path, 0.5, POLL))
+    lost = rec[rec.outcome == "aborted"]
+    assert len(lost) == 2 and (lost.end_ms - lost.arrival_ms).tolist() == [sql_uncontended(0) + CLEANUP,
+                                                                          sql_uncontended(0) + CLEANUP + POLL]
+    plain = run(PROVIDER)
+    assert (plain[plain.outcome == "aborted"].end_ms - plain.arrival_ms.iloc[0]).nunique() == 1
+    committed = rec[rec.outcome == "committed"]
+    assert committed.end_ms.tolist() == plain[plain.outcome == "committed"].end_ms.tolist()
+
+
+def test_a_marker_lock_is_given_whole(tmp_path):
+    """The window and the poll go together: one alone is an error naming the key."""
+    from sim.providers import ProviderError, load_provider
+    prov = tmp_path / "half.yaml"
+    prov.write_text(Path(PROVIDER).read_text() + "marker_lock_window_ms: 0.5\n")
+    with pytest.raises(ProviderError, match="marker_lock_window_ms: give it with marker_lock_poll_ms"):
+        load_provider(str(prov), "measured")
+    assert load_provider(_marker_provider(tmp_path, 0.5, 1000.0), "measured").marker_lock_poll_ms == 1000.0

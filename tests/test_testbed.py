@@ -91,6 +91,20 @@ def test_smoke_pyiceberg_sql_two_writers(servers, tmp_path):
     assert not [p for p in psutil.Process().children(recursive=True) if "sim-testbed" in p.name()]
 
 
+@pytest.mark.slow
+def test_seaweedfs_makes_the_later_of_two_close_marker_puts_wait_a_second(tmp_path):
+    """SeaweedFS 4.48's lock per directory marker, as `sim testbed run` measures it (`sim.testbed.marker_lock`): two
+    PUTs of one marker at most 1 ms apart, 16 pairs at each of 3 offsets. Some pair collides (the window is over 0 and
+    under the offsets' span) and the later waits the lock client's 1 s sleep. If this fails, the server no longer
+    locks markers so: the model's `marker_lock_*` keys for it are stale. (Slow: on a machine the default suite keeps
+    busy, the two PUTs' spread in time is the scheduler's, not the offset's.)"""
+    from sim.testbed.marker_lock import measure_servers
+    with servers_for({"s3"}, tmp_path) as srv:
+        probe = measure_servers(srv, rounds=16, step_ms=0.5, max_ms=1.0)
+    assert probe["pairs"] == 48 and 0.0 < probe["window_ms"] <= 1.0, probe["curve"]
+    assert 990.0 <= probe["poll_ms"] <= 1100.0, probe
+
+
 def test_a_failed_start_is_one_line_naming_its_log(tmp_path, monkeypatch):
     """initdb failing (a bin folder whose initdb exits 1): one ServerError line naming the server's log."""
     fake = tmp_path / "bin"

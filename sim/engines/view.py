@@ -80,7 +80,7 @@ class HistoryRows:
 _RECORDS = ("tx", "run", "wr", "lk", "pl", "bk", "arrivals", "jobs", "tables", "trace")
 # what handlers write (copied back); every other field is read only, rebuilt only when its array is replaced
 _STATE = ("run", "tx", "free", "versions", "cur", "bk", "bk_head", "bk_prev", "wr", "hints", "lk", "pl", "ring_op",
-          "ring_parts", "tables", "snap_ms", "mt_table", "mt_base")
+          "ring_parts", "tables", "snap_ms", "mt_table", "mt_base", "markers")
 _SLOTS = ("tx", "free")
 
 

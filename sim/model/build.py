@@ -31,6 +31,8 @@ from ..trace.schema import MODEL_OPS, OPERATIONS
 HIST_CHUNK = 1 << 20      # history rows per buffer
 SLOTS = 1 << 14           # transaction slots at the start, at most (fewer for a run expected to be smaller)
 COUNT_CHUNK = 1 << 12     # first length of the arrays indexed by a count of commits
+MARKERS = 64              # a table's ring of its marker PUTs' arrivals (`sim.model.pyiceberg.marker_wait_ms`):
+                          # more than the PUTs registered ahead of the clock (those of the cleanups under way)
 RING = 1 << 8             # first length of each table's ring of commits (operations: `sim.model.operations`)
 # what a refill reads of the transaction slots, unless it makes room for arrivals (an engine that keeps its own
 # view of the slots copies these back before any refill): the fields `slots.most_to_validate` reads
@@ -111,7 +113,8 @@ class Run:
             lr=np.zeros(0, dtype=np.float64), lr_n=np.zeros(0, dtype=np.int64),   # built once a read can be long
             ring_op=np.zeros(n_tables * (min(counted, RING) if p.ops else 1), dtype=np.int64),
             ring_parts=np.zeros(n_tables * (min(counted, RING) if p.ops else 1), dtype=np.int64),
-            jobs=_jobs(cfg), tables=_tables(cfg), snap_ms=_snapshot_times(cfg, p), trace=_trace_rows(self.replay))
+            jobs=_jobs(cfg), tables=_tables(cfg), snap_ms=_snapshot_times(cfg, p), trace=_trace_rows(self.replay),
+            markers=np.full(n_tables * (MARKERS if p.marker_window_ms > 0.0 else 1), -np.inf))
 
     @property
     def n_txn(self) -> int:

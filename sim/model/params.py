@@ -227,7 +227,14 @@ def _log(cfg: Config) -> dict:
                 last_checkpoint_hint=c.last_checkpoint_hint, checkpoint_read_gets=c.checkpoint_read_gets,
                 post_commit_update=c.post_commit_update,
                 fail_fast=c.fail_fast_without_retries and cfg.max_attempts == 1, client_setup_ms=c.client_setup_ms,
-                get_service_ms=profile_of(cfg).get_service_ms or 0.0)
+                get_service_ms=profile_of(cfg).get_service_ms or 0.0, **_marker_lock(cfg))
+
+
+def _marker_lock(cfg: Config) -> dict:
+    """A store that writes a directory marker under a lock per marker (the provider's `marker_lock_window_ms` and
+    `marker_lock_poll_ms`; `sim.model.pyiceberg.marker_wait_ms`); none: 0."""
+    prof = profile_of(cfg)
+    return dict(marker_window_ms=prof.marker_lock_window_ms or 0.0, marker_poll_ms=prof.marker_lock_poll_ms or 0.0)
 
 
 def _shape(cfg: Config) -> dict:

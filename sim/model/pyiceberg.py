@@ -92,10 +92,11 @@ def retry(m, j, pending):
 
 
 @model_function
-def cleanup_ms(m, j, committed):
-    """The files the transaction's attempts wrote and no commit keeps, deleted before the call returns: the failed
-    attempts' after a success, every attempt's after a final failure. Returns their time (0 for Iceberg's Java
-    client, which the model leaves them to)."""
+def cleanup_ms(m, j, committed, start_ms):
+    """The files the transaction's attempts wrote and no commit keeps, deleted before the call returns, from
+    `start_ms` on: the failed attempts' after a success, every attempt's after a final failure. Returns their time
+    (0 for Iceberg's Java client, which the model leaves them to). On a store with a marker lock, each marker PUT
+    may wait its polls (`marker_wait_ms`)."""
     if not m.p.pyiceberg:
         return 0.0
     tx = m.tx[j]
@@ -103,7 +104,39 @@ def cleanup_ms(m, j, committed):
     if files <= 0:
         return 0.0
     tx.deletes += files
-    return take_sum(m, Src.HEAD, REQUESTS_PER_DELETE * files)
+    if m.p.marker_window_ms <= 0.0:
+        return take_sum(m, Src.HEAD, REQUESTS_PER_DELETE * files)
+    t = start_ms
+    for _ in range(files):
+        t += take(m, Src.HEAD) + take(m, Src.HEAD)      # the file's HEAD, its DELETE
+        put = take(m, Src.HEAD)                         # the marker's PUT, at the store half way through
+        t += marker_wait_ms(m, tx.table, t + 0.5 * put) + put
+    return t - start_ms
+
+
+@model_function
+def marker_wait_ms(m, t, arrive_ms):
+    """A PUT of table t's `metadata/` marker reaching the store at `arrive_ms`, on a store that writes a marker
+    under a lock per marker and polls a lock it finds held (SeaweedFS 4.48: `withObjectWriteLock`, a filer lock
+    asked again after a 1 s sleep): it waits a poll while another of the table's marker PUTs is closer in time than
+    the window (the provider's `marker_lock_window_ms`, measured as the area under the late share of two PUTs against
+    their offset), then is registered in the table's ring. Of two PUTs computed out of time order the later computed
+    waits, where the later to arrive would: one of the two, as in the store. Returns the wait."""
+    window = m.p.marker_window_ms
+    k = len(m.markers) // len(m.tables)
+    base = t * k
+    wait = 0.0
+    i = 0
+    while i < k:
+        if abs(arrive_ms + wait - m.markers[base + i]) < window:
+            wait += m.p.marker_poll_ms
+            i = 0
+        else:
+            i += 1
+    tb = m.tables[t]
+    m.markers[base + tb.marker_puts % k] = arrive_ms + wait
+    tb.marker_puts += 1
+    return wait
 
 
 # what PyIceberg's client owns (its effect points are Iceberg's client's: `sim.model.iceberg` routes them)

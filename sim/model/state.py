@@ -132,7 +132,8 @@ TRACE = np.dtype([("arrival_ms", F), ("table", I), ("op", I), ("parts", I), ("ru
 # one table's metadata (a row of `Model.tables`; `sim.model.growth`): snapshots retained, snapshots committed, metadata
 # versions written, live manifests; and (Hudi, `sim.model.designs.hudi`) the partitions a pending clustering holds
 TABLE = np.dtype([("snapshots", I), ("total", I), ("versions", I), ("manifests", I), ("clustering_parts", I),
-                  ("delta_commits", I)])   # ... and the commits since its last service (one run inline)
+                  ("delta_commits", I),    # ... and the commits since its last service (one run inline)
+                  ("marker_puts", I)])     # its directory marker's PUTs so far (`Model.markers`)
 
 # one maintenance job on one table (a row of `Model.jobs`; `sim.model.jobs`): its operation, table, schedule, the
 # lognormal of its run time before its commit, and the partitions each run reads (a rotation of `touches`; 0: all)
@@ -301,6 +302,8 @@ class Params(NamedTuple):
     fail_fast: bool              # ... max_retries 0: an attempt whose LIST finds the log moved fails there
     client_setup_ms: float       # the client's own time before a transaction's first request and after its last
     get_service_ms: float        # the store's own time per GET, serving them one at a time (0: no queue)
+    marker_window_ms: float      # a store that writes a directory marker under a lock per marker (SeaweedFS 4.48):
+    marker_poll_ms: float        # two marker PUTs closer than the window collide, the later waits a poll (0: none)
     # locks (sim/model/lock.py)
     lock: bool                   # commits take a lock (lock.variant)
     lock_per_table: bool         # ... one per table (else one for every table)
@@ -541,3 +544,5 @@ class Model(NamedTuple):
     mt_base: np.ndarray     # ... and that table's version at the client's load of it
     snap_ms: np.ndarray     # with an expiry: table t's k-th snapshot's commit time at t * Q + (k - 1) % Q
     trace: np.ndarray       # TRACE, a trace's rows: each writer's in arrival order, then those of no writer
+    markers: np.ndarray     # a store's marker lock (`sim.model.pyiceberg.marker_wait_ms`): table t's k-th marker PUT's
+                            # arrival at the store at t * MARKERS + k % MARKERS (-inf: none yet)

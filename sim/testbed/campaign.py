@@ -20,7 +20,9 @@ from .cell import CellSpec, run_cell
 from .figures import figures
 from .proxy import Delay
 from .servers import servers_for
-from .stacks import SERVERS
+from .stacks import PUTS_MARKERS, SERVERS
+
+MARKER_LOCK = "marker_lock.json"      # the S3 server's marker lock, measured after the calibration cells
 
 # a cell whose own processes (writers, servers, proxy) or the machine kept the CPUs busier than this share of
 # their capacity on average is `cpu_bound`: the clients' CPU, not the protocol, may set its figures
@@ -48,6 +50,7 @@ class Grid:
     jitter_sigma: float = 0.5
     calibration_commits: int = 0   # 0: the grid's largest writer count x its commits
     seed: int = 1
+    marker_rounds: int = 40        # pairs at each offset of the S3 server's marker lock probe (0: not measured)
 
     def delay(self, fixed_ms: float) -> Delay:
         return Delay(fixed_ms, self.jitter * fixed_ms, self.jitter_sigma if self.jitter > 0 else 0.0)
@@ -123,6 +126,23 @@ def _measure(spec: CellSpec, servers, folder: Path, tag: str, calibration: bool,
     return row
 
 
+def _marker_lock(servers, out: Path, rounds: int, log) -> None:
+    """The S3 server's lock per directory marker (`sim.testbed.marker_lock`), once per results folder."""
+    from .marker_lock import measure_servers
+    done = out / MARKER_LOCK
+    if done.exists():
+        return
+    t = time.monotonic()
+    try:
+        probe = measure_servers(servers, rounds)
+    except Exception as exc:     # (boto3's, the socket's, a server's answer): the model then has no marker lock
+        log(f"marker lock of the S3 server: not measured ({type(exc).__name__}: {exc}); the model has none")
+        return
+    done.write_text(json.dumps(probe, indent=1))
+    log(f"marker lock of the S3 server: window {probe['window_ms']:.3f} ms, poll {probe['poll_ms']:.0f} ms, "
+        f"{probe['late']} late answers in {probe['pairs']} pairs ({time.monotonic() - t:.0f} s)")
+
+
 def run_grid(grid: Grid, out: Path, log=print, postgres_url=None, s3_endpoint=None, iceberg_url=None) -> pd.DataFrame:
     """Measure the calibration cells, then the grid; write `measured.parquet`; return it."""
     out.mkdir(parents=True, exist_ok=True)
@@ -135,6 +155,8 @@ def run_grid(grid: Grid, out: Path, log=print, postgres_url=None, s3_endpoint=No
             for j, d in enumerate(grid.delays_ms):
                 spec = grid.calibration(stack, d)
                 rows.append(_measure(spec, servers, cell_dir(out, spec, True), f"k{i}_{j}", True, log))
+        if grid.marker_rounds and any(s in PUTS_MARKERS for s in grid.stacks):
+            _marker_lock(servers, out, grid.marker_rounds, log)
         for n, spec in enumerate(grid.cells()):
             rows.append(_measure(spec, servers, cell_dir(out, spec), f"c{n}", False, log))
     for data in ("pg", "weed"):       # the servers' data (their logs stay)

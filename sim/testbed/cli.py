@@ -33,12 +33,14 @@ def grid_of(args):
     for s in stacks:
         if s not in STACKS:
             raise ConfigError("--stacks", f"unknown stack {s!r} (one of {', '.join(STACKS)})")
+    if args.marker_rounds < 0:
+        raise ConfigError("--marker-rounds", f"expected an integer >= 0, got {args.marker_rounds}")
     retries = tuple({"off": False, "default": True}.get(x, None) for x in args.retries.split(","))
     if None in retries:
         raise ConfigError("--retries", "expected off, default or off,default")
     return Grid(stacks, _ints(args.writers, "--writers"), _floats(args.delays, "--delays"), retries,
                 args.commits, args.reps, args.tables, args.zipf_alpha, args.payload_bytes, args.rows_per_commit,
-                args.jitter, args.jitter_sigma, args.calibration_commits, args.seed)
+                args.jitter, args.jitter_sigma, args.calibration_commits, args.seed, args.marker_rounds)
 
 
 def cmd_run(args) -> int:
@@ -95,6 +97,9 @@ def add_commands(sub) -> None:
     r.add_argument("--calibration-commits", type=int, default=0,
                    help="the one-writer calibration cell's commits (default: largest writer count x commits)")
     r.add_argument("--seed", type=int, default=1, help="seeds the delays, the payloads and the table choices")
+    r.add_argument("--marker-rounds", type=int, default=40,
+                   help="with a PyIceberg stack: pairs at each offset of the S3 server's directory-marker lock probe, "
+                        "run after the calibration cells (40; 0: not measured, the model has no marker lock)")
     r.add_argument("--out", default="results/testbed", help="results folder (default results/testbed)")
     r.add_argument("--postgres", help="use this PostgreSQL (postgresql://USER[:PASSWORD]@HOST[:PORT]/DB) instead of "
                    "starting one")

@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from ..calibrate import CalibrationError
 from ..schema import ConfigError
-from .campaign import Grid, cell_dir, is_cpu_bound
+from .campaign import MARKER_LOCK, Grid, cell_dir, is_cpu_bound
 from .figures import FIGURES
 from .samples import Calibration
 from .stacks import stack
@@ -47,9 +48,14 @@ def _grid(out: Path) -> Grid:
 def calibrate(out: Path, grid: Grid, pairs) -> dict:
     """Each (stack, delay)'s profile, fitted to its one-writer calibration cell and written beside it."""
     profiles = {}
+    marker_lock = json.loads((out / MARKER_LOCK).read_text()) if (out / MARKER_LOCK).exists() else None
     for st, d in pairs:
         folder = cell_dir(out, grid.calibration(st, d), calibration=True)
-        prof = stack(st).profile(Calibration.read(folder), folder)
+        try:
+            prof = stack(st).profile(Calibration.read(folder, marker_lock), folder)
+        except CalibrationError as exc:
+            raise ConfigError("", f"{folder}: its one-writer cell cannot be fitted ({exc}); measure it with more "
+                              "commits (`sim testbed run --calibration-commits`)") from None
         (folder / "profile.yaml").write_text(yaml.safe_dump(prof, sort_keys=False))
         profiles[(st, d)] = prof
     return profiles

@@ -111,15 +111,18 @@ class Calibration:
     raw: pd.DataFrame
     requests: pd.DataFrame
     per_txn: list = field(default_factory=list)
+    # the S3 server's lock per directory marker, measured beside the calibration (`sim.testbed.marker_lock`; None:
+    # not measured)
+    marker_lock: dict | None = None
 
     @classmethod
-    def read(cls, folder) -> "Calibration":
+    def read(cls, folder, marker_lock: dict | None = None) -> "Calibration":
         from pathlib import Path
         folder = Path(folder)
         raw = pd.concat([pd.read_parquet(p) for p in sorted(folder.glob("writer-*.parquet"))], ignore_index=True)
         raw = raw.sort_values(["writer", "k"]).reset_index(drop=True)
         requests = pd.read_parquet(folder / "requests.parquet")
-        return cls(raw, requests, per_transaction(requests, raw))
+        return cls(raw, requests, per_transaction(requests, raw), marker_lock)
 
     def round_trips(self, server: str, kinds=None) -> np.ndarray:
         """Every request of a server (of these kinds) in the writer's transactions, as latencies."""

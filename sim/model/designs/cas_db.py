@@ -94,7 +94,8 @@ def _swap(m, j, now, answer_in, attempt):
         if ok and m.p.tables_max > 1:
             catalog.record_landed_too(m, j, now, now + answer_in)
     if ok:   # (PyIceberg deletes its failed attempts' files before the call returns: `sim.model.pyiceberg`)
-        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + answer_in + pyiceberg.cleanup_ms(m, j, True))
+        done = now + answer_in
+        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, done + pyiceberg.cleanup_ms(m, j, True, done))
     return _lost(m, j, now, answer_in)
 
 
@@ -104,7 +105,8 @@ def _lost(m, j, now, answer_in):
     the conflict's class, v[t] moved or not), the sleep, and the read after the sleep."""
     tx = m.tx[j]
     if tx.attempts >= attempts_allowed(m, j):
-        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, now + answer_in + pyiceberg.cleanup_ms(m, j, False))
+        done = now + answer_in
+        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, done + pyiceberg.cleanup_ms(m, j, False, done))
     if m.p.rt_conflict_n > 0:
         return next_read(m, j, PC.CONFLICT_READ, answer_in)
     delay = conflict_delay(m, j, catalog.read_version(m, tx.table) != tx.prepared)

@@ -63,7 +63,8 @@ def _rejected(m, j, now, answer_in):
     if tx.fault == Fault.LOST:
         return faults.lost(m, j, now, now + answer_in, -1)
     if tx.attempts >= attempts_allowed(m, j):
-        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, now + answer_in + pyiceberg.cleanup_ms(m, j, False))
+        done = now + answer_in
+        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, done + pyiceberg.cleanup_ms(m, j, False, done))
     delay = conflict_delay(m, j, catalog.read_version(m, tx.table) != tx.prepared)
     tx.backoff_ms += delay
     return next_read(m, j, PC.BACKOFF_READ, answer_in + delay)
@@ -275,7 +276,8 @@ def on_cas(m, j, now):
     if ok and tx.fault == Fault.LOST:
         return faults.lost(m, j, now, now + answer_in, -1)
     if ok:
-        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, now + answer_in + pyiceberg.cleanup_ms(m, j, True))
+        done = now + answer_in
+        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, done + pyiceberg.cleanup_ms(m, j, True, done))
     return _lost(m, j, now, 0.0 if m.p.server_local else answer_in)   # (a local CAS: the server goes on at once)
 
 

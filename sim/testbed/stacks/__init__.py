@@ -23,6 +23,9 @@ STACKS = {
 }
 # each stack's servers, known without importing its client
 SERVERS = {"iceberg-sql": ("pg", "s3"), "iceberg-rest": ("rest", "s3"), "delta-s3": ("s3",), "ducklake-pg": ("pg",)}
+# the stacks whose client PUTs directory markers on S3 (PyArrowFileIO, after each delete of PyIceberg's cleanup): the
+# S3 server's marker lock is measured for them (`sim.testbed.marker_lock`)
+PUTS_MARKERS = ("iceberg-sql", "iceberg-rest")
 
 
 def stack(name: str):

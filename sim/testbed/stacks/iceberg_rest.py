@@ -61,14 +61,16 @@ def profile(cal, folder) -> dict:
     the provider's `get`, `put` and `head`; the client's round trip to SeaweedFS's REST server as the catalog's
     latency and the server's own time per load and per commit as its steps' (each growing with the table's
     snapshots); the data file's encoding and write as the runtime; the client's own time per attempt, a line in the
-    table's snapshots."""
+    table's snapshots; the S3 server's marker lock, where measured."""
+    from ..marker_lock import provider_keys
     from ..profile import lognormal, provider_file, runtime
     from .pyiceberg_calibration import client_work, decompose, rest_samples, storage_samples
     s = storage_samples(cal)
     fits = {kind: lognormal(v, kind) for kind, v in s.items() if len(v) > 0}
     fits["cas"] = fits["put"]
     provider = provider_file("iceberg-rest", fits, folder / "provider.yaml",
-                             "PyArrowFileIO's composite reads, writes and HEADs (docs/model/pyiceberg.md)")
+                             "PyArrowFileIO's composite reads, writes and HEADs (docs/model/pyiceberg.md)",
+                             provider_keys(cal.marker_lock))
     rest = rest_samples(cal, s["head"])
     rows = decompose(cal, sql=False)
 

@@ -51,14 +51,17 @@ def profile(cal, folder) -> dict:
     """The model's inputs from one writer (`stacks.pyiceberg_calibration`): PyArrowFileIO's read, write, HEAD and
     LIST as the provider's `get`, `put`, `head` and `list`; a PostgreSQL round trip as the catalog's latency (each
     load and the swap three of them); the data file's encoding and write as the runtime; the client's own time per
-    attempt, a line in the table's snapshots, and its share spent in commit_table."""
+    attempt, a line in the table's snapshots, and its share spent in commit_table; the S3 server's marker lock,
+    where measured (`sim.testbed.marker_lock`: PyIceberg's cleanup PUTs directory markers)."""
+    from ..marker_lock import provider_keys
     from ..profile import lognormal, provider_file, runtime
     from .pyiceberg_calibration import catalog_samples, client_work, decompose, storage_samples
     s = storage_samples(cal)
     fits = {kind: lognormal(v, kind) for kind, v in s.items()}
     fits["cas"] = fits["put"]     # (no storage CAS: the database swaps)
     provider = provider_file("iceberg-sql", fits, folder / "provider.yaml",
-                             "PyArrowFileIO's composite reads, writes, HEADs and LISTs (docs/model/pyiceberg.md)")
+                             "PyArrowFileIO's composite reads, writes, HEADs and LISTs (docs/model/pyiceberg.md)",
+                             provider_keys(cal.marker_lock))
     rows = decompose(cal, sql=True)
     return {"provider": str(provider), "catalog_latency": lognormal(catalog_samples(cal)),
             "runtime": runtime([r["runtime_ms"] for r in rows]), "client_work": client_work(rows, sql=True)}
