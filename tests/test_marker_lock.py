@@ -61,7 +61,6 @@ def test_the_window_is_the_area_under_the_late_share_and_the_poll_a_late_answers
     import sim.testbed.marker_lock as ml
 
     class S3:
-        meta = type("meta", (), {"endpoint_url": "http://127.0.0.1:1"})
         exceptions = type("exc", (), {"BucketAlreadyOwnedByYou": KeyError, "BucketAlreadyExists": KeyError})
 
         def create_bucket(self, **kw):

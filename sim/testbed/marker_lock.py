@@ -43,14 +43,15 @@ def _answer_times(socks: dict) -> dict:
     return answered
 
 
-def _presigned(s3, key: str) -> bytes:
-    """A pre-signed PUT of `key` with an empty body, as raw bytes."""
-    url = urlsplit(s3.generate_presigned_url("put_object", Params={"Bucket": BUCKET, "Key": key}, ExpiresIn=600))
-    return f"PUT {url.path}?{url.query} HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Length: 0\r\n\r\n".encode()
+def _presigned(s3, key: str) -> tuple[str, bytes]:
+    """A pre-signed PUT of `key` with an empty body: its URL, and the request as raw bytes."""
+    url = s3.generate_presigned_url("put_object", Params={"Bucket": BUCKET, "Key": key}, ExpiresIn=600)
+    u = urlsplit(url)
+    return url, f"PUT {u.path}?{u.query} HTTP/1.1\r\nHost: {u.netloc}\r\nContent-Length: 0\r\n\r\n".encode()
 
 
 def pair_ms(url: str, first: bytes, second: bytes, offset_ms: float) -> tuple[float, float]:
-    """Send `first`, spin `offset_ms`, send `second` (to the server at `url`, http or https, on connections opened
+    """Send `first`, spin `offset_ms`, send `second` (to the host of `url`, http or https, on connections opened
     first): each answer's latency in ms from its own send."""
     u = urlsplit(url)
     conn = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
@@ -111,7 +112,8 @@ def _offset(s3, offset: float, rounds: int, late: list, on_time: list) -> int:
     for r in range(rounds):
         key = f"{PREFIX}o{offset:.3f}-r{r}-{time.time_ns()}/metadata/"
         s3.put_object(Bucket=BUCKET, Key=f"{key}file", Body=b"x")     # its directory holds a file, as PyIceberg's
-        la, lb = pair_ms(s3.meta.endpoint_url, _presigned(s3, key), _presigned(s3, key), offset)
+        url, first = _presigned(s3, key)
+        la, lb = pair_ms(url, first, _presigned(s3, key)[1], offset)
         n_late += max(la, lb) > LATE_MS
         for x in (la, lb):
             (late if x > LATE_MS else on_time).append(x)
