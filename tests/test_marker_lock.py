@@ -80,3 +80,15 @@ def test_the_window_is_the_area_under_the_late_share_and_the_poll_a_late_answers
     assert [share for _, share in probe["curve"]] == [1.0, 1.0, 1.0, 0.0, 0.0]
     assert probe["window_ms"] == pytest.approx(0.625) and probe["poll_ms"] == pytest.approx(1001.0)
     assert (probe["pairs"], probe["late"]) == (20, 12)
+
+
+def test_a_results_folders_marker_lock_that_is_not_one_is_one_line(tmp_path):
+    from sim.schema import ConfigError
+    from sim.testbed.report import _marker_lock
+    assert _marker_lock(tmp_path / "marker_lock.json") is None
+    bad = tmp_path / "marker_lock.json"
+    bad.write_text('{"window_ms": 0.5}')
+    with pytest.raises(ConfigError, match=r"marker_lock.json: not a marker lock measurement \(KeyError: 'poll_ms'\)"):
+        _marker_lock(bad)
+    bad.write_text('{"window_ms": 0.6, "poll_ms": NaN}')          # (none late: json.dumps writes NaN)
+    assert _marker_lock(bad)["window_ms"] == 0.6

@@ -128,6 +128,10 @@ def _measure(spec: CellSpec, servers, folder: Path, tag: str, calibration: bool,
 
 def _marker_lock(servers, out: Path, rounds: int, log) -> None:
     """The S3 server's lock per directory marker (`sim.testbed.marker_lock`), once per results folder."""
+    import http.client
+
+    import botocore.exceptions
+
     from .marker_lock import measure_servers
     done = out / MARKER_LOCK
     if done.exists():
@@ -135,7 +139,8 @@ def _marker_lock(servers, out: Path, rounds: int, log) -> None:
     t = time.monotonic()
     try:
         probe = measure_servers(servers, rounds)
-    except Exception as exc:     # (boto3's, the socket's, a server's answer): the model then has no marker lock
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError, OSError, http.client.HTTPException,
+            RuntimeError) as exc:     # (the server's, the network's): the model then has no marker lock
         log(f"marker lock of the S3 server: not measured ({type(exc).__name__}: {exc}); the model has none")
         return
     done.write_text(json.dumps(probe, indent=1))

@@ -45,10 +45,23 @@ def _grid(out: Path) -> Grid:
         raise ConfigError("", f"{path}: not a testbed grid ({exc})") from None
 
 
+def _marker_lock(path: Path) -> dict | None:
+    """The S3 server's marker lock the run measured (`sim.testbed.marker_lock`; None: not measured); a file that is
+    not one is one line naming it."""
+    if not path.exists():
+        return None
+    try:
+        probe = json.loads(path.read_text())
+        float(probe["window_ms"]), float(probe["poll_ms"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError("", f"{path}: not a marker lock measurement ({type(exc).__name__}: {exc})") from None
+    return probe
+
+
 def calibrate(out: Path, grid: Grid, pairs) -> dict:
     """Each (stack, delay)'s profile, fitted to its one-writer calibration cell and written beside it."""
     profiles = {}
-    marker_lock = json.loads((out / MARKER_LOCK).read_text()) if (out / MARKER_LOCK).exists() else None
+    marker_lock = _marker_lock(out / MARKER_LOCK)
     for st, d in pairs:
         folder = cell_dir(out, grid.calibration(st, d), calibration=True)
         try:
