@@ -109,7 +109,8 @@ def add_commands(sub) -> None:
     r.set_defaults(func=cmd_run)
     p = tsub.add_parser("report", help="calibrate on the one-writer cells, predict every cell, compare")
     p.add_argument("dir", help="a results folder of `sim testbed run`")
-    p.add_argument("--replications", type=int, default=10, help="the model's replications of each cell (10)")
+    p.add_argument("--replications", type=int, default=30,
+                   help="the model's replications of each cell (30: a p50 between two modes needs them)")
     p.add_argument("--own-busy-only", action="store_true",
                    help="judge cpu_bound on the run's own processes only (a machine shared with other work)")
     p.set_defaults(func=cmd_report)
