@@ -18,22 +18,12 @@ import threading
 import time
 from pathlib import Path
 
-from sim.testbed.marker_lock import LATE_MS   # an answer over it is late
-
-
-def _client(srv):
-    import boto3
-    from botocore.config import Config
-    host, port = srv.upstream("s3")
-    cred = srv.credentials()
-    return boto3.client("s3", endpoint_url=f"http://{host}:{port}", aws_access_key_id=cred["s3_access_key"],
-                        aws_secret_access_key=cred["s3_secret_key"], region_name="us-east-1",
-                        config=Config(retries={"max_attempts": 1}))
+from sim.testbed.marker_lock import LATE_MS, s3_client   # (an answer over LATE_MS is late)
 
 
 def _rounds(srv, clients: int, rounds: int, same: bool) -> list[float]:
     """Each PUT's latency in ms: `clients` at once each round, of one marker (`same`) or of one each."""
-    s3 = [_client(srv) for _ in range(clients)]
+    s3 = [s3_client(srv) for _ in range(clients)]
     barrier = threading.Barrier(clients)
     latencies: list[float] = []
 
@@ -61,7 +51,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=150)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d, servers_for({"s3"}, Path(d)) as srv:
-        _client(srv).create_bucket(Bucket="probe")
+        s3_client(srv).create_bucket(Bucket="probe")
         for same in (True, False):
             lat = _rounds(srv, a.clients, a.rounds, same)
             late = [x for x in lat if x > LATE_MS]

@@ -128,16 +128,22 @@ def _remove(s3) -> None:
             s3.delete_objects(Bucket=BUCKET, Delete={"Objects": keys, "Quiet": True})
 
 
-def measure_servers(servers, rounds: int = 40, log=None, **kw) -> dict:
-    """`measure` on the testbed's S3 server (`servers_for`'s: ours or the user's), reached directly, not proxied."""
+def s3_client(servers):
+    """A boto3 client of the testbed's S3 server (`servers_for`'s: ours or the user's), reached directly, not
+    proxied, that sends each request once."""
     import boto3
     from botocore.config import Config
+
     from .servers import REGION
     cred = servers.credentials()
-    s3 = boto3.client("s3", endpoint_url=servers.fs.s3_url, aws_access_key_id=cred["s3_access_key"],
-                      aws_secret_access_key=cred["s3_secret_key"], region_name=REGION,
-                      config=Config(retries={"max_attempts": 1}, signature_version="s3v4"))
-    return measure(s3, rounds, log=log, **kw)
+    return boto3.client("s3", endpoint_url=servers.fs.s3_url, aws_access_key_id=cred["s3_access_key"],
+                        aws_secret_access_key=cred["s3_secret_key"], region_name=REGION,
+                        config=Config(retries={"max_attempts": 1}, signature_version="s3v4"))
+
+
+def measure_servers(servers, rounds: int = 40, log=None, **kw) -> dict:
+    """`measure` on the testbed's S3 server (`s3_client`)."""
+    return measure(s3_client(servers), rounds, log=log, **kw)
 
 
 def provider_keys(probe: dict | None) -> dict:
