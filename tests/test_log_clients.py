@@ -353,3 +353,23 @@ def test_writers_share_the_stores_queue(tmp_path, engine):
     two = api_run(config(data), stream=False, engine=engine).records
     lat = lambda r: (r.end_ms - r.arrival_ms)[r.outcome == "committed"].mean()   # noqa: E731
     assert lat(two) > 1.3 * lat(one)
+
+
+@pytest.mark.parametrize("engine", ["fast", "simpy"])
+def test_the_clients_time_per_entry_lengthens_each_pass(tmp_path, engine):
+    """`commit.snapshot_entry_ms` e (delta-rs decoding each entry; `sim testbed`'s `pass_get_ms`): one closed-loop
+    writer, every request 1 ms, no store queue: transaction k (a log of k - 1 entries) takes hint + LIST + two passes
+    of 1 + (k - 1) e + runtime + LIST + put + post-commit (LIST, two passes of its one entry: 1 + e each) + cleanup
+    LIST."""
+    from sim.api import config, run as api_run
+    e = 0.5
+    data = {"design": "log", "storage": {"provider": "instant"}, "duration_ms": 60_000, "warmup_ms": 0,
+            "cooldown_ms": 0, "commit": {"snapshot_entry_ms": e},
+            "workload": {"writers": {"count": 1, "commits": 60, "think_ms": 0},
+                         "runtime": {"median_ms": R_MS, "sigma": 0, "min_ms": R_MS}}}
+    rec = api_run(config(data), stream=False, engine=engine).records.sort_values("txn")
+    assert len(rec) == 60 and (rec.outcome == "committed").all()
+    for k, x in enumerate(rec.itertuples(), start=1):
+        passes = 2 * (1 + (k - 1) * e) if k > 1 else 0.0
+        want = 1 + 1 + passes + R_MS + 1 + 1 + (1 + 2 * (1 + e)) + 1
+        assert x.end_ms - x.arrival_ms == pytest.approx(want)

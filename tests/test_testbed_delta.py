@@ -98,4 +98,5 @@ def test_the_profile_and_the_config_it_gives(tmp_path):
     for retries, attempts in ((False, 1), (True, 16)):
         cfg = api.config(delta_s3.model_config(prof, CellSpec("delta-s3", 2, 5, Delay(5.0), retries)))
         assert (cfg.design, cfg.max_attempts, cfg.commit.client_setup_ms) == ("log", attempts, prof["client_setup_ms"])
+        assert cfg.commit.snapshot_entry_ms == prof["pass_get_ms"]      # the client's own time per entry and pass
         assert cfg.catalog.linearization_fraction == prof["linearization_fraction"]

@@ -91,7 +91,8 @@ def _resolve_commit(cfg: Config) -> Commit:
 # the log's client switches (docs/MODEL.md "Delta clients")
 LOG_CLIENT_KEYS = ("snapshot_update", "snapshot_max_parallel", "checkpoint_rebuild", "log_cleanup",
                    "log_entries_at_start", "snapshot_passes", "last_checkpoint_hint", "checkpoint_read_gets",
-                   "post_commit_update", "fail_fast_without_retries", "client_setup_ms")
+                   "post_commit_update", "fail_fast_without_retries", "client_setup_ms",
+                   "snapshot_entry_ms")
 
 
 def _log_only(commit: Commit) -> None:

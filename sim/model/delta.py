@@ -71,6 +71,7 @@ def _passes_ms(m, j, n, at):
     ms = 0.0
     for _ in range(m.p.snapshot_passes):
         ms += gets_on_lanes_ms(m, j, n, m.p.snapshot_max_parallel) + store_wait_ms(m, at + ms, n)
+        ms += n * m.p.snapshot_entry_ms
     return ms
 
 
@@ -279,5 +280,6 @@ def route(m, j, now, pc):
 OWNS = dict(effect_points=("LOG_BASE", "LOG_LIST", "LOG_CREATE"), fields=("lists",),
             params=("log", "snapshot_update", "snapshot_max_parallel", "checkpoint_rebuild", "log_cleanup",
                     "log_entries_at_start", "checkpoint_interval", "snapshot_passes", "last_checkpoint_hint",
-                    "checkpoint_read_gets", "post_commit_update", "fail_fast", "client_setup_ms"),
+                    "checkpoint_read_gets", "post_commit_update", "fail_fast", "client_setup_ms",
+                    "snapshot_entry_ms"),
             sources=("PUT_CP", "PUT_LAST_CP"))

@@ -227,6 +227,7 @@ def _log(cfg: Config) -> dict:
                 last_checkpoint_hint=c.last_checkpoint_hint, checkpoint_read_gets=c.checkpoint_read_gets,
                 post_commit_update=c.post_commit_update,
                 fail_fast=c.fail_fast_without_retries and cfg.max_attempts == 1, client_setup_ms=c.client_setup_ms,
+                snapshot_entry_ms=c.snapshot_entry_ms,
                 get_service_ms=profile_of(cfg).get_service_ms or 0.0, **_marker_lock(cfg))
 
 

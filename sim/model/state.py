@@ -301,6 +301,7 @@ class Params(NamedTuple):
     post_commit_update: bool     # ... the committer's snapshot updated to its entry (a LIST, its entry's passes)
     fail_fast: bool              # ... max_retries 0: an attempt whose LIST finds the log moved fails there
     client_setup_ms: float       # the client's own time before a transaction's first request and after its last
+    snapshot_entry_ms: float     # delta-rs: its own time per entry in each pass of a snapshot read
     get_service_ms: float        # the store's own time per GET, serving them one at a time (0: no queue)
     marker_window_ms: float      # a store that writes a directory marker under a lock per marker (SeaweedFS 4.48):
     marker_poll_ms: float        # two marker PUTs closer than the window collide, the later waits a poll (0: none)

@@ -170,10 +170,11 @@ def profile(cal, folder) -> dict:
     the put-if-absent takes effect at SeaweedFS (the catalog's linearization fraction: a conditional PUT is checked
     when its upload completes, the first to finish wins, which for a log entry's few bytes is when it reaches the
     store, half a round trip before its answer), the client's setup per call, and its work between the base read and
-    the commit (parquet encoding, the data PUT) as the runtime. One writer's passes grow by `pass_get_ms` a GET
-    (`service_ms`); it is kept in the profile, not given to the provider as a store serving every writer's GETs one
-    at a time (`get_service_ms`): at 25 ms each way a first attempt takes 782 ms (median) at 4 writers and 794 at 8,
-    as at 1, where that queue made it 1,598 (docs/decisions.md, "SeaweedFS behind the testbed's proxy")."""
+    the commit (parquet encoding, the data PUT) as the runtime. One writer's passes grow by `pass_get_ms` an entry
+    (`service_ms`): the client's own time per entry (`commit.snapshot_entry_ms`), not a store serving every
+    writer's GETs one at a time (`get_service_ms`: at 25 ms each way a first attempt takes 782 ms (median) at 4
+    writers and 794 at 8, as at 1, where that queue made it 1,598; docs/decisions.md, "SeaweedFS behind the
+    testbed's proxy")."""
     from ..profile import lognormal, provider_file, runtime
     s = step_samples(cal)
     if len(s["cas"]) < 10:
@@ -193,8 +194,9 @@ def profile(cal, folder) -> dict:
 
 def model_config(profile: dict, spec) -> dict:
     """Design log (delta-rs) on the fitted provider, as the cell ran: delta-rs's 15 retries or none (its failure at
-    the attempt's LIST included), the effect point, the client's setup and runtime."""
+    the attempt's LIST included), the effect point, the client's setup, its time per entry and its runtime."""
     return {"design": "log", "storage": {"provider": profile["provider"]},
             "catalog": {"linearization_fraction": profile["linearization_fraction"]},
-            "commit": {"max_retries": 15 if spec.retries else 0, "client_setup_ms": profile["client_setup_ms"]},
+            "commit": {"max_retries": 15 if spec.retries else 0, "client_setup_ms": profile["client_setup_ms"],
+                       "snapshot_entry_ms": profile["pass_get_ms"]},
             "workload": {"runtime": profile["runtime"]}}
