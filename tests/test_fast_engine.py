@@ -349,6 +349,9 @@ CASES = {
     # client's setup per call
     "log_store_queue": merge(CONTENDED, {"design": "log", "storage": {"provider": QUEUED_GETS},
                                          "commit": {"checkpoint_interval": 10, "client_setup_ms": 20}}),
+    # delta-rs's own time per snapshot entry in each pass (commit.snapshot_entry_ms: the testbed's pass_get_ms)
+    "log_entry_time": merge(CONTENDED, {"design": "log", "commit": {"checkpoint_interval": 10,
+                                                                    "snapshot_entry_ms": 0.4}}),
     # commit locks (sim/model/lock.py) with Iceberg on HMS (design hive): each discipline, with timeouts
     # (HMS's unlock of a waiting lock; notify's parked waiters and their timers, stale ones included;
     # re-requests), one global lock, and constant latencies where only the event order decides
