@@ -109,3 +109,59 @@ def test_mean_ci_is_students_t():
     m, lo, hi = mean_ci([11.0, 12.0, 13.0])
     assert m == 12.0 and hi - m == pytest.approx(4.302653 * 1.0 / 3 ** 0.5, rel=1e-5) and m - lo == hi - m
     assert mean_ci([5.0])[1] != mean_ci([5.0])[1]          # one value: no interval (NaN)
+
+
+def test_precise_asks_a_quarter_of_each_target_of_the_means_ci():
+    """`precise`: every target figure's 95 % CI half-width (Student's t) within a quarter of its target: 1.25 pp of
+    failure share, 3.75 % of successes/s, 5 % of p50. A p50 whose runs fall half in a mode at 500 ms, half at
+    1,000 ms (mean 750, sd 250) needs 180 of them: at 150 the half-width is 40.5 ms, at 180 36.9, against 37.5."""
+    from sim.testbed.figures import precise
+
+    def rows(n, p50=None, share=None):
+        return pd.DataFrame({"failure_share": share if share is not None else [0.5] * n,
+                             "successes_per_s": [3.0] * n,
+                             "commit_p50_ms": p50 if p50 is not None else [700.0] * n})
+    modes = lambda n: [500.0 if i % 2 == 0 else 1000.0 for i in range(n)]   # noqa: E731
+    assert precise(rows(30))
+    assert not precise(rows(150, p50=modes(150))) and precise(rows(180, p50=modes(180)))
+    shares = lambda n: [0.45 if i % 2 == 0 else 0.55 for i in range(n)]    # sd 0.05: 1.25 pp from n = 64
+    assert not precise(rows(60, share=shares(60))) and precise(rows(70, share=shares(70)))
+    assert precise(rows(5, p50=[float("nan")] * 5))          # no commit in any run: no p50 to pin
+
+
+def test_a_prediction_adds_replications_until_precise(monkeypatch):
+    """`predict` runs its replications, then as many more at a time until `precise` or the cap; replication r is
+    the same run whatever the count. Runs whose p50 falls at 500 or 1,000 ms by parity: 180 (six batches of 30)."""
+    import numpy as np
+    from sim import api
+    from sim.testbed import predict as P
+
+    def run(cfg, r, stream=False):
+        ends = [500.0, 500.0, 1000.0] if r % 2 == 0 else [1000.0, 1000.0, 1000.0]
+        rec = pd.DataFrame({"arrival_ms": 0.0, "end_ms": ends, "outcome": "committed", "attempts": 1})
+        return type("R", (), {"records": rec})()
+    monkeypatch.setattr(api, "config", lambda d: d)
+    monkeypatch.setattr(api, "run", run)
+    monkeypatch.setattr(P, "config_of", lambda profile, spec: {})
+    df = P.predict({}, None, 30, 300)
+    assert len(df) == 180 and list(df.replication) == list(range(180))
+    assert np.array_equal(df.commit_p50_ms[:30], P.predict({}, None, 30, 30).commit_p50_ms)
+    assert len(P.predict({}, None, 30, 90)) == 90 and len(P.predict({}, None, 30, 0)) == 30
+
+
+def test_report_asks_max_replications_at_least_replications(tmp_path, capsys):
+    """`sim testbed report --max-replications` under `--replications` is one line naming the option."""
+    from sim.cli import main
+    assert main(["testbed", "report", str(tmp_path), "--replications", "30", "--max-replications", "10"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--max-replications" in err[0]
+
+
+def test_the_markdown_gives_each_cells_runs_on_both_sides():
+    """comparison.md: per stack, a row per cell with its repetitions and the model's replications ("runs")."""
+    from sim.testbed.report import markdown
+    md = markdown(compare(_measured([MEASURED] * 4), _predicted())).splitlines()
+    header, rule, row = md[2], md[3], md[4]
+    assert md[0] == "### iceberg-sql" and "| runs |" in header
+    assert header.count("|") == rule.count("|") == row.count("|")
+    assert row.startswith("| 25 | off | 4 | 4 / 3 | ") and row.endswith("| ok |")

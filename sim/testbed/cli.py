@@ -68,7 +68,10 @@ def cmd_report(args) -> int:
         raise ConfigError("", f"{out}: not a directory (a results folder of `sim testbed run`)")
     if args.replications < 2:
         raise ConfigError("--replications", "expected an integer >= 2 (a CI needs two)")
-    comp = report(out, args.replications, machine_busy=not args.own_busy_only, log=lambda s: None)
+    if args.max_replications < args.replications:
+        raise ConfigError("--max-replications", f"expected an integer >= --replications ({args.replications})")
+    comp = report(out, args.replications, machine_busy=not args.own_busy_only, log=lambda s: None,
+                  max_replications=args.max_replications)
     print((out / "comparison.md").read_text())
     counts = comp["verdict"].map(lambda v: v.split(":")[0]).value_counts().to_dict()
     print(f"cells: {len(comp)}; " + ", ".join(f"{k} {v}" for k, v in counts.items())
@@ -110,7 +113,10 @@ def add_commands(sub) -> None:
     p = tsub.add_parser("report", help="calibrate on the one-writer cells, predict every cell, compare")
     p.add_argument("dir", help="a results folder of `sim testbed run`")
     p.add_argument("--replications", type=int, default=30,
-                   help="the model's replications of each cell (30: a p50 between two modes needs them)")
+                   help="the model's replications of each cell, at least (30: a p50 between two modes needs them)")
+    p.add_argument("--max-replications", type=int, default=300,
+                   help="more replications, as many again at a time up to this, where the first leave a target "
+                        "figure's 95 %% CI wider than a quarter of its target (300; --replications: none more)")
     p.add_argument("--own-busy-only", action="store_true",
                    help="judge cpu_bound on the run's own processes only (a machine shared with other work)")
     p.set_defaults(func=cmd_report)

@@ -15,6 +15,11 @@ import numpy as np
 import pandas as pd
 
 FIGURES = ("failure_share", "successes_per_s", "attempts_per_s", "commit_p50_ms", "commit_p99_ms")
+# the targets a cell is judged on: the predicted mean within this of the measured one (absolute or relative)
+TARGETS = {"failure_share": ("abs", 0.05), "successes_per_s": ("rel", 0.15), "commit_p50_ms": ("rel", 0.20)}
+# a prediction runs until its own noise, the 95 % CI half-width of each target figure's mean over the model's
+# replications, is at most this share of the target, so that the model's sampling does not decide a verdict
+PRECISION = 0.25
 
 
 def figures(records: pd.DataFrame) -> dict:
@@ -36,3 +41,19 @@ def figures(records: pd.DataFrame) -> dict:
         "commit_p50_ms": float(np.percentile(lat, 50)) if len(lat) else float("nan"),
         "commit_p99_ms": float(np.percentile(lat, 99)) if len(lat) else float("nan"),
     }
+
+
+def precise(rows: pd.DataFrame) -> bool:
+    """Whether the replications' figures (one row each) pin every target figure's mean to `PRECISION` of its
+    target: the 95 % CI half-width (Student's t) within PRECISION x the target, absolute or of the mean. A figure
+    with fewer than two values (no commit in a run) does not hold it back."""
+    from scipy import stats
+    for fig, (how, tol) in TARGETS.items():
+        x = rows[fig].to_numpy(dtype=float)
+        x = x[np.isfinite(x)]
+        if len(x) < 2:
+            continue
+        half = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
+        if half > PRECISION * tol * (1.0 if how == "abs" else abs(x.mean())):
+            return False
+    return True

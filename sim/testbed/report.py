@@ -2,8 +2,9 @@
 
 For each stack and delay, the one-writer calibration cell gives the model's inputs (`profile`, written beside the
 cell as `profile.yaml` and `provider.yaml`); each measured cell (stack, delay, retries, writers) is then run by the
-model, several replications, and both sides' figures get a mean and a 95 % CI (Student's t over the testbed's
-repetitions and over the model's replications). A cell's verdict: `cpu_bound` (its own processes or the machine
+model, several replications (more where the first leave a target figure's mean loose: `figures.precise`), and
+both sides' figures get a mean and a 95 % CI (Student's t over the testbed's repetitions and over the model's
+replications). A cell's verdict: `cpu_bound` (its own processes or the machine
 were busier than the bound, or its processes waited for a CPU longer than the one-writer cell's by more than the
 wait bound: left out of the targets), else `ok` when the predicted failure share is within 5 pp of
 the measured mean, successes/s within 15 % and commit p50 within 20 %, else `miss` with the targets it misses.
@@ -20,12 +21,11 @@ import yaml
 from ..calibrate import CalibrationError
 from ..schema import ConfigError
 from .campaign import MARKER_LOCK, Grid, cell_dir, is_cpu_bound
-from .figures import FIGURES
+from .figures import FIGURES, TARGETS
 from .samples import Calibration
 from .stacks import stack
 
 KEYS = ["stack", "delay_ms", "retries", "writers"]
-TARGETS = {"failure_share": ("abs", 0.05), "successes_per_s": ("rel", 0.15), "commit_p50_ms": ("rel", 0.20)}
 
 
 def _grid(out: Path) -> Grid:
@@ -89,14 +89,16 @@ def mean_ci(x, lowest: float = 0.0, highest: float = float("inf")) -> tuple[floa
     return m, max(lowest, m - h), min(highest, m + h)
 
 
-def predict_cells(out: Path, grid: Grid, profiles: dict, replications: int, cells, log=print) -> pd.DataFrame:
+def predict_cells(out: Path, grid: Grid, profiles: dict, replications: int, cells, log=print,
+                  max_replications: int = 0) -> pd.DataFrame:
     """The model's replications of each measured cell, `(stack, delay, retries, writers)`: the grid gives what
-    its cells share (commits, payload, tables, the delay's jitter)."""
+    its cells share (commits, payload, tables, the delay's jitter); more of them, up to `max_replications`, where
+    the first do not pin the target figures (`sim.testbed.figures.precise`)."""
     from .predict import predict
     rows = []
     for st, d, retries, n in cells:
         spec = grid.spec(st, n, d, retries)
-        pred = predict(profiles[(st, d)], spec, replications)
+        pred = predict(profiles[(st, d)], spec, replications, max_replications)
         rows.append(pred.assign(stack=st, delay_ms=d, retries="default" if retries else "off", writers=n))
         log(f"predicted {spec.label()}")
     df = pd.concat(rows, ignore_index=True)
@@ -165,21 +167,22 @@ def _wait(share: float, excess: float) -> str:
 
 
 def markdown(comp: pd.DataFrame) -> str:
-    """The comparison as one markdown table per stack: measured / predicted per figure, and the verdict ("cpu
-    wait": the share of the writers' commit time their cell's processes waited for a CPU, then its excess over the
-    one-writer cell's; "-": not measured)."""
+    """The comparison as one markdown table per stack: measured / predicted per figure, and the verdict ("runs":
+    the testbed's repetitions and the model's replications; "cpu wait": the share of the writers' commit time
+    their cell's processes waited for a CPU, then its excess over the one-writer cell's; "-": not measured)."""
     lines = []
     specs = {"failure_share": ".2f", "successes_per_s": ".2f", "attempts_per_s": ".2f", "commit_p50_ms": ".0f",
              "commit_p99_ms": ".0f"}
     for st, g in comp.groupby("stack", sort=False):
-        lines += [f"### {st}", "", "| delay ms | retries | writers | busy (own / machine) | cpu wait | "
+        lines += [f"### {st}", "", "| delay ms | retries | writers | runs | busy (own / machine) | cpu wait | "
                   + " | ".join(f"{f} measured | predicted" for f in FIGURES) + " | verdict |",
-                  "|" + "---|" * (6 + 2 * len(FIGURES))]
+                  "|" + "---|" * (7 + 2 * len(FIGURES))]
         for r in g.itertuples():
             d = r._asdict()
             cells = [_fmt(d[f"{s}_{f}"], d[f"{s}_{f}_lo"], d[f"{s}_{f}_hi"], specs[f])
                      for f in FIGURES for s in ("measured", "predicted")]
-            lines.append(f"| {r.delay_ms:g} | {r.retries} | {r.writers} | {r.own_busy_fraction:.2f} / "
+            lines.append(f"| {r.delay_ms:g} | {r.retries} | {r.writers} | {r.reps} / {r.replications} | "
+                         f"{r.own_busy_fraction:.2f} / "
                          f"{r.busy_fraction:.2f} | {_wait(r.cpu_wait_share, r.cpu_wait_excess)} | "
                          + " | ".join(cells) + f" | {r.verdict} |")
         lines.append("")
@@ -206,9 +209,11 @@ def measured_rows(out: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def report(out: Path, replications: int = 10, machine_busy: bool = True, log=print) -> pd.DataFrame:
+def report(out: Path, replications: int = 10, machine_busy: bool = True, log=print,
+           max_replications: int = 0) -> pd.DataFrame:
     """Calibrate, predict and compare the cells measured in `out` (by one grid or several run into it); write
-    comparison.{parquet,csv,md} and the figure."""
+    comparison.{parquet,csv,md} and the figure. Each cell's prediction: `replications` runs of the model, and
+    more, up to `max_replications`, until its target figures are pinned (`sim.testbed.figures.precise`)."""
     grid = _grid(out)
     measured = measured_rows(out)
     done = measured[~measured["calibration"]]
@@ -219,7 +224,7 @@ def report(out: Path, replications: int = 10, machine_busy: bool = True, log=pri
     if missing:
         raise ConfigError("", f"{out}: the calibration cell of {missing[0]} is not measured yet")
     profiles = calibrate(out, grid, pairs)
-    predicted = predict_cells(out, grid, profiles, replications, cells, log)
+    predicted = predict_cells(out, grid, profiles, replications, cells, log, max_replications)
     comp = compare(measured, predicted, machine_busy)
     comp.to_parquet(out / "comparison.parquet")
     comp.to_csv(out / "comparison.csv", index=False)
