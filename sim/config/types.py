@@ -425,7 +425,7 @@ class Commit:
     # client), a constant
     client_setup_ms: float = _spec(0.0, ge=0, late=True)
     # the client's own time per entry in each pass of a snapshot read, after the pass's GETs (delta-rs: decoding
-    # and replaying each entry; one writer's passes grow by it, `sim testbed calibrate`'s `pass_get_ms`)
+    # and replaying each entry; one writer's passes grow by it: `pass_get_ms` in `sim testbed`'s delta-s3 profile)
     snapshot_entry_ms: float = _spec(0.0, ge=0, late=True)
     # Hudi (the log protocol under a lock): TrueTime's sleep under the lock per instant time generated
     # (hoodie.time.generator.max_expected_clock_skew_ms)
