@@ -356,7 +356,7 @@ def test_writers_share_the_stores_queue(tmp_path, engine):
 
 
 @pytest.mark.parametrize("engine", ["fast", "simpy"])
-def test_the_clients_time_per_entry_lengthens_each_pass(tmp_path, engine):
+def test_the_clients_time_per_entry_lengthens_each_pass(engine):
     """`commit.snapshot_entry_ms` e (delta-rs decoding each entry; `sim testbed`'s `pass_get_ms`): one closed-loop
     writer, every request 1 ms, no store queue: transaction k (a log of k - 1 entries) takes hint + LIST + two passes
     of 1 + (k - 1) e + runtime + LIST + put + post-commit (LIST, two passes of its one entry: 1 + e each) + cleanup
