@@ -165,3 +165,21 @@ def test_the_markdown_gives_each_cells_runs_on_both_sides():
     assert md[0] == "### iceberg-sql" and "| runs |" in header
     assert header.count("|") == rule.count("|") == row.count("|")
     assert row.startswith("| 25 | off | 4 | 4 / 3 | ") and row.endswith("| ok |")
+
+
+@pytest.mark.parametrize("p50s, edge", [
+    ([440.0, 450.0, 460.0], ""),                   # mean 450, CI about [443, 457]: within, no edge in it
+    ([380.0, 400.0, 420.0], "commit_p50_ms"),      # mean 400 on the lower edge (500 x 0.8)
+    ([360.0, 380.0, 400.0], ""),                   # a miss (380) whose CI, about [367, 393], holds no edge
+    ([340.0, 390.0, 440.0], "commit_p50_ms"),      # a miss (390) whose CI, about [357, 423], holds the edge
+    ([700.0, 700.0, 700.0], ""),                   # no spread: the CI is the point, off the edges
+])
+def test_a_target_edge_inside_the_prediction_ci_is_named(p50s, edge):
+    """`edge_in_ci` names each target figure whose edge (measured 500 ms x 0.8 or x 1.2) the prediction's 95 % CI
+    holds: the verdict there, either way, rests on the model's sampling; the markdown says so beside the verdict."""
+    from sim.testbed.report import markdown
+    pred = pd.concat([_predicted(commit_p50_ms=x) for x in p50s], ignore_index=True)
+    comp = compare(_measured([MEASURED] * 3), pred)
+    assert comp["edge_in_ci"].tolist() == [edge]
+    row = markdown(comp).splitlines()[4]
+    assert row.endswith(f"(the {edge} target's edge inside the model's CI) |") == bool(edge)

@@ -148,8 +148,21 @@ def compare(measured: pd.DataFrame, predicted: pd.DataFrame, machine_busy: bool 
                 m, lo, hi = mean_ci(df[fig], 0.0, 1.0 if fig.endswith("_share") else float("inf"))
                 row.update({f"{side}_{fig}": m, f"{side}_{fig}_lo": lo, f"{side}_{fig}_hi": hi})
         row["verdict"] = _verdict(row, machine_busy)
+        row["edge_in_ci"] = ", ".join(_edge_in_ci(row))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _edge_in_ci(row: dict) -> list[str]:
+    """The target figures whose target edge (the measured mean less or plus the target) lies inside the
+    prediction's 95 % CI: there the verdict rests on the model's own sampling, whichever way it went."""
+    out = []
+    for fig, (how, tol) in TARGETS.items():
+        m, lo, hi = row[f"measured_{fig}"], row[f"predicted_{fig}_lo"], row[f"predicted_{fig}_hi"]
+        edges = (m - tol, m + tol) if how == "abs" else (m * (1 - tol), m * (1 + tol))
+        if any(lo <= e <= hi for e in edges):
+            out.append(fig)
+    return out
 
 
 def _fmt(m, lo, hi, spec) -> str:
@@ -164,6 +177,10 @@ def _wait(share: float, excess: float) -> str:
     if share != share:
         return "-"
     return f"{share:.3f} ({excess:+.3f})" if excess == excess else f"{share:.3f}"
+
+
+def _edge_note(figs: str) -> str:
+    return f" (the {figs} target's edge inside the model's CI)" if figs else ""
 
 
 def markdown(comp: pd.DataFrame) -> str:
@@ -184,7 +201,7 @@ def markdown(comp: pd.DataFrame) -> str:
             lines.append(f"| {r.delay_ms:g} | {r.retries} | {r.writers} | {r.reps} / {r.replications} | "
                          f"{r.own_busy_fraction:.2f} / "
                          f"{r.busy_fraction:.2f} | {_wait(r.cpu_wait_share, r.cpu_wait_excess)} | "
-                         + " | ".join(cells) + f" | {r.verdict} |")
+                         + " | ".join(cells) + f" | {r.verdict}{_edge_note(r.edge_in_ci)} |")
         lines.append("")
     return "\n".join(lines)
 
