@@ -226,8 +226,8 @@ def measured_rows(out: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def report(out: Path, replications: int = 10, machine_busy: bool = True, log=print,
-           max_replications: int = 0) -> pd.DataFrame:
+def report(out: Path, replications: int = 30, machine_busy: bool = True, log=print,
+           max_replications: int = 300) -> pd.DataFrame:
     """Calibrate, predict and compare the cells measured in `out` (by one grid or several run into it); write
     comparison.{parquet,csv,md} and the figure. Each cell's prediction: `replications` runs of the model, and
     more, up to `max_replications`, until its target figures are pinned (`sim.testbed.figures.precise`)."""
