@@ -179,7 +179,7 @@ def on_catalog_cas(m, j, now):
     if fault == Fault.LOST:
         return faults.lost(m, j, now, answer, PC.CAS)
     if ok:
-        return end(m, j, now, faults.committed(m, j), Reason.NONE, answer + pyiceberg.cleanup_ms(m, j, True, answer))
+        return end(m, j, now, faults.committed(m, j), Reason.NONE, pyiceberg.call_end_ms(m, j, True, answer))
     return lost(m, j, now, answer)
 
 
@@ -189,7 +189,7 @@ def lost(m, j, now, answer):
     read, which tells the conflict's class."""
     tx = m.tx[j]
     if tx.attempts >= operations.attempts_allowed(m, j):
-        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, answer + pyiceberg.cleanup_ms(m, j, False, answer))
+        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, pyiceberg.call_end_ms(m, j, False, answer))
     if m.p.pyiceberg:                                # no read: its retry sleep, then a refresh
         return pyiceberg.retry(m, j, answer - now)
     return next_read(m, j, PC.CONFLICT_READ, m.p.cg * tx.op_latency_ms)
@@ -235,8 +235,7 @@ def _commit_table(m, j, now, v):
         return commit(m, j, pending + pyiceberg.write_metadata_ms(m, j, now))
     tx.attempts += 1
     if tx.attempts >= operations.attempts_allowed(m, j):
-        done = now + pending
-        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, done + pyiceberg.cleanup_ms(m, j, False, done))
+        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, pyiceberg.call_end_ms(m, j, False, now + pending))
     return pyiceberg.retry(m, j, pending)
 
 

@@ -227,8 +227,7 @@ def _log(cfg: Config) -> dict:
                 last_checkpoint_hint=c.last_checkpoint_hint, checkpoint_read_gets=c.checkpoint_read_gets,
                 post_commit_update=c.post_commit_update,
                 fail_fast=c.fail_fast_without_retries and cfg.max_attempts == 1, client_setup_ms=c.client_setup_ms,
-                snapshot_entry_ms=c.snapshot_entry_ms,
-                get_service_ms=profile_of(cfg).get_service_ms or 0.0, **_marker_lock(cfg))
+                snapshot_entry_ms=c.snapshot_entry_ms, get_service_ms=profile_of(cfg).get_service_ms or 0.0)
 
 
 def _marker_lock(cfg: Config) -> dict:
@@ -307,12 +306,14 @@ def _faults(cfg: Config) -> dict:
 
 
 def _client(cfg: Config) -> dict:
-    """The client's commit loop (`sim.model.pyiceberg`) and its own time per attempt (`commit.client_work`)."""
+    """The client's commit loop (`sim.model.pyiceberg`), its own time per attempt (`commit.client_work`) and the
+    store's lock per marker its cleanup meets."""
     c, cat = cfg.commit, cfg.catalog
     py = c.client == "pyiceberg"
     w = c.client_work
     return dict(pyiceberg=py, load_get=py and cat.server.variant is None and not cat.table_metadata_inlined,
-                work_base_ms=w.base_ms, work_per_version_ms=w.per_version_ms, work_commit_share=w.commit_share)
+                work_base_ms=w.base_ms, work_per_version_ms=w.per_version_ms, work_commit_share=w.commit_share,
+                **_marker_lock(cfg))
 
 
 def _writers(cfg: Config) -> dict:

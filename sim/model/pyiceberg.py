@@ -115,6 +115,12 @@ def cleanup_ms(m, j, committed, start_ms):
 
 
 @model_function
+def call_end_ms(m, j, committed, answer_ms):
+    """When the call returns whose last answer came at `answer_ms`: after PyIceberg's cleanup (`cleanup_ms`)."""
+    return answer_ms + cleanup_ms(m, j, committed, answer_ms)
+
+
+@model_function
 def marker_wait_ms(m, t, arrive_ms):
     """A PUT of table t's `metadata/` marker reaching the store at `arrive_ms`, on a store that writes a marker
     under a lock per marker and polls a lock it finds held (SeaweedFS 4.48: `withObjectWriteLock`, a filer lock
@@ -141,5 +147,6 @@ def marker_wait_ms(m, t, arrive_ms):
 
 # what PyIceberg's client owns (its effect points are Iceberg's client's: `sim.model.iceberg` routes them)
 OWNS = dict(effect_points=(), fields=("work_ms",),
-            params=("pyiceberg", "load_get", "work_base_ms", "work_per_version_ms", "work_commit_share"),
+            params=("pyiceberg", "load_get", "work_base_ms", "work_per_version_ms", "work_commit_share",
+                    "marker_window_ms", "marker_poll_ms"),
             sources=("LIST", "WORK"))

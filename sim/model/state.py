@@ -303,8 +303,6 @@ class Params(NamedTuple):
     client_setup_ms: float       # the client's own time before a transaction's first request and after its last
     snapshot_entry_ms: float     # delta-rs: its own time per entry in each pass of a snapshot read
     get_service_ms: float        # the store's own time per GET, serving them one at a time (0: no queue)
-    marker_window_ms: float      # a store that writes a directory marker under a lock per marker (SeaweedFS 4.48):
-    marker_poll_ms: float        # two marker PUTs closer than the window collide, the later waits a poll (0: none)
     # locks (sim/model/lock.py)
     lock: bool                   # commits take a lock (lock.variant)
     lock_per_table: bool         # ... one per table (else one for every table)
@@ -395,6 +393,8 @@ class Params(NamedTuple):
     work_base_ms: float
     work_per_version_ms: float
     work_commit_share: float
+    marker_window_ms: float      # a store that writes a directory marker under a lock per marker (SeaweedFS 4.48):
+    marker_poll_ms: float        # two marker PUTs closer than the window collide, the later waits a poll (0: none)
     server_local: bool           # a REST server whose steps are local (SeaweedFS's; `catalog.server.load_latency`)
     srv_load_per_version_ms: float    # ... its load's and its commit's own time grow this much a table version
     srv_commit_per_version_ms: float

@@ -94,8 +94,7 @@ def _swap(m, j, now, answer_in, attempt):
         if ok and m.p.tables_max > 1:
             catalog.record_landed_too(m, j, now, now + answer_in)
     if ok:   # (PyIceberg deletes its failed attempts' files before the call returns: `sim.model.pyiceberg`)
-        done = now + answer_in
-        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, done + pyiceberg.cleanup_ms(m, j, True, done))
+        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, pyiceberg.call_end_ms(m, j, True, now + answer_in))
     return _lost(m, j, now, answer_in)
 
 
@@ -105,8 +104,7 @@ def _lost(m, j, now, answer_in):
     the conflict's class, v[t] moved or not), the sleep, and the read after the sleep."""
     tx = m.tx[j]
     if tx.attempts >= attempts_allowed(m, j):
-        done = now + answer_in
-        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, done + pyiceberg.cleanup_ms(m, j, False, done))
+        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, pyiceberg.call_end_ms(m, j, False, now + answer_in))
     if m.p.rt_conflict_n > 0:
         return next_read(m, j, PC.CONFLICT_READ, answer_in)
     delay = conflict_delay(m, j, catalog.read_version(m, tx.table) != tx.prepared)

@@ -63,8 +63,7 @@ def _rejected(m, j, now, answer_in):
     if tx.fault == Fault.LOST:
         return faults.lost(m, j, now, now + answer_in, -1)
     if tx.attempts >= attempts_allowed(m, j):
-        done = now + answer_in
-        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, done + pyiceberg.cleanup_ms(m, j, False, done))
+        return end(m, j, now, Outcome.ABORTED, Reason.EXHAUSTED, pyiceberg.call_end_ms(m, j, False, now + answer_in))
     delay = conflict_delay(m, j, catalog.read_version(m, tx.table) != tx.prepared)
     tx.backoff_ms += delay
     return next_read(m, j, PC.BACKOFF_READ, answer_in + delay)
@@ -276,8 +275,7 @@ def on_cas(m, j, now):
     if ok and tx.fault == Fault.LOST:
         return faults.lost(m, j, now, now + answer_in, -1)
     if ok:
-        done = now + answer_in
-        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, done + pyiceberg.cleanup_ms(m, j, True, done))
+        return end(m, j, now, Outcome.COMMITTED, Reason.NONE, pyiceberg.call_end_ms(m, j, True, now + answer_in))
     return _lost(m, j, now, 0.0 if m.p.server_local else answer_in)   # (a local CAS: the server goes on at once)
 
 
