@@ -334,15 +334,40 @@ def _queue_checked(p: Profile, where: str) -> Profile:
     return p
 
 
-def _provider_file(name: str) -> ProviderFile:
+def given_by_path(name: str) -> bool:
+    """Whether `storage.provider` names a file by its path (a .yaml or .yml), not a provider by name."""
+    return Path(name).suffix in (".yaml", ".yml")
+
+
+def _provider_path(name: str) -> Path:
     """A provider file by name (`s3`) or by path to a YAML file of the same shape."""
     path = Path(name)
-    if path.suffix not in (".yaml", ".yml"):
+    if not given_by_path(name):
         path = providers_dir() / f"{name}.yaml"
     if not path.is_file():
         raise ProviderError(f"unknown provider {name!r} (expected one of: {', '.join(available())}, "
                             "or a path to a provider .yaml)")
+    return path
+
+
+def _provider_file(name: str) -> ProviderFile:
+    path = _provider_path(name)
     return _load_file(str(path.resolve()), path.stat().st_mtime_ns)
+
+
+def provider_sha256(name: str) -> str | None:
+    """The sha256 of a provider file given by path: what a config's hash holds of it instead of the path, so that
+    its results follow its content, wherever it lies. None for a provider by name (the repository's own, or one
+    of `$SIM_PROVIDERS_DIR`), which its name identifies (and a results folder's run keys, its profile)."""
+    if not given_by_path(name):
+        return None
+    path = _provider_path(name).resolve()
+    return _file_sha256(str(path), path.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _file_sha256(path: str, mtime_ns: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def load_provider(name: str, profile_set: str, concurrency_fit: bool = True) -> Profile:

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from helpers import ROOT
 from sim.latency import LogNormal
 from sim.providers import load_provider
 from sim.config import config_hash, replaced
@@ -207,6 +208,33 @@ def test_a_provider_file_with_one_set_of_figures_answers_either_set(tmp_path):
     default = run(from_dict(short), 0).records
     seed = run(from_dict({**short, "storage": {"provider": str(f), "profile_set": "seed"}}), 0).records
     assert len(default) > 100 and default.equals(seed)
+
+
+def test_a_provider_file_is_its_content_not_its_path(tmp_path):
+    """A provider given by path is identified by its content (`storage.provider_sha256`): the same file in
+    another folder is the same config and the same run; an edited file is another config, run on the same random
+    draws (neither seeds); a `provider_sha256` given that the file no longer has is one line naming the key. A
+    provider by name keeps its name (none filled in)."""
+    import hashlib
+    import shutil
+    from sim.config import ConfigError, from_dict, seed_hash
+    from sim.run import run
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a, b = tmp_path / "a" / "p.yaml", tmp_path / "b" / "p.yaml"
+    shutil.copy(ROOT / "providers" / "s3.yaml", a)
+    shutil.copy(a, b)
+    short = {"duration_ms": 60_000, "warmup_ms": 0, "cooldown_ms": 0}
+    ca, cb = (from_dict({**short, "storage": {"provider": str(p)}}) for p in (a, b))
+    assert ca.storage.provider_sha256 == hashlib.sha256(a.read_bytes()).hexdigest()
+    assert config_hash(ca) == config_hash(cb) and run(ca, 0).records.equals(run(cb, 0).records)
+    b.write_text(b.read_text().replace("name: s3", "name: s3-edited"))
+    cb = from_dict({**short, "storage": {"provider": str(b)}})
+    assert config_hash(cb) != config_hash(ca) and seed_hash(cb) == seed_hash(ca)
+    with pytest.raises(ConfigError) as err:
+        from_dict({**short, "storage": {"provider": str(b), "provider_sha256": ca.storage.provider_sha256}})
+    assert err.value.path == "storage.provider_sha256" and "has changed" in str(err.value)
+    assert from_dict(short).storage.provider_sha256 is None
 
 
 WRITE_UP_EXPERIMENTS = ["1", "2", "3a", "3b", "4a", "4a-zipf", "4a-knee", "4b", "4b-zipf", "4b-knee", "4c", "4c-knee",

@@ -9,6 +9,7 @@ import hashlib
 import json
 from dataclasses import fields
 
+from ..providers import given_by_path
 from .resolve import _resolve
 from .types import Config
 
@@ -40,14 +41,23 @@ def _defaults() -> Config:
 
 def config_hash(cfg: Config) -> str:
     """Stable across processes and machines: sha256 of the canonical JSON of the resolved config (`late` keys
-    at their defaults left out, see `_spec`)."""
-    return _digest(_hash_view(cfg, _defaults()))
+    at their defaults left out, see `_spec`; a user's provider file by its content, `_by_content`)."""
+    return _digest(_by_content(_hash_view(cfg, _defaults())))
 
 
 def seed_hash(cfg: Config) -> str:
     """What seeds a run's random streams: `config_hash` less `seeded=False` keys (equal to it for every config
     that leaves them at their defaults)."""
-    return _digest(_hash_view(cfg, _defaults(), seeds=True))
+    return _digest(_by_content(_hash_view(cfg, _defaults(), seeds=True)))
+
+
+def _by_content(view: dict) -> dict:
+    """A provider given by path is its content (`storage.provider_sha256`, which does not seed), not where it
+    lies: the same file in another folder is the same config."""
+    storage = view.get("storage", {})
+    if given_by_path(storage.get("provider", "")):
+        storage.pop("provider")
+    return view
 
 
 def _digest(view: dict) -> str:

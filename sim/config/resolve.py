@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..providers import ProviderError, profile_of
+from ..providers import ProviderError, profile_of, provider_sha256
 from ..schema import ConfigError
 from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETRY, HMS_CHECK_LOCK_MUTEX_SHARE,
                        LINEAR_RETRY, LOCK_VARIANTS, LOG_STORE_DEFAULTS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
@@ -552,6 +552,17 @@ def _check_metadata(cfg: Config) -> None:
                                              "table (a Delta log's growth is its checkpoint interval)")
 
 
+def _provider_sha256(cfg: Config) -> str | None:
+    """A user's provider file's content sha256 (None: one of the repository's); given, it must be the file's."""
+    digest = provider_sha256(cfg.storage.provider)
+    given = cfg.storage.provider_sha256
+    if given is not None and given != digest:
+        raise ConfigError("storage.provider_sha256", f"{cfg.storage.provider} has changed: its content's sha256 is "
+                          f"{str(digest)[:16]}.., not {given[:16]}.. (remove provider_sha256 to run the file as it "
+                          "is now)")
+    return digest
+
+
 def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread;
     `provider_known=False` leaves the provider unchecked (the defaults, which name s3 but never run)."""
@@ -584,7 +595,8 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
                           f"below duration_ms ({cfg.duration_ms:g}) to leave a measurement window")
     retry = dataclasses.replace(cfg.retry, catalog=_resolve_retry(cfg.retry.catalog, "retry.catalog"),
                                 table=_resolve_retry(cfg.retry.table, "retry.table"))
-    storage = dataclasses.replace(cfg.storage, throttle_retry=_resolve_resend(cfg.storage.throttle_retry))
+    storage = dataclasses.replace(cfg.storage, throttle_retry=_resolve_resend(cfg.storage.throttle_retry),
+                                  provider_sha256=_provider_sha256(cfg) if provider_known else None)
     catalog = resolve_round_trips(cfg, catalog)
     return dataclasses.replace(cfg, workload=workload, retry=retry, storage=storage, commit=commit, catalog=catalog,
                                lock=_resolve_lock(cfg), log_store=_resolve_log_store(cfg),

@@ -467,6 +467,10 @@ class Retry:
 @dataclass(frozen=True)
 class Storage:
     provider: str = _spec("s3")
+    # a provider given by path: its file's content's sha256, filled in; the config's hash holds it instead of the
+    # path (`sim.providers.provider_sha256`). Neither seeds a run: a results folder moved or copied gives the same
+    # runs, and two files of a what-if compare the same draws
+    provider_sha256: str = _spec(None, late=True, seeded=False)
     # the provider file's set of request latencies: `measured` (the default), one latency per request kind fitted
     # to one writer's measured conditional-write loop; `seed`, the write-up's figures (its experiments name it).
     # Not seeded: both sets scale the same draws, so switching compares like with like
