@@ -129,10 +129,8 @@ def test_precise_asks_a_quarter_of_each_target_of_the_means_ci():
     assert precise(rows(5, p50=[float("nan")] * 5))          # no commit in any run: no p50 to pin
 
 
-def test_a_prediction_adds_replications_until_precise(monkeypatch):
-    """`predict` runs its replications, then as many more at a time until `precise` or the cap; replication r is
-    the same run whatever the count. Runs whose p50 falls at 500 or 1,000 ms by parity: 180 (six batches of 30)."""
-    import numpy as np
+def _two_mode_runs(monkeypatch):
+    """`sim.testbed.predict` with the model replaced by runs whose p50 falls at 500 or 1,000 ms by parity."""
     from sim import api
     from sim.testbed import predict as P
 
@@ -143,10 +141,57 @@ def test_a_prediction_adds_replications_until_precise(monkeypatch):
     monkeypatch.setattr(api, "config", lambda d: d)
     monkeypatch.setattr(api, "run", run)
     monkeypatch.setattr(P, "config_of", lambda profile, spec: {})
+    return P
+
+
+def test_a_prediction_adds_replications_until_precise(monkeypatch):
+    """`predict` runs its replications, then as many more at a time until `precise` or the cap; replication r is
+    the same run whatever the count. Runs whose p50 falls at 500 or 1,000 ms by parity: 180 (six batches of 30)."""
+    import numpy as np
+    P = _two_mode_runs(monkeypatch)
     df = P.predict({}, None, 30, 300)
     assert len(df) == 180 and list(df.replication) == list(range(180))
     assert np.array_equal(df.commit_p50_ms[:30], P.predict({}, None, 30, 30).commit_p50_ms)
     assert len(P.predict({}, None, 30, 90)) == 90 and len(P.predict({}, None, 30, 0)) == 30
+
+
+def test_a_prediction_goes_on_while_a_target_edge_lies_inside_its_ci(monkeypatch):
+    """Given the cell's measured means, `predict` also goes on while a target's edge lies inside the CI of its
+    mean (`straddled`), up to the cap. Runs at 500 or 1,000 ms by parity (mean 750, sd about 250) against a measured
+    p50 of 981.25 ms, whose lower edge (x 0.8) is 785: 35 ms off the mean, which the CI's half-width clears at 210
+    runs (34.1 ms; 36.9 at 180, where the runs are already `precise`). A measured mean whose edge is the runs' mean
+    is never decided: the cap."""
+    from sim.testbed.figures import straddled
+    P = _two_mode_runs(monkeypatch)
+    df = P.predict({}, None, 30, 3000, {"commit_p50_ms": 981.25})
+    assert len(df) == 210
+    measured = {"commit_p50_ms": 981.25}
+    assert straddled(df[:180], measured) == ["commit_p50_ms"] and not straddled(df, measured)
+    assert len(P.predict({}, None, 30, 600, {"commit_p50_ms": 750.0 / 0.8})) == 600
+    assert len(P.predict({}, None, 30, 3000, {"failure_share": 0.5})) == 180    # no spread, the edge far: precise
+
+
+def test_straddled_names_the_figures_whose_edge_the_ci_holds():
+    """`straddled`: the 95 % CI of the replications' mean, kept within what the figure can be, against the
+    measured mean less or plus its target; a figure not measured, or replicated once, is none."""
+    from sim.testbed.figures import straddled
+    rows = pd.DataFrame({"failure_share": [0.0, 0.02, 0.04], "successes_per_s": [3.0, 3.0, 3.0],
+                         "commit_p50_ms": [380.0, 400.0, 420.0]})
+    assert straddled(rows, {"commit_p50_ms": 500.0}) == ["commit_p50_ms"]          # 400 = 500 x 0.8
+    assert straddled(rows, {"commit_p50_ms": 250.0, "successes_per_s": 3.0}) == []  # CI about [350, 450]
+    assert straddled(rows, {"failure_share": 0.07}) == ["failure_share"]            # CI [0, 0.07] holds 0.02
+    assert straddled(rows, {"failure_share": 0.025}) == []                          # -0.025 is no share
+    assert straddled(rows[:1], {"commit_p50_ms": 500.0}) == []
+
+
+def test_each_cells_measured_means_key_its_prediction():
+    """`measured_means`: the repetitions' mean of each target figure, keyed as `predict_cells` keys its cells."""
+    from sim.testbed.report import measured_means
+    done = _measured([MEASURED, {**MEASURED, "commit_p50_ms": 700.0}])
+    means = measured_means(done)
+    (key, m), = means.items()
+    assert key == ("iceberg-sql", 25.0, False, 4) and m["commit_p50_ms"] == (MEASURED["commit_p50_ms"] + 700.0) / 2
+    assert set(m) == {"failure_share", "successes_per_s", "commit_p50_ms"}
 
 
 def test_report_asks_max_replications_at_least_replications(tmp_path, capsys):

@@ -114,9 +114,10 @@ def add_commands(sub) -> None:
     p.add_argument("dir", help="a results folder of `sim testbed run`")
     p.add_argument("--replications", type=int, default=30,
                    help="the model's replications of each cell, at least (30: a p50 between two modes needs them)")
-    p.add_argument("--max-replications", type=int, default=300,
+    p.add_argument("--max-replications", type=int, default=3000,
                    help="more replications, as many again at a time up to this, where the first leave a target "
-                        "figure's 95 %% CI wider than a quarter of its target (300; --replications: none more)")
+                        "figure's 95 %% CI wider than a quarter of its target or holding its edge (3000; "
+                        "--replications: none more)")
     p.add_argument("--own-busy-only", action="store_true",
                    help="judge cpu_bound on the run's own processes only (a machine shared with other work)")
     p.set_defaults(func=cmd_report)

@@ -18,7 +18,8 @@ FIGURES = ("failure_share", "successes_per_s", "attempts_per_s", "commit_p50_ms"
 # the targets a cell is judged on: the predicted mean within this of the measured one (absolute or relative)
 TARGETS = {"failure_share": ("abs", 0.05), "successes_per_s": ("rel", 0.15), "commit_p50_ms": ("rel", 0.20)}
 # a prediction runs until its own noise, the 95 % CI half-width of each target figure's mean over the model's
-# replications, is at most this share of the target, so that the model's sampling does not decide a verdict
+# replications, is at most this share of the target, and no target's edge lies inside that CI (`straddled`), so
+# that the model's sampling does not decide a verdict
 PRECISION = 0.25
 
 
@@ -41,6 +42,50 @@ def figures(records: pd.DataFrame) -> dict:
         "commit_p50_ms": float(np.percentile(lat, 50)) if len(lat) else float("nan"),
         "commit_p99_ms": float(np.percentile(lat, 99)) if len(lat) else float("nan"),
     }
+
+
+def bounds(fig: str) -> tuple[float, float]:
+    """What a figure can be: a share in [0, 1], a rate or a time >= 0."""
+    return (0.0, 1.0) if fig.endswith("_share") else (0.0, float("inf"))
+
+
+def mean_ci(x, lowest: float = 0.0, highest: float = float("inf")) -> tuple[float, float, float]:
+    """Mean and its 95 % CI (Student's t), the interval kept within what the figure can be (`bounds`); one value:
+    no interval (NaN bounds)."""
+    from scipy import stats
+    x = np.asarray(x, dtype=float)
+    x = x[np.isfinite(x)]
+    if len(x) == 0:
+        return float("nan"), float("nan"), float("nan")
+    m = float(x.mean())
+    if len(x) < 2:
+        return m, float("nan"), float("nan")
+    h = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
+    return m, max(lowest, m - h), min(highest, m + h)
+
+
+def target_edges(fig: str, measured: float) -> tuple[float, float]:
+    """Where a target figure's verdict turns: the measured mean less and plus its target."""
+    how, tol = TARGETS[fig]
+    return (measured - tol, measured + tol) if how == "abs" else (measured * (1 - tol), measured * (1 + tol))
+
+
+def edge_inside(fig: str, measured: float, lo: float, hi: float) -> bool:
+    """Whether one of the figure's target edges lies inside a prediction's CI [lo, hi]: there its verdict, either
+    way, is the model's sampling."""
+    return any(lo <= e <= hi for e in target_edges(fig, measured))
+
+
+def straddled(rows: pd.DataFrame, measured: dict) -> list[str]:
+    """The target figures whose edge (`target_edges` of the `measured` mean) lies inside the 95 % CI of the
+    replications' mean (one row each; a figure measured or replicated fewer than twice is none)."""
+    out = []
+    for fig in TARGETS:
+        m = measured.get(fig, float("nan"))
+        _, lo, hi = mean_ci(rows[fig], *bounds(fig))
+        if m == m and lo == lo and edge_inside(fig, m, lo, hi):
+            out.append(fig)
+    return out
 
 
 def precise(rows: pd.DataFrame) -> bool:

@@ -11,7 +11,7 @@ import copy
 import pandas as pd
 
 from .cell import CellSpec
-from .figures import figures, precise
+from .figures import figures, precise, straddled
 from .stacks import stack
 
 # a cell's run ends when its writers have made their commits; these bounds are never reached
@@ -43,10 +43,12 @@ def config_of(profile: dict, spec: CellSpec) -> dict:
     return merge(cell_config(spec), stack(spec.stack).model_config(profile, spec))
 
 
-def predict(profile: dict, spec: CellSpec, replications: int, max_replications: int = 0) -> pd.DataFrame:
+def predict(profile: dict, spec: CellSpec, replications: int, max_replications: int = 0,
+            measured: dict | None = None) -> pd.DataFrame:
     """One row of figures per model replication of the cell: `replications`, then (up to `max_replications`)
-    as many more at a time until the target figures' means are `precise`. Replication r is the same run whatever
-    the count, so the rows are a pure function of the arguments."""
+    as many more at a time until the target figures' means are `precise` and, given the cell's `measured` means,
+    no target's edge lies inside their CI (`straddled`): the verdict is then the model's, not its sampling's.
+    Replication r is the same run whatever the count, so the rows are a pure function of the arguments."""
     from .. import api
     cfg = api.config(config_of(profile, spec))
     rows = []
@@ -55,5 +57,5 @@ def predict(profile: dict, spec: CellSpec, replications: int, max_replications: 
             res = api.run(cfg, r, stream=False)
             rows.append({"replication": r, **figures(res.records)})
         df = pd.DataFrame(rows)
-        if len(rows) + replications > max_replications or precise(df):
+        if len(rows) + replications > max_replications or (precise(df) and not straddled(df, measured or {})):
             return df

@@ -2,7 +2,8 @@
 
 For each stack and delay, the one-writer calibration cell gives the model's inputs (`profile`, written beside the
 cell as `profile.yaml` and `provider.yaml`); each measured cell (stack, delay, retries, writers) is then run by the
-model, several replications (more where the first leave a target figure's mean loose: `figures.precise`), and
+model, several replications (more where the first leave a target figure's mean loose, `figures.precise`, or its CI
+holding a target's edge, `figures.straddled`), and
 both sides' figures get a mean and a 95 % CI (Student's t over the testbed's repetitions and over the model's
 replications). A cell's verdict: `cpu_bound` (its own processes or the machine
 were busier than the bound, or its processes waited for a CPU longer than the one-writer cell's by more than the
@@ -21,7 +22,7 @@ import yaml
 from ..calibrate import CalibrationError
 from ..schema import ConfigError
 from .campaign import MARKER_LOCK, Grid, cell_dir, is_cpu_bound
-from .figures import FIGURES, TARGETS
+from .figures import FIGURES, TARGETS, bounds, edge_inside, mean_ci  # noqa: F401 (mean_ci: this module's API)
 from .samples import Calibration
 from .stacks import stack
 
@@ -74,36 +75,30 @@ def calibrate(out: Path, grid: Grid, pairs) -> dict:
     return profiles
 
 
-def mean_ci(x, lowest: float = 0.0, highest: float = float("inf")) -> tuple[float, float, float]:
-    """Mean and its 95 % CI (Student's t), the interval kept within what the figure can be (a share in [0, 1], a
-    rate or a time >= 0); one value: no interval (NaN bounds)."""
-    from scipy import stats
-    x = np.asarray(x, dtype=float)
-    x = x[np.isfinite(x)]
-    if len(x) == 0:
-        return float("nan"), float("nan"), float("nan")
-    m = float(x.mean())
-    if len(x) < 2:
-        return m, float("nan"), float("nan")
-    h = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
-    return m, max(lowest, m - h), min(highest, m + h)
-
-
 def predict_cells(out: Path, grid: Grid, profiles: dict, replications: int, cells, log=print,
-                  max_replications: int = 0) -> pd.DataFrame:
+                  max_replications: int = 0, measured: dict | None = None) -> pd.DataFrame:
     """The model's replications of each measured cell, `(stack, delay, retries, writers)`: the grid gives what
     its cells share (commits, payload, tables, the delay's jitter); more of them, up to `max_replications`, where
-    the first do not pin the target figures (`sim.testbed.figures.precise`)."""
+    the first do not pin the target figures (`sim.testbed.figures.precise`) or, given the cell's `measured` means
+    (by cell), leave a target's edge inside their CI (`sim.testbed.figures.straddled`)."""
     from .predict import predict
     rows = []
-    for st, d, retries, n in cells:
+    for cell in cells:
+        st, d, retries, n = cell
         spec = grid.spec(st, n, d, retries)
-        pred = predict(profiles[(st, d)], spec, replications, max_replications)
+        pred = predict(profiles[(st, d)], spec, replications, max_replications, (measured or {}).get(cell))
         rows.append(pred.assign(stack=st, delay_ms=d, retries="default" if retries else "off", writers=n))
-        log(f"predicted {spec.label()}")
+        log(f"predicted {spec.label()} ({len(pred)} replications)")
     df = pd.concat(rows, ignore_index=True)
     df.to_parquet(out / "predicted.parquet")
     return df
+
+
+def measured_means(done: pd.DataFrame) -> dict:
+    """Each measured cell's target figures' means, by `(stack, delay, retries, writers)` as `predict_cells` keys
+    its cells."""
+    return {(st, float(d), r == "default", int(n)): {fig: float(g[fig].mean()) for fig in TARGETS}
+            for (st, d, r, n), g in done.groupby(KEYS)}
 
 
 def _verdict(row: dict, machine_busy: bool) -> str:
@@ -145,7 +140,7 @@ def compare(measured: pd.DataFrame, predicted: pd.DataFrame, machine_busy: bool 
                    conserved=bool(g["conserved"].all()))
         for fig in FIGURES:
             for side, df in (("measured", g), ("predicted", p)):
-                m, lo, hi = mean_ci(df[fig], 0.0, 1.0 if fig.endswith("_share") else float("inf"))
+                m, lo, hi = mean_ci(df[fig], *bounds(fig))
                 row.update({f"{side}_{fig}": m, f"{side}_{fig}_lo": lo, f"{side}_{fig}_hi": hi})
         row["verdict"] = _verdict(row, machine_busy)
         row["edge_in_ci"] = ", ".join(_edge_in_ci(row))
@@ -156,13 +151,8 @@ def compare(measured: pd.DataFrame, predicted: pd.DataFrame, machine_busy: bool 
 def _edge_in_ci(row: dict) -> list[str]:
     """The target figures whose target edge (the measured mean less or plus the target) lies inside the
     prediction's 95 % CI: there the verdict rests on the model's own sampling, whichever way it went."""
-    out = []
-    for fig, (how, tol) in TARGETS.items():
-        m, lo, hi = row[f"measured_{fig}"], row[f"predicted_{fig}_lo"], row[f"predicted_{fig}_hi"]
-        edges = (m - tol, m + tol) if how == "abs" else (m * (1 - tol), m * (1 + tol))
-        if any(lo <= e <= hi for e in edges):
-            out.append(fig)
-    return out
+    return [fig for fig in TARGETS
+            if edge_inside(fig, row[f"measured_{fig}"], row[f"predicted_{fig}_lo"], row[f"predicted_{fig}_hi"])]
 
 
 def _fmt(m, lo, hi, spec) -> str:
@@ -227,10 +217,11 @@ def measured_rows(out: Path) -> pd.DataFrame:
 
 
 def report(out: Path, replications: int = 30, machine_busy: bool = True, log=print,
-           max_replications: int = 300) -> pd.DataFrame:
+           max_replications: int = 3000) -> pd.DataFrame:
     """Calibrate, predict and compare the cells measured in `out` (by one grid or several run into it); write
     comparison.{parquet,csv,md} and the figure. Each cell's prediction: `replications` runs of the model, and
-    more, up to `max_replications`, until its target figures are pinned (`sim.testbed.figures.precise`)."""
+    more, up to `max_replications`, until its target figures are pinned (`sim.testbed.figures.precise`) and their
+    CIs hold no target's edge (`sim.testbed.figures.straddled`)."""
     grid = _grid(out)
     measured = measured_rows(out)
     done = measured[~measured["calibration"]]
@@ -241,7 +232,8 @@ def report(out: Path, replications: int = 30, machine_busy: bool = True, log=pri
     if missing:
         raise ConfigError("", f"{out}: the calibration cell of {missing[0]} is not measured yet")
     profiles = calibrate(out, grid, pairs)
-    predicted = predict_cells(out, grid, profiles, replications, cells, log, max_replications)
+    predicted = predict_cells(out, grid, profiles, replications, cells, log, max_replications,
+                              measured_means(done))
     comp = compare(measured, predicted, machine_busy)
     comp.to_parquet(out / "comparison.parquet")
     comp.to_csv(out / "comparison.csv", index=False)
