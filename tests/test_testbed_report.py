@@ -194,6 +194,34 @@ def test_each_cells_measured_means_key_its_prediction():
     assert set(m) == {"failure_share", "successes_per_s", "commit_p50_ms"}
 
 
+def test_chance_miss_is_how_often_a_right_model_misses():
+    """`chance_miss`: the model's replications drawn as the cell's repetitions, judged against their own mean.
+    Failure shares of 0.0 and 0.2 half each (mean 0.1): one repetition is always 0.1 off (a miss); two are 0.1 or 0.0
+    off, half the time each (0.5, within 2 pp of 20,000 draws); replications that agree never miss."""
+    from sim.testbed.figures import chance_miss
+
+    def rows(shares):
+        return pd.DataFrame({"failure_share": shares, "successes_per_s": 2.0, "commit_p50_ms": 500.0})
+    two = rows([0.0, 0.2] * 50)
+    assert chance_miss(two, 1) == 1.0
+    assert chance_miss(two, 2) == pytest.approx(0.5, abs=0.02)
+    assert chance_miss(two, 10) < chance_miss(two, 2)
+    assert chance_miss(rows([0.3] * 40), 3) == 0.0
+    assert chance_miss(two, 2) == chance_miss(two, 2)          # a fixed seed: a pure function of its inputs
+
+
+def test_the_comparison_says_how_many_misses_a_right_model_would_show():
+    """Each cell's `chance_miss`, and the markdown's line: their sum over the cells judged (not `cpu_bound`)."""
+    from sim.testbed.report import expected_misses, markdown
+    pred = pd.concat([_predicted(failure_share=x) for x in (0.6, 0.8)], ignore_index=True)
+    comp = compare(_measured([MEASURED] * 2), pred)
+    assert comp["chance_miss"].iloc[0] == pytest.approx(0.5, abs=0.02)    # 0.6 / 0.8: two repetitions, as above
+    assert expected_misses(comp) == comp["chance_miss"].iloc[0]
+    assert f"A model exactly right would miss {expected_misses(comp):.2f} of these 1 judged cells" in markdown(comp)
+    busy = compare(_measured([MEASURED] * 2, own=0.9), pred)
+    assert busy["verdict"].iloc[0] == "cpu_bound" and expected_misses(busy) == 0.0
+
+
 def test_report_asks_max_replications_at_least_replications(tmp_path, capsys):
     """`sim testbed report --max-replications` under `--replications` is one line naming the option."""
     from sim.cli import main

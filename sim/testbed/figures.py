@@ -76,6 +76,43 @@ def edge_inside(fig: str, measured: float, lo: float, hi: float) -> bool:
     return any(lo <= e <= hi for e in target_edges(fig, measured))
 
 
+def target_error(fig: str, measured: float, predicted: float) -> float:
+    """How far a prediction is from a measured mean in its target's terms: absolute, or relative to the measured."""
+    how, _ = TARGETS[fig]
+    if how == "abs":
+        return abs(predicted - measured)
+    return abs(predicted / measured - 1) if measured else float("inf")
+
+
+def within(fig: str, measured: float, predicted: float) -> bool:
+    return target_error(fig, measured, predicted) <= TARGETS[fig][1]
+
+
+CHANCE_DRAWS = 20_000
+
+
+def chance_miss(rows: pd.DataFrame, repetitions: int) -> float:
+    """How often the targets would call the cell a miss if the model were exactly right: its replications (one row
+    each) stand in for the measurement, `repetitions` of them drawn at random (CHANCE_DRAWS times, a fixed seed)
+    as the measured mean, against the mean of them all. What a verdict can tell: near 0, a miss is the model's."""
+    rng = np.random.default_rng(0)
+    missed = np.zeros(CHANCE_DRAWS, dtype=bool)
+    for fig, (how, tol) in TARGETS.items():
+        x = rows[fig].to_numpy(dtype=float)
+        x = x[np.isfinite(x)]
+        if len(x) < 2 or repetitions < 1:
+            continue
+        means = x[rng.integers(0, len(x), (CHANCE_DRAWS, repetitions))].mean(axis=1)
+        mu = x.mean()
+        if how == "abs":
+            err = np.abs(mu - means)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                err = np.where(means != 0, np.abs(mu / means - 1), np.inf)
+        missed |= ~(err <= tol)
+    return float(missed.mean())
+
+
 def straddled(rows: pd.DataFrame, measured: dict) -> list[str]:
     """The target figures whose edge (`target_edges` of the `measured` mean) lies inside the 95 % CI of the
     replications' mean (one row each; a figure measured or replicated fewer than twice is none)."""

@@ -22,7 +22,7 @@ import yaml
 from ..calibrate import CalibrationError
 from ..schema import ConfigError
 from .campaign import MARKER_LOCK, Grid, cell_dir, is_cpu_bound
-from .figures import FIGURES, TARGETS, bounds, edge_inside, mean_ci  # noqa: F401 (mean_ci: this module's API)
+from .figures import FIGURES, TARGETS, bounds, chance_miss, edge_inside, mean_ci, within  # noqa: F401 (mean_ci: API)
 from .samples import Calibration
 from .stacks import stack
 
@@ -105,12 +105,7 @@ def _verdict(row: dict, machine_busy: bool) -> str:
     busy = max(row["own_busy_fraction"], row["busy_fraction"] if machine_busy else 0.0)
     if is_cpu_bound(busy, row["cpu_wait_excess"]):
         return "cpu_bound"
-    missed = []
-    for fig, (how, tol) in TARGETS.items():
-        m, p = row[f"measured_{fig}"], row[f"predicted_{fig}"]
-        err = abs(p - m) if how == "abs" else (abs(p / m - 1) if m else float("inf"))
-        if not err <= tol:
-            missed.append(fig)
+    missed = [fig for fig in TARGETS if not within(fig, row[f"measured_{fig}"], row[f"predicted_{fig}"])]
     return "ok" if not missed else "miss: " + ", ".join(missed)
 
 
@@ -144,6 +139,7 @@ def compare(measured: pd.DataFrame, predicted: pd.DataFrame, machine_busy: bool 
                 row.update({f"{side}_{fig}": m, f"{side}_{fig}_lo": lo, f"{side}_{fig}_hi": hi})
         row["verdict"] = _verdict(row, machine_busy)
         row["edge_in_ci"] = ", ".join(_edge_in_ci(row))
+        row["chance_miss"] = chance_miss(p, len(g)) if len(p) else float("nan")
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -193,7 +189,18 @@ def markdown(comp: pd.DataFrame) -> str:
                          f"{r.busy_fraction:.2f} | {_wait(r.cpu_wait_share, r.cpu_wait_excess)} | "
                          + " | ".join(cells) + f" | {r.verdict}{_edge_note(r.edge_in_ci)} |")
         lines.append("")
+    judged = comp[comp["verdict"] != "cpu_bound"]
+    if "chance_miss" in comp and len(judged):
+        lines += [f"A model exactly right would miss {expected_misses(comp):.2f} of these {len(judged)} judged cells on "
+                  "average: its replications drawn as each cell's repetitions, judged by the targets (`chance_miss` in "
+                  "comparison.csv: each cell's chance).", ""]
     return "\n".join(lines)
+
+
+def expected_misses(comp: pd.DataFrame) -> float:
+    """The misses a model exactly right would show among the cells judged (not `cpu_bound`): their `chance_miss`
+    summed."""
+    return float(comp.loc[comp["verdict"] != "cpu_bound", "chance_miss"].sum())
 
 
 ROW_KEYS = ("stack", "delay_ms", "retries", "writers", "calibration", "own_busy_fraction", "busy_fraction",
