@@ -76,16 +76,22 @@ def edge_inside(fig: str, measured: float, lo: float, hi: float) -> bool:
     return any(lo <= e <= hi for e in target_edges(fig, measured))
 
 
-def target_error(fig: str, measured: float, predicted: float) -> float:
-    """How far a prediction is from a measured mean in its target's terms: absolute, or relative to the measured."""
+def target_error(fig: str, measured, predicted: float):
+    """How far a prediction is from a measured mean in its target's terms: absolute, or relative to the measured
+    (infinite for a measured 0); `measured` may be an array of means."""
     how, _ = TARGETS[fig]
+    m = np.asarray(measured, dtype=float)
     if how == "abs":
-        return abs(predicted - measured)
-    return abs(predicted / measured - 1) if measured else float("inf")
+        err = np.abs(predicted - m)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            err = np.where(m != 0, np.abs(predicted / m - 1), np.inf)
+    return err if err.ndim else float(err)
 
 
 def within(fig: str, measured: float, predicted: float) -> bool:
-    return target_error(fig, measured, predicted) <= TARGETS[fig][1]
+    """The verdict's rule for one target figure (a NaN is outside)."""
+    return bool(target_error(fig, measured, predicted) <= TARGETS[fig][1])
 
 
 CHANCE_DRAWS = 20_000
@@ -97,19 +103,13 @@ def chance_miss(rows: pd.DataFrame, repetitions: int) -> float:
     as the measured mean, against the mean of them all. What a verdict can tell: near 0, a miss is the model's."""
     rng = np.random.default_rng(0)
     missed = np.zeros(CHANCE_DRAWS, dtype=bool)
-    for fig, (how, tol) in TARGETS.items():
+    for fig, (_, tol) in TARGETS.items():
         x = rows[fig].to_numpy(dtype=float)
         x = x[np.isfinite(x)]
         if len(x) < 2 or repetitions < 1:
             continue
         means = x[rng.integers(0, len(x), (CHANCE_DRAWS, repetitions))].mean(axis=1)
-        mu = x.mean()
-        if how == "abs":
-            err = np.abs(mu - means)
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                err = np.where(means != 0, np.abs(mu / means - 1), np.inf)
-        missed |= ~(err <= tol)
+        missed |= ~(target_error(fig, means, x.mean()) <= tol)
     return float(missed.mean())
 
 
