@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from sim.testbed.figures import FIGURES
-from sim.testbed.report import compare, mean_ci
+from sim.testbed.figures import FIGURES, mean_ci
+from sim.testbed.report import compare
 
 CELL = {"stack": "iceberg-sql", "delay_ms": 25.0, "retries": "off", "writers": 4}
 MEASURED = {"failure_share": 0.70, "successes_per_s": 2.0, "attempts_per_s": 6.7, "commit_p50_ms": 500.0,

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..providers import ProviderError, profile_of, provider_sha256
+from ..providers import ProviderError, profile_of
 from ..schema import ConfigError
 from .defaults import (CHECKPOINT_INTERVAL, EXPONENTIAL_RESEND, EXPONENTIAL_RETRY, HMS_CHECK_LOCK_MUTEX_SHARE,
                        LINEAR_RETRY, LOCK_VARIANTS, LOG_STORE_DEFAULTS, RESEND_CLIENTS, SERVER_VARIANTS, SERVERLESS)
 from .client import check_local_server, resolve_client
 from .faults import resolve_faults
+from .provider_identity import resolve_provider_sha256
 from .round_trips import resolve_round_trips
 from .trace import resolve_trace
 from .types import (Catalog, Commit, Config, InterArrival, Job, Lock, LogStore, Metadata, Retry, RetryPolicy,
@@ -552,17 +553,6 @@ def _check_metadata(cfg: Config) -> None:
                                              "table (a Delta log's growth is its checkpoint interval)")
 
 
-def _provider_sha256(cfg: Config) -> str | None:
-    """A user's provider file's content sha256 (None: one of the repository's); given, it must be the file's."""
-    digest = provider_sha256(cfg.storage.provider)
-    given = cfg.storage.provider_sha256
-    if given is not None and given != digest:
-        raise ConfigError("storage.provider_sha256", f"{cfg.storage.provider} has changed: its content's sha256 is "
-                          f"{str(digest)[:16]}.., not {given[:16]}.. (remove provider_sha256 to run the file as it "
-                          "is now)")
-    return digest
-
-
 def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     """Cross-field rules: fill what depends on a choice and reject keys that the choice leaves unread;
     `provider_known=False` leaves the provider unchecked (the defaults, which name s3 but never run)."""
@@ -596,7 +586,7 @@ def _resolve(cfg: Config, provider_known: bool = True) -> Config:
     retry = dataclasses.replace(cfg.retry, catalog=_resolve_retry(cfg.retry.catalog, "retry.catalog"),
                                 table=_resolve_retry(cfg.retry.table, "retry.table"))
     storage = dataclasses.replace(cfg.storage, throttle_retry=_resolve_resend(cfg.storage.throttle_retry),
-                                  provider_sha256=_provider_sha256(cfg) if provider_known else None)
+                                  provider_sha256=resolve_provider_sha256(cfg) if provider_known else None)
     catalog = resolve_round_trips(cfg, catalog)
     return dataclasses.replace(cfg, workload=workload, retry=retry, storage=storage, commit=commit, catalog=catalog,
                                lock=_resolve_lock(cfg), log_store=_resolve_log_store(cfg),

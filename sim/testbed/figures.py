@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..knee.stats import mean_ci95
+
 FIGURES = ("failure_share", "successes_per_s", "attempts_per_s", "commit_p50_ms", "commit_p99_ms")
 # the targets a cell is judged on: the predicted mean within this of the measured one (absolute or relative)
 TARGETS = {"failure_share": ("abs", 0.05), "successes_per_s": ("rel", 0.15), "commit_p50_ms": ("rel", 0.20)}
@@ -52,15 +54,10 @@ def bounds(fig: str) -> tuple[float, float]:
 def mean_ci(x, lowest: float = 0.0, highest: float = float("inf")) -> tuple[float, float, float]:
     """Mean and its 95 % CI (Student's t), the interval kept within what the figure can be (`bounds`); one value:
     no interval (NaN bounds)."""
-    from scipy import stats
     x = np.asarray(x, dtype=float)
-    x = x[np.isfinite(x)]
-    if len(x) == 0:
-        return float("nan"), float("nan"), float("nan")
-    m = float(x.mean())
-    if len(x) < 2:
+    m, h = mean_ci95(x[np.isfinite(x)])
+    if h != h:
         return m, float("nan"), float("nan")
-    h = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
     return m, max(lowest, m - h), min(highest, m + h)
 
 
@@ -129,13 +126,12 @@ def precise(rows: pd.DataFrame) -> bool:
     """Whether the replications' figures (one row each) pin every target figure's mean to `PRECISION` of its
     target: the 95 % CI half-width (Student's t) within PRECISION x the target, absolute or of the mean. A figure
     with fewer than two values (no commit in a run) does not hold it back."""
-    from scipy import stats
     for fig, (how, tol) in TARGETS.items():
         x = rows[fig].to_numpy(dtype=float)
         x = x[np.isfinite(x)]
         if len(x) < 2:
             continue
-        half = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
-        if half > PRECISION * tol * (1.0 if how == "abs" else abs(x.mean())):
+        mean, half = mean_ci95(x)
+        if half > PRECISION * tol * (1.0 if how == "abs" else abs(mean)):
             return False
     return True

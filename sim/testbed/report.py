@@ -22,7 +22,7 @@ import yaml
 from ..calibrate import CalibrationError
 from ..schema import ConfigError
 from .campaign import MARKER_LOCK, Grid, cell_dir, is_cpu_bound
-from .figures import FIGURES, TARGETS, bounds, chance_miss, edge_inside, mean_ci, within  # noqa: F401 (mean_ci: API)
+from .figures import FIGURES, TARGETS, bounds, chance_miss, edge_inside, mean_ci, within
 from .samples import Calibration
 from .stacks import stack
 
