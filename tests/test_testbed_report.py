@@ -256,3 +256,54 @@ def test_a_target_edge_inside_the_prediction_ci_is_named(p50s, edge):
     assert comp["edge_in_ci"].tolist() == [edge]
     row = markdown(comp).splitlines()[4]
     assert row.endswith(f"(the {edge} target's edge inside the model's CI) |") == bool(edge)
+
+
+def _replications(rng_seed: int = 7, n: int = 4000, **normal) -> pd.DataFrame:
+    """Replications whose target figures are normal (mean, sd) where given, else the measured means exactly."""
+    import numpy as np
+    rng = np.random.default_rng(rng_seed)
+    cols = {"failure_share": 0.30, "successes_per_s": 2.0, "commit_p50_ms": 500.0}
+    return pd.DataFrame({fig: rng.normal(*normal[fig], n) if fig in normal else np.full(n, value)
+                         for fig, value in cols.items()})
+
+
+@pytest.mark.parametrize("fig, mean, sd, side", [
+    ("failure_share", 0.30, 0.05, +1),          # absolute: the edge 0.35, the truth's spread unchanged
+    ("failure_share", 0.30, 0.05, -1),          # the edge 0.25
+    ("commit_p50_ms", 500.0, 50.0, +1),          # relative: the edge 500 / 0.8 = 625, its spread scaled to 62.5
+    ("commit_p50_ms", 500.0, 50.0, -1),          # 500 / 1.2 = 416.7, spread 41.7
+])
+def test_p_outside_is_the_chance_of_so_far_outside_at_the_targets_edge(fig, mean, sd, side):
+    """`p_outside`: were the truth at the target band's edge nearest the measured mean, how often 10 repetitions
+    give a mean as far out. Normal replications and a measured mean 1.645 standard errors past the edge: 0.05,
+    within 0.01 of 20,000 draws; past it by much more: 1 / 20,001; inside the band: 1. The least figure is named."""
+    import numpy as np
+    from sim.testbed.figures import band, p_outside
+    rows = _replications(**{fig: (mean, sd)})
+    centre = rows[fig].mean()
+    lo, hi = band(fig, centre)
+    edge = hi if side > 0 else lo
+    se = sd * (edge / centre if fig == "commit_p50_ms" else 1.0) / np.sqrt(10)
+    others = {"failure_share": 0.30, "successes_per_s": 2.0, "commit_p50_ms": 500.0}
+    p, which = p_outside(rows, 10, {**others, fig: edge + side * 1.645 * se})
+    assert which == fig and p == pytest.approx(0.05, abs=0.01)
+    assert p_outside(rows, 10, {**others, fig: edge + side * 10 * se}) == (1 / 20_001, fig)
+    assert p_outside(rows, 10, {**others, fig: edge - side * 0.1 * se})[0] == 1.0
+
+
+def test_the_comparison_says_how_far_outside_its_least_p_is():
+    """Each cell's `p_outside` and `p_figure`, and the markdown's line: the least over the judged cells, with
+    Bonferroni's bound (figures x p); a `cpu_bound` cell is not judged; all within, the line says so."""
+    from sim.testbed.report import least_p, markdown
+    pred = pd.concat([_predicted(failure_share=x) for x in (0.6, 0.8)], ignore_index=True)    # mean 0.7
+    off = {**MEASURED, "failure_share": 0.80}                                               # 0.05 past the edge
+    comp = compare(_measured([off] * 2), pred)
+    assert comp["verdict"].iloc[0] == "miss: failure_share" and comp["p_figure"].iloc[0] == "failure_share"
+    # at the edge (0.75) two repetitions of 0.65 / 0.85 reach 0.80 or more a quarter of the time
+    assert comp["p_outside"].iloc[0] == pytest.approx(0.25, abs=0.02)
+    p, row, figs, bound = least_p(comp)
+    assert figs == 3 and bound == pytest.approx(3 * p)
+    assert f"The least `p_outside` of the judged cells' 3 target figures: {p:.4f}" in markdown(comp)
+    assert least_p(compare(_measured([off] * 2, own=0.9), pred)) is None
+    within = compare(_measured([MEASURED] * 2), pred)
+    assert within["p_outside"].iloc[0] == 1.0 and "lies within its target of the prediction" in markdown(within)

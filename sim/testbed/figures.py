@@ -94,6 +94,16 @@ def within(fig: str, measured: float, predicted: float) -> bool:
 CHANCE_DRAWS = 20_000
 
 
+def _drawn_means(x: np.ndarray, repetitions: int, rng) -> np.ndarray:
+    """CHANCE_DRAWS means of `repetitions` values of `x` drawn at random: a measured mean, were `x` the cell."""
+    return x[rng.integers(0, len(x), (CHANCE_DRAWS, repetitions))].mean(axis=1)
+
+
+def _replicated(rows: pd.DataFrame, fig: str) -> np.ndarray:
+    x = rows[fig].to_numpy(dtype=float)
+    return x[np.isfinite(x)]
+
+
 def chance_miss(rows: pd.DataFrame, repetitions: int) -> float:
     """How often the targets would call the cell a miss if the model were exactly right: its replications (one row
     each) stand in for the measurement, `repetitions` of them drawn at random (CHANCE_DRAWS times, a fixed seed)
@@ -101,13 +111,48 @@ def chance_miss(rows: pd.DataFrame, repetitions: int) -> float:
     rng = np.random.default_rng(0)
     missed = np.zeros(CHANCE_DRAWS, dtype=bool)
     for fig, (_, tol) in TARGETS.items():
-        x = rows[fig].to_numpy(dtype=float)
-        x = x[np.isfinite(x)]
+        x = _replicated(rows, fig)
         if len(x) < 2 or repetitions < 1:
             continue
-        means = x[rng.integers(0, len(x), (CHANCE_DRAWS, repetitions))].mean(axis=1)
-        missed |= ~(target_error(fig, means, x.mean()) <= tol)
+        missed |= ~(target_error(fig, _drawn_means(x, repetitions, rng), x.mean()) <= tol)
     return float(missed.mean())
+
+
+def band(fig: str, predicted: float) -> tuple[float, float]:
+    """The true means a prediction is within its target of: the measured means the verdict calls within."""
+    how, tol = TARGETS[fig]
+    if how == "abs":
+        return predicted - tol, predicted + tol
+    return predicted / (1 + tol), (predicted / (1 - tol) if tol < 1 else float("inf"))
+
+
+def p_outside(rows: pd.DataFrame, repetitions: int, measured: dict) -> tuple[float, str]:
+    """Whether a miss is more than the measurement's noise: were the truth at the edge of the prediction's target
+    band nearest the `measured` mean (`band`), how often would a mean of `repetitions` fall as far out as it, the
+    model's replications (shifted, or scaled for a relative target, to that edge) standing in for the cell's
+    repetitions, drawn as in `chance_miss`: (k + 1) / (CHANCE_DRAWS + 1); 1 for a mean inside the band. The least
+    over the target figures, and that figure (NaN, "" where none can be drawn). Small: the model misses by more
+    than the noise of so many repetitions explains."""
+    rng = np.random.default_rng(0)
+    least, which = float("nan"), ""
+    for fig, (how, _) in TARGETS.items():
+        x, m = _replicated(rows, fig), measured.get(fig, float("nan"))
+        if len(x) < 2 or repetitions < 1 or m != m:
+            continue
+        centre = x.mean()
+        if how == "rel" and centre == 0:
+            continue                     # no band to scale to: a relative target of a prediction of 0
+        lo, hi = band(fig, centre)
+        p = 1.0
+        if not lo <= m <= hi:
+            edge = hi if m > hi else lo
+            at_edge = x + (edge - centre) if how == "abs" else x * (edge / centre)
+            means = _drawn_means(at_edge, repetitions, rng)
+            far = means >= m if m > hi else means <= m
+            p = (int(far.sum()) + 1) / (CHANCE_DRAWS + 1)
+        if not p >= least:
+            least, which = p, fig
+    return least, which
 
 
 def straddled(rows: pd.DataFrame, measured: dict) -> list[str]:

@@ -22,7 +22,7 @@ import yaml
 from ..calibrate import CalibrationError
 from ..schema import ConfigError
 from .campaign import MARKER_LOCK, Grid, cell_dir, is_cpu_bound
-from .figures import FIGURES, TARGETS, bounds, chance_miss, edge_inside, mean_ci, within
+from .figures import FIGURES, TARGETS, bounds, chance_miss, edge_inside, mean_ci, p_outside, within
 from .samples import Calibration
 from .stacks import stack
 
@@ -140,6 +140,7 @@ def compare(measured: pd.DataFrame, predicted: pd.DataFrame, machine_busy: bool 
         row["verdict"] = _verdict(row, machine_busy)
         row["edge_in_ci"] = ", ".join(_edge_in_ci(row))
         row["chance_miss"] = chance_miss(p, len(g)) if len(p) else float("nan")
+        row["p_outside"], row["p_figure"] = p_outside(p, len(g), {f: row[f"measured_{f}"] for f in TARGETS})
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -194,7 +195,30 @@ def markdown(comp: pd.DataFrame) -> str:
         lines += [f"A model exactly right would miss {expected_misses(comp):.2f} of these {len(judged)} judged cells on "
                   "average: its replications drawn as each cell's repetitions, judged by the targets (`chance_miss` in "
                   "comparison.csv: each cell's chance).", ""]
+    least = least_p(comp)
+    if least and least[0] >= 1.0:
+        lines += [f"Every measured mean of the judged cells' {least[2]} target figures lies within its target of the "
+                  "prediction (`p_outside` 1 in comparison.csv).", ""]
+    elif least:
+        p, r, figs, bound = least
+        lines += [f"The least `p_outside` of the judged cells' {figs} target figures: {p:.4f} ({r.stack}, "
+                  f"{r.delay_ms:g} ms, {r.writers} writers, retries {r.retries}, {r.p_figure}): were every prediction "
+                  "at its target's edge, a measured mean this far outside would come by the measurement's noise "
+                  f"alone in at most {bound:.2f} of such comparisons (Bonferroni: {figs} x p).", ""]
     return "\n".join(lines)
+
+
+def least_p(comp: pd.DataFrame):
+    """The judged cells' least `p_outside`: (p, its row, the target figures tested, at most how often the
+    measurement's noise alone would show one as small among them: Bonferroni's figures x p); None without them."""
+    if "p_outside" not in comp:
+        return None
+    judged = comp[(comp["verdict"] != "cpu_bound") & comp["p_outside"].notna()]
+    if not len(judged):
+        return None
+    figs = len(judged) * len(TARGETS)
+    r = judged.loc[judged["p_outside"].idxmin()]
+    return float(r.p_outside), r, figs, min(1.0, figs * float(r.p_outside))
 
 
 def expected_misses(comp: pd.DataFrame) -> float:
