@@ -81,7 +81,7 @@ def cmd_report(args) -> int:
 
 
 def _least(least) -> str:
-    return "" if least is None else f"; least p_outside {least[0]:.4f}, by noise alone in at most {least[3]:.2f}"
+    return "" if least is None else f"; least p_outside {least.p:.4f}, by noise alone in at most {least.bound:.2f}"
 
 
 def add_commands(sub) -> None:

@@ -130,7 +130,8 @@ def p_outside(rows: pd.DataFrame, repetitions: int, measured: dict) -> tuple[flo
     """Whether a miss is more than the measurement's noise: were the truth at the edge of the prediction's target
     band nearest the `measured` mean (`band`), how often would a mean of `repetitions` fall as far out as it, the
     model's replications (shifted, or scaled for a relative target, to that edge) standing in for the cell's
-    repetitions, drawn as in `chance_miss`: (k + 1) / (CHANCE_DRAWS + 1); 1 for a mean inside the band. The least
+    repetitions, drawn as in `chance_miss`: (k + 1) / (CHANCE_DRAWS + 1); 1 for a mean the verdict calls within
+    (`within`: inside the band). The least
     over the target figures, and that figure (NaN, "" where none can be drawn). Small: the model misses by more
     than the noise of so many repetitions explains."""
     rng = np.random.default_rng(0)
@@ -142,13 +143,13 @@ def p_outside(rows: pd.DataFrame, repetitions: int, measured: dict) -> tuple[flo
         centre = x.mean()
         if how == "rel" and centre == 0:
             continue                     # no band to scale to: a relative target of a prediction of 0
-        lo, hi = band(fig, centre)
         p = 1.0
-        if not lo <= m <= hi:
-            edge = hi if m > hi else lo
+        if not within(fig, m, centre):
+            above = m > centre
+            edge = band(fig, centre)[1 if above else 0]
             at_edge = x + (edge - centre) if how == "abs" else x * (edge / centre)
             means = _drawn_means(at_edge, repetitions, rng)
-            far = means >= m if m > hi else means <= m
+            far = means >= m if above else means <= m
             p = (int(far.sum()) + 1) / (CHANCE_DRAWS + 1)
         if not p >= least:
             least, which = p, fig
@@ -172,8 +173,7 @@ def precise(rows: pd.DataFrame) -> bool:
     target: the 95 % CI half-width (Student's t) within PRECISION x the target, absolute or of the mean. A figure
     with fewer than two values (no commit in a run) does not hold it back."""
     for fig, (how, tol) in TARGETS.items():
-        x = rows[fig].to_numpy(dtype=float)
-        x = x[np.isfinite(x)]
+        x = _replicated(rows, fig)
         if len(x) < 2:
             continue
         mean, half = mean_ci95(x)

@@ -3,10 +3,9 @@
 For each stack and delay, the one-writer calibration cell gives the model's inputs (`profile`, written beside the
 cell as `profile.yaml` and `provider.yaml`); each measured cell (stack, delay, retries, writers) is then run by the
 model, several replications (more where the first leave a target figure's mean loose, `figures.precise`, or its CI
-holding a target's edge, `figures.straddled`), and
-both sides' figures get a mean and a 95 % CI (Student's t over the testbed's repetitions and over the model's
-replications). A cell's verdict: `cpu_bound` (its own processes or the machine
-were busier than the bound, or its processes waited for a CPU longer than the one-writer cell's by more than the
+holding a target's edge, `figures.straddled`), and both sides' figures get a mean and a 95 % CI (Student's t over
+the testbed's repetitions and over the model's replications). A cell's verdict: `cpu_bound` (its own processes or
+the machine were busier than the bound, or its processes waited for a CPU longer than the one-writer cell's by more than the
 wait bound: left out of the targets), else `ok` when the predicted failure share is within 5 pp of
 the measured mean, successes/s within 15 % and commit p50 within 20 %, else `miss` with the targets it misses.
 """
@@ -14,8 +13,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
-import numpy as np
 import pandas as pd
 import yaml
 
@@ -190,15 +189,15 @@ def markdown(comp: pd.DataFrame) -> str:
                          f"{r.busy_fraction:.2f} | {_wait(r.cpu_wait_share, r.cpu_wait_excess)} | "
                          + " | ".join(cells) + f" | {r.verdict}{_edge_note(r.edge_in_ci)} |")
         lines.append("")
-    judged = comp[comp["verdict"] != "cpu_bound"]
+    judged = _judged(comp)
     if "chance_miss" in comp and len(judged):
         lines += [f"A model exactly right would miss {expected_misses(comp):.2f} of these {len(judged)} judged cells on "
                   "average: its replications drawn as each cell's repetitions, judged by the targets (`chance_miss` in "
                   "comparison.csv: each cell's chance).", ""]
     least = least_p(comp)
-    if least and least[0] >= 1.0:
-        lines += [f"Every measured mean of the judged cells' {least[2]} target figures lies within its target of the "
-                  "prediction (`p_outside` 1 in comparison.csv).", ""]
+    if least and least.p >= 1.0:
+        lines += [f"Every measured mean of the judged cells' {least.figures} target figures lies within its target of "
+                  "the prediction (`p_outside` 1 in comparison.csv).", ""]
     elif least:
         p, r, figs, bound = least
         lines += [f"The least `p_outside` of the judged cells' {figs} target figures: {p:.4f} ({r.stack}, "
@@ -208,23 +207,37 @@ def markdown(comp: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def least_p(comp: pd.DataFrame):
-    """The judged cells' least `p_outside`: (p, its row, the target figures tested, at most how often the
-    measurement's noise alone would show one as small among them: Bonferroni's figures x p); None without them."""
+def _judged(comp: pd.DataFrame) -> pd.DataFrame:
+    """The cells the targets judge: not `cpu_bound`."""
+    return comp[comp["verdict"] != "cpu_bound"]
+
+
+class LeastP(NamedTuple):
+    """The judged cells' least `p_outside`, its row, the target figures tested, and at most how often the
+    measurement's noise alone would show one as small among them (Bonferroni: figures x p)."""
+    p: float
+    row: pd.Series
+    figures: int
+    bound: float
+
+
+def least_p(comp: pd.DataFrame) -> LeastP | None:
+    """The judged cells' least `p_outside` (`LeastP`); None without them."""
     if "p_outside" not in comp:
         return None
-    judged = comp[(comp["verdict"] != "cpu_bound") & comp["p_outside"].notna()]
+    judged = _judged(comp)
+    judged = judged[judged["p_outside"].notna()]
     if not len(judged):
         return None
     figs = len(judged) * len(TARGETS)
     r = judged.loc[judged["p_outside"].idxmin()]
-    return float(r.p_outside), r, figs, min(1.0, figs * float(r.p_outside))
+    return LeastP(float(r.p_outside), r, figs, min(1.0, figs * float(r.p_outside)))
 
 
 def expected_misses(comp: pd.DataFrame) -> float:
     """The misses a model exactly right would show among the cells judged (not `cpu_bound`): their `chance_miss`
     summed."""
-    return float(comp.loc[comp["verdict"] != "cpu_bound", "chance_miss"].sum())
+    return float(_judged(comp)["chance_miss"].sum())
 
 
 ROW_KEYS = ("stack", "delay_ms", "retries", "writers", "calibration", "own_busy_fraction", "busy_fraction",
