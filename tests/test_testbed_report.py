@@ -307,3 +307,21 @@ def test_the_comparison_says_how_far_outside_its_least_p_is():
     assert least_p(compare(_measured([off] * 2, own=0.9), pred)) is None
     within = compare(_measured([MEASURED] * 2), pred)
     assert within["p_outside"].iloc[0] == 1.0 and "lies within its target of the prediction" in markdown(within)
+
+
+def _calls(*calls):
+    """Transaction records of `(writer, arrival_ms, end_ms, attempts, outcome)`."""
+    return pd.DataFrame(calls, columns=["writer", "arrival_ms", "end_ms", "attempts", "outcome"])
+
+
+def test_the_first_loser_is_the_loser_of_the_start_whose_call_ended_first():
+    """The attempt at which the start's first loser committed: later calls and later losers do not count; nobody
+    lost at the start is 0, a first loser that gave up is -1."""
+    from sim.testbed.figures import first_loser_attempt
+    start = [(0, 0.0, 400.0, 1, "committed"), (1, 1.0, 2_900.0, 5, "committed"), (2, 2.0, 2_500.0, 4, "committed"),
+             (0, 400.0, 800.0, 7, "committed")]
+    assert first_loser_attempt(_calls(*start)) == 4
+    assert first_loser_attempt(_calls(*start[:2], start[3])) == 5
+    assert first_loser_attempt(_calls(start[0], (1, 1.0, 900.0, 1, "committed"), start[3])) == 0
+    assert first_loser_attempt(_calls(start[0], (1, 1.0, 9_000.0, 10, "aborted"), start[2])) == 4
+    assert first_loser_attempt(_calls(start[0], (1, 1.0, 2_000.0, 10, "aborted"), start[2])) == -1

@@ -180,3 +180,15 @@ def precise(rows: pd.DataFrame) -> bool:
         if half > PRECISION * tol * (1.0 if how == "abs" else abs(mean)):
             return False
     return True
+
+
+def first_loser_attempt(records: pd.DataFrame) -> int:
+    """The attempt at which a cell's start's first loser committed (0: no writer's first call lost; -1: it gave
+    up). Writers start together and their first calls collide; how soon the loser wins back decides which branch
+    a short run takes, so a cell's mean can be mostly how many runs took each (a diagnostic, not a target)."""
+    firsts = records.sort_values("arrival_ms", kind="stable").groupby("writer").head(1)
+    losers = firsts[firsts["attempts"] > 1]
+    if losers.empty:
+        return 0
+    first = losers.sort_values("end_ms", kind="stable").iloc[0]
+    return int(first["attempts"]) if first["outcome"] == "committed" else -1

@@ -28,7 +28,7 @@ from .stacks import stack
 KEYS = ["stack", "delay_ms", "retries", "writers"]
 
 
-def _grid(out: Path) -> Grid:
+def read_grid(out: Path) -> Grid:
     """The grid a results folder was measured on (its `grid.json`); a file that is not one is one line naming it."""
     from dataclasses import fields
 
@@ -266,7 +266,7 @@ def report(out: Path, replications: int = 30, machine_busy: bool = True, log=pri
     comparison.{parquet,csv,md} and the figure. Each cell's prediction: `replications` runs of the model, and
     more, up to `max_replications`, until its target figures are pinned (`sim.testbed.figures.precise`) and their
     CIs hold no target's edge (`sim.testbed.figures.straddled`)."""
-    grid = _grid(out)
+    grid = read_grid(out)
     measured = measured_rows(out)
     done = measured[~measured["calibration"]]
     cells = sorted({(r.stack, float(r.delay_ms), r.retries == "default", int(r.writers)) for r in done.itertuples()})
