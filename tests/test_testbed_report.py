@@ -325,3 +325,32 @@ def test_the_first_loser_is_the_loser_of_the_start_whose_call_ended_first():
     assert first_loser_attempt(_calls(start[0], (1, 1.0, 900.0, 1, "committed"), start[3])) == 0
     assert first_loser_attempt(_calls(start[0], (1, 1.0, 9_000.0, 10, "aborted"), start[2])) == 4
     assert first_loser_attempt(_calls(start[0], (1, 1.0, 2_000.0, 10, "aborted"), start[2])) == -1
+
+
+@pytest.mark.parametrize("sd, needed", [
+    (0.05, 10.0),        # a miss past 5 pp: 2 x Phi(-0.05 sqrt(r) / sd): 0.025 at 5, 0.0016 at 10
+    (0.10, 30.0),        # 0.025 at 20, 0.0062 at 30
+    (0.30, float("nan")),  # 0.096 at 100: more than the ladder holds
+    (0.00, 3.0),         # replications that agree never miss
+])
+def test_reps_needed_is_the_fewest_repetitions_a_right_model_passes_by(sd, needed):
+    """`reps_needed`: the fewest repetitions of the ladder at which `chance_miss` is at most 1 %; for a normal
+    failure share of spread sd, against the closed form of its mean's miss, P(|mean of r - mu| > 5 pp)."""
+    from sim.testbed.figures import reps_needed
+    got = reps_needed(_replications(failure_share=(0.30, sd)))
+    assert got == needed or (needed != needed and got != got)
+
+
+def test_the_comparison_names_the_cells_short_of_repetitions():
+    """Each cell's `reps_needed`, and the markdown's line naming the judged cells measured with fewer: failure
+    shares of 0.6 and 0.8 half each miss 5 pp with 20 repetitions 1.2 % of the time, with 30 0.5 %; a cell with
+    as many is not named, nor a `cpu_bound` one."""
+    from sim.testbed.report import markdown, short_cells
+    pred = pd.concat([_predicted(failure_share=x) for x in (0.6, 0.8)] * 20, ignore_index=True)
+    comp = compare(_measured([MEASURED] * 2), pred)
+    assert comp["reps_needed"].iloc[0] == 30.0 and len(short_cells(comp)) == 1
+    assert ("1 judged cells have fewer repetitions than a model exactly right needs to be called a miss at most 1 % "
+            "of the time") in markdown(comp)
+    assert "iceberg-sql 25 ms 4 writers retries off: 30." in markdown(comp)
+    assert not len(short_cells(compare(_measured([MEASURED] * 30), pred)))
+    assert not len(short_cells(compare(_measured([MEASURED] * 2, own=0.9), pred)))

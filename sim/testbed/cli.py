@@ -62,7 +62,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .report import expected_misses, least_p, report
+    from .report import expected_misses, least_p, report, short_cells
     out = Path(args.dir)
     if not out.is_dir():
         raise ConfigError("", f"{out}: not a directory (a results folder of `sim testbed run`)")
@@ -75,7 +75,8 @@ def cmd_report(args) -> int:
     print((out / "comparison.md").read_text())
     counts = comp["verdict"].map(lambda v: v.split(":")[0]).value_counts().to_dict()
     print(f"cells: {len(comp)}; " + ", ".join(f"{k} {v}" for k, v in counts.items())
-          + f" (a model exactly right: {expected_misses(comp):.2f} misses{_least(least_p(comp))}); "
+          + f" (a model exactly right: {expected_misses(comp):.2f} misses{_least(least_p(comp))}; "
+          f"{len(short_cells(comp))} short of repetitions); "
           f"{out / 'comparison.md'}, {out / 'comparison.png'}")
     return 0
 

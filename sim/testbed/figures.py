@@ -118,6 +118,22 @@ def chance_miss(rows: pd.DataFrame, repetitions: int) -> float:
     return float(missed.mean())
 
 
+# the repetitions `reps_needed` tries, fewest first, and the chance of a miss it brings a model exactly right to
+REPS_LADDER = (3, 5, 10, 15, 20, 30, 40, 60, 80, 100)
+CHANCE_BOUND = 0.01
+
+
+def reps_needed(rows: pd.DataFrame, bound: float = CHANCE_BOUND) -> float:
+    """The fewest repetitions (of REPS_LADDER) at which a model exactly right would be called a miss at most
+    `bound` of the time (`chance_miss`): how many a cell needs for its verdict to tell the model from the noise of
+    its mean. It reads the model's replications alone, so a protocol can be set by it before any verdict is read.
+    NaN: more than the ladder's last."""
+    for reps in REPS_LADDER:
+        if chance_miss(rows, reps) <= bound:
+            return float(reps)
+    return float("nan")
+
+
 def band(fig: str, predicted: float) -> tuple[float, float]:
     """The true means a prediction is within its target of: the measured means the verdict calls within."""
     how, tol = TARGETS[fig]

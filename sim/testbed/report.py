@@ -21,7 +21,8 @@ import yaml
 from ..calibrate import CalibrationError
 from ..schema import ConfigError
 from .campaign import MARKER_LOCK, Grid, cell_dir, is_cpu_bound
-from .figures import FIGURES, TARGETS, bounds, chance_miss, edge_inside, mean_ci, p_outside, within
+from .figures import (CHANCE_BOUND, FIGURES, REPS_LADDER, TARGETS, bounds, chance_miss, edge_inside, mean_ci,
+                      p_outside, reps_needed, within)
 from .samples import Calibration
 from .stacks import stack
 
@@ -139,6 +140,7 @@ def compare(measured: pd.DataFrame, predicted: pd.DataFrame, machine_busy: bool 
         row["verdict"] = _verdict(row, machine_busy)
         row["edge_in_ci"] = ", ".join(_edge_in_ci(row))
         row["chance_miss"] = chance_miss(p, len(g)) if len(p) else float("nan")
+        row["reps_needed"] = reps_needed(p) if len(p) else float("nan")
         row["p_outside"], row["p_figure"] = p_outside(p, len(g), {f: row[f"measured_{f}"] for f in TARGETS})
         rows.append(row)
     return pd.DataFrame(rows)
@@ -194,6 +196,14 @@ def markdown(comp: pd.DataFrame) -> str:
         lines += [f"A model exactly right would miss {expected_misses(comp):.2f} of these {len(judged)} judged cells on "
                   "average: its replications drawn as each cell's repetitions, judged by the targets (`chance_miss` in "
                   "comparison.csv: each cell's chance).", ""]
+    short = short_cells(comp)
+    if len(short):
+        named = "; ".join(f"{r.stack} {r.delay_ms:g} ms {r.writers} writers retries {r.retries}: "
+                          f"{_reps(r.reps_needed)}" for r in short.head(SHORT_NAMED).itertuples())
+        more = f"; and {len(short) - SHORT_NAMED} more" if len(short) > SHORT_NAMED else ""
+        lines += [f"{len(short)} judged cells have fewer repetitions than a model exactly right needs to be called a "
+                  f"miss at most {CHANCE_BOUND * 100:g} % of the time (`reps_needed` in comparison.csv; measure them "
+                  f"again with `sim testbed run --reps N` into the same folder): {named}{more}.", ""]
     least = least_p(comp)
     if least and least.p >= 1.0:
         lines += [f"Every measured mean of the judged cells' {least.figures} target figures lies within its target of "
@@ -232,6 +242,24 @@ def least_p(comp: pd.DataFrame) -> LeastP | None:
     figs = len(judged) * len(TARGETS)
     r = judged.loc[judged["p_outside"].idxmin()]
     return LeastP(float(r.p_outside), r, figs, min(1.0, figs * float(r.p_outside)))
+
+
+SHORT_NAMED = 5     # the cells short of repetitions the markdown names, the likeliest to miss by chance first
+
+
+def _reps(n: float) -> str:
+    return f"{n:.0f}" if n == n else f"over {REPS_LADDER[-1]}"
+
+
+def short_cells(comp: pd.DataFrame) -> pd.DataFrame:
+    """The judged cells measured with fewer repetitions than their `reps_needed` (or over the ladder's last), the
+    likeliest to miss by chance first."""
+    if "reps_needed" not in comp:
+        return comp.iloc[:0]
+    judged = _judged(comp)
+    need = judged["reps_needed"]
+    short = judged[need.isna() | (need > judged["reps"])]
+    return short.sort_values("chance_miss", ascending=False)
 
 
 def expected_misses(comp: pd.DataFrame) -> float:
