@@ -7,6 +7,7 @@ testbed extra) and Debian's PostgreSQL: these tests do not skip there."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -49,10 +50,17 @@ def _children() -> set[int]:
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
+    """PostgreSQL and SeaweedFS, started in a folder named relative to the working directory (as `--out results/x`
+    names it): each server runs in a folder of its own, so every path it is given must still name the same one."""
     workdir = tmp_path_factory.mktemp("testbed")
-    before = _children()
-    with servers_for({"pg", "s3"}, workdir) as srv:
-        yield srv, workdir
+    before, cwd = _children(), os.getcwd()
+    os.chdir(workdir.parent)
+    try:
+        with servers_for({"pg", "s3"}, Path(workdir.name)) as srv:
+            os.chdir(cwd)
+            yield srv, workdir
+    finally:
+        os.chdir(cwd)
     left = [p for p in _ours(workdir)] + [psutil.Process(p) for p in _children() - before if psutil.pid_exists(p)]
     left = [p for p in left if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert not left, f"processes left running: {[(p.pid, ' '.join(p.cmdline())[:120]) for p in left]}"

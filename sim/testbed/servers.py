@@ -178,6 +178,7 @@ def start_postgres(workdir: Path) -> Postgres:
     off (fsync, synchronous commit): a throwaway cluster, removed when it stops."""
     import tempfile
     bindir = postgres_bindir()
+    workdir = Path(workdir).resolve()     # it runs in /, where a relative path would name another folder
     workdir.mkdir(parents=True, exist_ok=True)
     log = workdir / "postgres.log"
     user = None
@@ -269,7 +270,9 @@ class SeaweedFS:
 
 def start_seaweedfs(workdir: Path) -> SeaweedFS:
     """`weed server` with every port it opens chosen free (master, volume, filer and S3, their gRPC ports, the
-    Iceberg REST port; the Lance port off), a static S3 identity, and volumes enough for many buckets."""
+    Iceberg REST port; the Lance port off), a static S3 identity, and volumes enough for many buckets. Its paths are
+    absolute: it runs in `workdir`, where a relative one would name another folder."""
+    workdir = Path(workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     data, log, conf = workdir / "weed", workdir / "seaweedfs.log", workdir / "s3.json"
     data.mkdir(exist_ok=True)
