@@ -147,9 +147,8 @@ def p_outside(rows: pd.DataFrame, repetitions: int, measured: dict) -> tuple[flo
     band nearest the `measured` mean (`band`), how often would a mean of `repetitions` fall as far out as it, the
     model's replications (shifted, or scaled for a relative target, to that edge) standing in for the cell's
     repetitions, drawn as in `chance_miss`: (k + 1) / (CHANCE_DRAWS + 1); 1 for a mean the verdict calls within
-    (`within`: inside the band). The least
-    over the target figures, and that figure (NaN, "" where none can be drawn). Small: the model misses by more
-    than the noise of so many repetitions explains."""
+    (`within`: inside the band). The least over the target figures, and that figure (NaN, "" where none can be
+    drawn). Small: the model misses by more than the noise of so many repetitions explains."""
     rng = np.random.default_rng(0)
     least, which = float("nan"), ""
     for fig, (how, _) in TARGETS.items():

@@ -5,9 +5,9 @@ cell as `profile.yaml` and `provider.yaml`); each measured cell (stack, delay, r
 model, several replications (more where the first leave a target figure's mean loose, `figures.precise`, or its CI
 holding a target's edge, `figures.straddled`), and both sides' figures get a mean and a 95 % CI (Student's t over
 the testbed's repetitions and over the model's replications). A cell's verdict: `cpu_bound` (its own processes or
-the machine were busier than the bound, or its processes waited for a CPU longer than the one-writer cell's by more than the
-wait bound: left out of the targets), else `ok` when the predicted failure share is within 5 pp of
-the measured mean, successes/s within 15 % and commit p50 within 20 %, else `miss` with the targets it misses.
+the machine were busier than the bound, or its processes waited for a CPU longer than the one-writer cell's by more
+than the wait bound: left out of the targets), else `ok` when the predicted failure share is within 5 pp of the
+measured mean, successes/s within 15 % and commit p50 within 20 %, else `miss` with the targets it misses.
 """
 from __future__ import annotations
 
@@ -252,13 +252,13 @@ def _reps(n: float) -> str:
 
 
 def short_cells(comp: pd.DataFrame) -> pd.DataFrame:
-    """The judged cells measured with fewer repetitions than their `reps_needed` (or over the ladder's last), the
-    likeliest to miss by chance first."""
+    """The judged cells measured with fewer repetitions than their `reps_needed` (or over the ladder's last; a cell
+    the model did not run has none), the likeliest to miss by chance first."""
     if "reps_needed" not in comp:
         return comp.iloc[:0]
     judged = _judged(comp)
     need = judged["reps_needed"]
-    short = judged[need.isna() | (need > judged["reps"])]
+    short = judged[(judged["replications"] > 0) & (need.isna() | (need > judged["reps"]))]
     return short.sort_values("chance_miss", ascending=False)
 
 
